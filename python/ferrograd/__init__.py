@@ -1,0 +1,133 @@
+"""ferrograd: a Rust-accelerated eager autograd engine with PyTorch's semantics.
+
+Code written for ``torch.autograd`` runs unchanged with ``import ferrograd as torch``.
+"""
+
+from __future__ import annotations
+
+import numpy as _np
+
+from . import _C
+from ._C import (
+    Tensor,
+    bool,  # noqa: A004 - PyTorch exposes the dtype under this name too
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    dtype,
+    empty,
+    float,  # noqa: A004
+    float32,
+    float64,
+    from_numpy,
+    full,
+    int64,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    long,
+    ones,
+    zeros,
+)
+from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+
+__version__ = "0.1.0"
+
+_NUMPY_DTYPES = {
+    float32: _np.float32,
+    float64: _np.float64,
+    int64: _np.int64,
+    bool: _np.bool_,
+    complex64: _np.complex64,
+    complex128: _np.complex128,
+}
+
+
+def _infer_dtype(data) -> dtype:
+    """The dtype ``tensor(data)`` takes: NumPy data keeps its precision,
+    Python numbers take the defaults (float32, int64, complex64)."""
+    if isinstance(data, Tensor):
+        return data.dtype
+    arr = data if isinstance(data, (_np.ndarray, _np.generic)) else _np.asarray(data)
+    kind = arr.dtype.kind
+    if kind == "b":
+        return bool
+    if kind in "iu":
+        return int64
+    if kind == "f":
+        keeps_width = isinstance(data, (_np.ndarray, _np.generic)) and arr.dtype == _np.float64
+        return float64 if keeps_width else float32
+    if kind == "c":
+        keeps_width = isinstance(data, (_np.ndarray, _np.generic)) and arr.dtype == _np.complex128
+        return complex128 if keeps_width else complex64
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def tensor(data, dtype: dtype | None = None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (a number, nested sequence, array or tensor)."""
+    if isinstance(data, Tensor):
+        data = data.detach().numpy()
+    target = dtype if dtype is not None else _infer_dtype(data)
+    arr = _np.array(data, dtype=_NUMPY_DTYPES[target], copy=True, order="C")
+    out = from_numpy(arr)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def as_tensor(data, dtype: dtype | None = None, device=None) -> Tensor:
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, _np.ndarray) and (dtype is None or _NUMPY_DTYPES[dtype] == data.dtype):
+        try:
+            return from_numpy(data)
+        except (TypeError, ValueError):
+            pass
+    return tensor(data, dtype=dtype)
+
+
+def is_tensor(obj) -> builtins_bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+def get_default_dtype() -> dtype:
+    return float32
+
+
+def _method_function(name: str):
+    def function(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"``ferrograd.{name}(input, ...)`` is ``input.{name}(...)``."
+    return function
+
+
+# The functional forms of tensor methods (``ferrograd.exp(x)`` is ``x.exp()``).
+for _name in (
+    "add sub mul multiply div true_divide pow maximum minimum eq ne lt le gt ge "
+    "logical_and logical_or logical_xor logical_not neg negative abs exp log sqrt sin cos tanh "
+    "sigmoid relu sgn conj round clamp clip isnan isfinite isinf sum mean view_as reshape "
+    "permute transpose swapaxes t unsqueeze squeeze flatten narrow select clone detach"
+).split():
+    globals()[_name] = _method_function(_name)
+del _name
+
+
+def where(condition: Tensor, input, other) -> Tensor:
+    """Elements of ``input`` where ``condition`` holds, else of ``other``."""
+    if not isinstance(input, Tensor):
+        input = tensor(input, dtype=other.dtype if isinstance(other, Tensor) else None)
+    return input.where(condition, other)
+
+
+import builtins as _builtins  # noqa: E402
+
+builtins_bool = _builtins.bool
+
+from . import autograd, nn, optim  # noqa: E402,F401

@@ -1,0 +1,97 @@
+"""Grad-mode context managers; each thread has its own mode."""
+
+from __future__ import annotations
+
+import functools
+
+from .. import _C
+
+
+class _GradMode:
+    """Base: a context manager that is also a decorator."""
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.__class__(*self._args()):
+                return func(*args, **kwargs)
+
+        return wrapper
+
+    def _args(self) -> tuple:
+        return ()
+
+    def __enter__(self):
+        self._prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(self._enabled())
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _C._set_grad_enabled(self._prev)
+
+    def _enabled(self) -> bool:
+        raise NotImplementedError
+
+    def clone(self):
+        return self.__class__(*self._args())
+
+
+class no_grad(_GradMode):
+    """Disables gradient recording: ops record no graph and save nothing."""
+
+    def __init__(self, orig_func=None) -> None:
+        self._decorated = orig_func
+
+    def _enabled(self) -> bool:
+        return False
+
+
+class enable_grad(_GradMode):
+    """Enables gradient recording inside a ``no_grad`` block."""
+
+    def _enabled(self) -> bool:
+        return True
+
+
+class set_grad_enabled(_GradMode):
+    """Sets grad mode on or off; works as a function, context manager or decorator."""
+
+    def __init__(self, mode: bool) -> None:
+        self._mode = bool(mode)
+        self._prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(self._mode)
+
+    def _args(self) -> tuple:
+        return (self._mode,)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _C._set_grad_enabled(self._prev)
+
+    def __call__(self, func):
+        _C._set_grad_enabled(self._prev)
+        return super().__call__(func)
+
+
+class inference_mode(_GradMode):
+    """Like ``no_grad``, for code that will never need gradients."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self._mode = bool(mode)
+
+    def _args(self) -> tuple:
+        return (self._mode,)
+
+    def _enabled(self) -> bool:
+        return not self._mode if self._mode else _C.is_grad_enabled()
+
+    def __enter__(self):
+        self._prev_inference = _C.is_inference_mode_enabled()
+        _C._set_inference_mode(self._mode)
+        return super().__enter__()
+
+    def __exit__(self, *exc) -> None:
+        _C._set_inference_mode(self._prev_inference)
+        super().__exit__(*exc)

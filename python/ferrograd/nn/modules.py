@@ -1,0 +1,1167 @@
+"""torch.nn modules: Module, containers, layers and losses.
+
+Relies on
+  Tensor: shape, dtype, grad (get and set, None allowed), grad_fn,
+    requires_grad, requires_grad_(bool), detach(), detach_() (only for a grad
+    that has a grad_fn), zero_(), copy_(src), to(dtype), is_floating_point(),
+    is_complex(), flatten(start_dim, end_dim), indexing t[0].
+  dtype objects: is_floating_point, is_complex (as torch.dtype), ==, !=.
+  top level: ferrograd.Tensor, ferrograd.no_grad(), ferrograd.empty(size, dtype=None),
+    ferrograd.float32, ferrograd.float64; plus what functional.py and init.py use.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import operator
+from collections import OrderedDict, namedtuple
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+import ferrograd
+
+from . import functional as F
+from . import init
+from .parameter import Parameter
+
+__all__ = [
+    "CrossEntropyLoss",
+    "Dropout",
+    "Flatten",
+    "Identity",
+    "Linear",
+    "LogSoftmax",
+    "MSELoss",
+    "Module",
+    "ModuleDict",
+    "ModuleList",
+    "NLLLoss",
+    "ReLU",
+    "Sequential",
+    "Sigmoid",
+    "Softmax",
+    "Tanh",
+]
+
+
+def _typename(obj: object) -> str:
+    cls = type(obj)
+    return (
+        cls.__qualname__
+        if cls.__module__ == "builtins"
+        else f"{cls.__module__}.{cls.__qualname__}"
+    )
+
+
+def _addindent(text: str, spaces: int) -> str:
+    first, *rest = text.split("\n")
+    return "\n".join(
+        [first, *(" " * spaces + line if line.strip() else "" for line in rest)]
+    )
+
+
+class _IncompatibleKeys(
+    namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+):
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+class RemovableHandle:
+    """Handle returned by hook registration; ``remove()`` unregisters the hook."""
+
+    _next_id = 0
+
+    def __init__(self, *hook_dicts: dict[int, Any]) -> None:
+        self.hook_dicts = hook_dicts
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self) -> None:
+        for hooks in self.hook_dicts:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.remove()
+
+
+class Module:
+    """Base class for all neural network modules (torch.nn.Module)."""
+
+    _version: int = 1
+    training: bool
+
+    def __init__(self) -> None:
+        setattr_ = super().__setattr__
+        setattr_("training", True)
+        setattr_("_parameters", {})
+        setattr_("_buffers", {})
+        setattr_("_non_persistent_buffers_set", set())
+        setattr_("_modules", {})
+        for name in (
+            "_forward_hooks",
+            "_forward_hooks_with_kwargs",
+            "_forward_hooks_always_called",
+            "_forward_pre_hooks",
+            "_forward_pre_hooks_with_kwargs",
+        ):
+            setattr_(name, OrderedDict())
+
+    def forward(self, *input: Any) -> Any:
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function'
+        )
+
+    # ---- calling, hooks -------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not (self._forward_hooks or self._forward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        for hook_id, hook in list(self._forward_pre_hooks.items()):
+            if hook_id in self._forward_pre_hooks_with_kwargs:
+                res = hook(self, args, kwargs)
+                if res is not None:
+                    if not (isinstance(res, tuple) and len(res) == 2):
+                        raise RuntimeError(
+                            f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got {res}."
+                        )
+                    args, kwargs = res
+            else:
+                res = hook(self, args)
+                if res is not None:
+                    args = res if isinstance(res, tuple) else (res,)
+        result, called = None, set()
+
+        def run_hook(hook_id: int, hook: Callable[..., Any]) -> None:
+            nonlocal result
+            called.add(hook_id)
+            if hook_id in self._forward_hooks_with_kwargs:
+                res = hook(self, args, kwargs, result)
+            else:
+                res = hook(self, args, result)
+            if res is not None:
+                result = res
+
+        try:
+            result = self.forward(*args, **kwargs)
+            for hook_id, hook in list(self._forward_hooks.items()):
+                run_hook(hook_id, hook)
+        except Exception:
+            for hook_id, hook in list(self._forward_hooks.items()):
+                if (
+                    hook_id in self._forward_hooks_always_called
+                    and hook_id not in called
+                ):
+                    run_hook(hook_id, hook)
+            raise
+        return result
+
+    def register_forward_pre_hook(
+        self,
+        hook: Callable[..., Any],
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+    ) -> RemovableHandle:
+        handle = RemovableHandle(
+            self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs
+        )
+        self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_hook(
+        self,
+        hook: Callable[..., Any],
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+        always_call: bool = False,
+    ) -> RemovableHandle:
+        handle = RemovableHandle(
+            self._forward_hooks,
+            self._forward_hooks_with_kwargs,
+            self._forward_hooks_always_called,
+        )
+        self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    # ---- registration ---------------------------------------------------------------
+
+    def _check_name(self, kind: str, name: object, store: dict[str, Any]) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError(
+                f'{kind} name can\'t contain "."'
+                + (f", got: {name}" if kind == "module" else "")
+            )
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in store:
+            raise KeyError(f"attribute '{name}' already exists")
+
+    def register_buffer(
+        self, name: str, tensor: ferrograd.Tensor | None, persistent: bool = True
+    ) -> None:
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        self._check_name("buffer", name, self._buffers)
+        if tensor is not None and not isinstance(tensor, ferrograd.Tensor):
+            raise TypeError(
+                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (ferrograd Tensor or None required)"
+            )
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(
+                "cannot assign parameter before Module.__init__() call"
+            )
+        self._check_name("parameter", name, self._parameters)
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                "(ferrograd.nn.Parameter or None required)"
+            )
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
+                f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
+                "the forward() method."
+            )
+        self._parameters[name] = param
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        self._check_name("module", name, self._modules)
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target: str) -> Module:
+        module = self
+        for item in target.split(".") if target else []:
+            if not hasattr(module, item):
+                raise AttributeError(f"{module._get_name()} has no attribute `{item}`")
+            module = getattr(module, item)
+            if not isinstance(module, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")  # noqa: TRY004 (as torch)
+        return module
+
+    def __getattr__(self, name: str) -> Any:
+        state = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in state and name in state[store]:
+                return state[store][name]
+        raise AttributeError(
+            f"'{type(self).__name__}' object has no attribute '{name}'"
+        )
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        def remove_from(*stores: dict[str, Any] | set[str]) -> None:
+            for store in stores:
+                if name in store:
+                    if isinstance(store, dict):
+                        del store[name]
+                    else:
+                        store.discard(name)
+
+        params = self.__dict__.get("_parameters")
+        modules = self.__dict__.get("_modules")
+        buffers = self.__dict__.get("_buffers")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError(
+                    "cannot assign parameters before Module.__init__() call"
+                )
+            remove_from(
+                self.__dict__,
+                self._buffers,
+                self._modules,
+                self._non_persistent_buffers_set,
+            )
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as parameter '{name}' (ferrograd.nn.Parameter or None expected)"
+                )
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            if modules is None:
+                raise AttributeError(
+                    "cannot assign module before Module.__init__() call"
+                )
+            remove_from(
+                self.__dict__,
+                self._parameters,
+                self._buffers,
+                self._non_persistent_buffers_set,
+            )
+            modules[name] = value
+        elif modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as child module '{name}' (ferrograd.nn.Module or None expected)"
+                )
+            modules[name] = value
+        elif buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, ferrograd.Tensor):
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as buffer '{name}' (ferrograd.Tensor or None expected)"
+                )
+            self.register_buffer(
+                name, value, name not in self._non_persistent_buffers_set
+            )
+        else:
+            super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            super().__delattr__(name)
+
+    def __dir__(self) -> list[str]:
+        keys = [
+            *dir(type(self)),
+            *self.__dict__,
+            *self._parameters,
+            *self._modules,
+            *self._buffers,
+        ]
+        return sorted(key for key in keys if not key[0].isdigit())
+
+    # ---- iteration ------------------------------------------------------------------
+
+    def _named_members(
+        self,
+        get_members: Callable[[Module], Iterable[tuple[str, Any]]],
+        prefix: str,
+        recurse: bool,
+        remove_duplicate: bool,
+    ) -> Iterator[tuple[str, Any]]:
+        seen: set[int] = set()  # by id: tensors compare elementwise
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
+        for module_prefix, module in modules:
+            for name, value in get_members(module):
+                if value is None or id(value) in seen:
+                    continue
+                if remove_duplicate:
+                    seen.add(id(value))
+                yield module_prefix + ("." if module_prefix else "") + name, value
+
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
+        yield from self._named_members(
+            lambda m: m._parameters.items(), prefix, recurse, remove_duplicate
+        )
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, ferrograd.Tensor]]:
+        yield from self._named_members(
+            lambda m: m._buffers.items(), prefix, recurse, remove_duplicate
+        )
+
+    def buffers(self, recurse: bool = True) -> Iterator[ferrograd.Tensor]:
+        for _, buf in self.named_buffers(recurse=recurse):
+            yield buf
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        seen: set[Module] = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in seen:
+                seen.add(module)
+                yield name, module
+
+    def children(self) -> Iterator[Module]:
+        for _, module in self.named_children():
+            yield module
+
+    def named_modules(
+        self,
+        memo: set[Module] | None = None,
+        prefix: str = "",
+        remove_duplicate: bool = True,
+    ) -> Iterator[tuple[str, Module]]:
+        memo = set() if memo is None else memo
+        if self in memo:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is not None:
+                yield from module.named_modules(
+                    memo, prefix + ("." if prefix else "") + name, remove_duplicate
+                )
+
+    def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
+        for _, module in self.named_modules(remove_duplicate=remove_duplicate):
+            yield module
+
+    # ---- modes, gradients, conversion ----------------------------------------------------
+
+    def train(self, mode: bool = True) -> Module:
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")  # noqa: TRY004 (as torch)
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            _zero_grad(p, set_to_none)
+
+    def apply(self, fn: Callable[[Module], None]) -> Module:
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def _apply(self, fn: Callable[[ferrograd.Tensor], ferrograd.Tensor]) -> Module:
+        """Replace every parameter, gradient and buffer ``t`` by ``fn(t)``.
+
+        A converted parameter becomes a new Parameter object (torch's behaviour
+        with ``torch.__future__.set_overwrite_module_params_on_conversion(True)``).
+        """
+        for module in self.children():
+            module._apply(fn)
+        for key, param in self._parameters.items():
+            if param is None:
+                continue
+            with ferrograd.no_grad():
+                applied = fn(param)
+            grad = param.grad
+            if applied is not param:
+                applied = Parameter(applied, param.requires_grad)
+                self._parameters[key] = applied
+            if grad is not None:
+                with ferrograd.no_grad():
+                    grad_applied = fn(grad)
+                if grad_applied is not grad or applied is not param:
+                    applied.grad = grad_applied
+        for key, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[key] = fn(buf)
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """``to(dtype)``, ``to(tensor)``, ``to(device)`` ("cpu" only), ``to(device, dtype)``."""
+        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(
+                f"to() got an unexpected keyword argument '{next(iter(kwargs))}'"
+            )
+        for arg in args:
+            if isinstance(arg, ferrograd.Tensor):
+                dtype = arg.dtype
+            elif isinstance(arg, str) or type(arg).__name__ == "device":
+                device = arg
+            elif not isinstance(arg, bool):  # a bool is non_blocking
+                dtype = arg
+        if device is not None and str(device).split(":")[0] != "cpu":
+            raise RuntimeError(f"ferrograd only supports the cpu device, got {device}")
+        if dtype is None:
+            return self
+        if not (dtype.is_floating_point or dtype.is_complex):
+            raise TypeError(
+                f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}"
+            )
+        return self._cast(dtype, complex_too=True)
+
+    def float(self) -> Module:
+        return self._cast(ferrograd.float32)
+
+    def double(self) -> Module:
+        return self._cast(ferrograd.float64)
+
+    def _cast(self, dtype: Any, complex_too: bool = False) -> Module:
+        """Convert floating (and optionally complex) tensors that are not yet ``dtype``."""
+
+        def convert(t: ferrograd.Tensor) -> ferrograd.Tensor:
+            eligible = t.is_floating_point() or (complex_too and t.is_complex())
+            return t.to(dtype) if eligible and t.dtype != dtype else t
+
+        return self._apply(convert)
+
+    def cpu(self) -> Module:
+        return self
+
+    # ---- state dict -----------------------------------------------------------------
+
+    def _save_to_state_dict(
+        self, destination: dict[str, Any], prefix: str, keep_vars: bool
+    ) -> None:
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+
+    def state_dict(
+        self,
+        *,
+        destination: dict[str, Any] | None = None,
+        prefix: str = "",
+        keep_vars: bool = False,
+    ):
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = {"version": self._version}
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(
+                    destination=destination,
+                    prefix=prefix + name + ".",
+                    keep_vars=keep_vars,
+                )
+        return destination
+
+    def _load_from_state_dict(
+        self,
+        state_dict: Mapping[str, Any],
+        prefix: str,
+        local_metadata: dict[str, Any],
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        persistent = {
+            k: v
+            for k, v in self._buffers.items()
+            if k not in self._non_persistent_buffers_set
+        }
+        local_state = {
+            k: v
+            for k, v in itertools.chain(self._parameters.items(), persistent.items())
+            if v is not None
+        }
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, ferrograd.Tensor):
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", expected ferrograd.Tensor or Tensor-like object '
+                    f"from checkpoint but received {type(value)}"
+                )
+                continue
+            if len(param.shape) == 0 and tuple(value.shape) == (1,):
+                value = value[0]
+            if tuple(value.shape) != tuple(param.shape):
+                error_msgs.append(
+                    f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
+                    f"the shape in current model is {param.shape}."
+                )
+                continue
+            try:
+                with ferrograd.no_grad():
+                    if not assign:
+                        param.copy_(value)
+                        continue
+                    if isinstance(param, Parameter):
+                        if isinstance(value, Parameter):
+                            value.requires_grad_(param.requires_grad)
+                        else:
+                            value = Parameter(value, requires_grad=param.requires_grad)
+                    setattr(self, name, value)
+            except (RuntimeError, TypeError, ValueError) as ex:
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", whose dimensions in the model are {param.shape} '
+                    f"and whose dimensions in the checkpoint are {value.shape}, an exception occurred : {ex.args}."
+                )
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix):
+                    head, *rest = key[len(prefix) :].split(".", 1)
+                    if head not in (self._modules if rest else local_state):
+                        unexpected_keys.append(key)
+
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ):
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(
+                f"Expected state_dict to be dict-like, got {type(state_dict)}."
+            )
+        missing_keys: list[str] = []
+        unexpected_keys: list[str] = []
+        error_msgs: list[str] = []
+        metadata = getattr(state_dict, "_metadata", None)
+
+        def load(
+            module: Module, local_state_dict: Mapping[str, Any], prefix: str = ""
+        ) -> None:
+            local_metadata = dict(
+                {} if metadata is None else metadata.get(prefix[:-1], {})
+            )
+            if assign:
+                local_metadata["assign_to_params_buffers"] = True
+            module._load_from_state_dict(
+                local_state_dict,
+                prefix,
+                local_metadata,
+                True,
+                missing_keys,
+                unexpected_keys,
+                error_msgs,
+            )
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(
+                        child,
+                        {
+                            k: v
+                            for k, v in local_state_dict.items()
+                            if k.startswith(child_prefix)
+                        },
+                        child_prefix,
+                    )
+
+        load(self, OrderedDict(state_dict))
+        if strict:
+            if unexpected_keys:
+                keys = ", ".join(f'"{k}"' for k in unexpected_keys)
+                error_msgs.insert(0, f"Unexpected key(s) in state_dict: {keys}. ")
+            if missing_keys:
+                keys = ", ".join(f'"{k}"' for k in missing_keys)
+                error_msgs.insert(0, f"Missing key(s) in state_dict: {keys}. ")
+        if error_msgs:
+            raise RuntimeError(
+                "Error(s) in loading state_dict for {}:\n\t{}".format(
+                    type(self).__name__, "\n\t".join(error_msgs)
+                )
+            )
+        return _IncompatibleKeys(missing_keys, unexpected_keys)
+
+    # ---- repr -----------------------------------------------------------------------
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        extra_lines = self.extra_repr().split("\n") if self.extra_repr() else []
+        child_lines = [
+            f"({key}): " + _addindent(repr(module), 2)
+            for key, module in self._modules.items()
+        ]
+        lines = extra_lines + child_lines
+        body = ""
+        if len(extra_lines) == 1 and not child_lines:
+            body = extra_lines[0]
+        elif lines:
+            body = "\n  " + "\n  ".join(lines) + "\n"
+        return f"{self._get_name()}({body})"
+
+
+def _zero_grad(p: ferrograd.Tensor, set_to_none: bool) -> None:
+    """torch's per-parameter zero_grad (shared with optim.Optimizer.zero_grad)."""
+    if p.grad is None:
+        return
+    if set_to_none:
+        p.grad = None
+        return
+    if p.grad.grad_fn is not None:
+        p.grad.detach_()
+    else:
+        p.grad.requires_grad_(False)
+    p.grad.zero_()
+
+
+# ---- containers -----------------------------------------------------------------------
+
+
+class Sequential(Module):
+    def __init__(self, *args: Module) -> None:
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for key, module in args[0].items():
+                self.add_module(key, module)
+        else:
+            for idx, module in enumerate(args):
+                self.add_module(str(idx), module)
+
+    def _key(self, idx: int) -> str:
+        size = len(self)
+        idx = operator.index(idx)
+        if not -size <= idx < size:
+            raise IndexError(f"index {idx} is out of range")
+        return list(self._modules)[idx % size]
+
+    def __getitem__(self, idx: int | slice) -> Module:
+        if isinstance(idx, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[idx]))
+        return self._modules[self._key(idx)]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        setattr(self, self._key(idx), module)
+
+    def __delitem__(self, idx: int | slice) -> None:
+        keys = list(self._modules)[idx] if isinstance(idx, slice) else [self._key(idx)]
+        for key in keys:
+            delattr(self, key)
+        self._modules = OrderedDict(
+            (str(i), m) for i, m in enumerate(self._modules.values())
+        )
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __dir__(self) -> list[str]:
+        return [key for key in super().__dir__() if not key.isdigit()]
+
+    def append(self, module: Module) -> Sequential:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, sequential: Iterable[Module]) -> Sequential:
+        for layer in sequential:
+            self.append(layer)
+        return self
+
+    def insert(self, index: int, module: Module) -> Sequential:
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")  # noqa: TRY004 (as torch)
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        index = index + n if index < 0 else index
+        for i in range(n, index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+        return self
+
+    def pop(self, key: int | slice) -> Module:
+        value = self[key]
+        del self[key]
+        return value
+
+    def forward(self, input: Any) -> Any:
+        for module in self:
+            input = module(input)
+        return input
+
+
+class ModuleList(Module):
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def _key(self, idx: int) -> str:
+        idx = operator.index(idx)
+        if not -len(self) <= idx < len(self):
+            raise IndexError(f"index {idx} is out of range")
+        return str(idx % len(self))
+
+    def __getitem__(self, idx: int | slice) -> Module:
+        if isinstance(idx, slice):
+            return type(self)(list(self._modules.values())[idx])
+        return self._modules[self._key(idx)]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        setattr(self, self._key(idx), module)
+
+    def __delitem__(self, idx: int | slice) -> None:
+        keys = (
+            [str(k) for k in range(len(self))[idx]]
+            if isinstance(idx, slice)
+            else [self._key(idx)]
+        )
+        for key in keys:
+            delattr(self, key)
+        self._modules = OrderedDict(
+            (str(i), m) for i, m in enumerate(self._modules.values())
+        )
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules: Iterable[Module]):
+        return self.extend(modules)
+
+    def __add__(self, other: Iterable[Module]) -> ModuleList:
+        return ModuleList([*self, *other])
+
+    def __dir__(self) -> list[str]:
+        return [key for key in super().__dir__() if not key.isdigit()]
+
+    def append(self, module: Module) -> ModuleList:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> ModuleList:
+        if not isinstance(modules, Iterable):
+            raise TypeError(
+                "ModuleList.extend should be called with an iterable, but got "
+                + type(modules).__name__
+            )
+        for module in modules:
+            self.append(module)
+        return self
+
+    def insert(self, index: int, module: Module) -> None:
+        for i in range(len(self._modules), index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+
+    def pop(self, key: int | slice) -> Module:
+        value = self[key]
+        del self[key]
+        return value
+
+    def __repr__(self) -> str:
+        """Like Module's, with runs of identical children shown once as ``(a-b): n x child``."""
+        reprs = [repr(module) for module in self]
+        if not reprs:
+            return self._get_name() + "()"
+        lines, start = [], 0
+        for end in range(1, len(reprs) + 1):
+            if end == len(reprs) or reprs[end] != reprs[start]:
+                run = end - start
+                text = (
+                    f"({start}): {reprs[start]}"
+                    if run == 1
+                    else f"({start}-{end - 1}): {run} x {reprs[start]}"
+                )
+                lines.append(_addindent(text, 2))
+                start = end
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class ModuleDict(Module):
+    def __init__(
+        self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None
+    ) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._modules
+
+    def clear(self) -> None:
+        self._modules.clear()
+
+    def pop(self, key: str) -> Module:
+        value = self[key]
+        del self[key]
+        return value
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def update(
+        self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]
+    ) -> None:
+        if not isinstance(modules, Iterable):
+            raise TypeError(
+                "ModuleDict.update should be called with an iterable of key/value pairs, but got "
+                + type(modules).__name__
+            )
+        pairs = modules.items() if isinstance(modules, Mapping) else modules
+        for j, pair in enumerate(pairs):
+            if not isinstance(pair, Iterable):
+                raise TypeError(
+                    f"ModuleDict update sequence element #{j} should be Iterable; is"
+                    + type(pair).__name__
+                )
+            if len(pair) != 2:
+                raise ValueError(
+                    f"ModuleDict update sequence element #{j} has length {len(pair)}; 2 is required"
+                )
+            self[pair[0]] = pair[1]
+
+
+# ---- layers ---------------------------------------------------------------------------
+
+
+class Identity(Module):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Any) -> Any:
+        return input
+
+
+class Linear(Module):
+    """y = x W^T + b with W of shape (out_features, in_features), initialised as torch does."""
+
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(
+            ferrograd.empty((out_features, in_features), dtype=dtype)
+        )
+        if bias:
+            self.bias = Parameter(ferrograd.empty((out_features,), dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class ReLU(Module):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.relu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class Tanh(Module):
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.tanh(input)
+
+
+class Sigmoid(Module):
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.sigmoid(input)
+
+
+class Softmax(Module):
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.softmax(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.log_softmax(input, self.dim, _stacklevel=5)
+
+
+class Flatten(Module):
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Dropout(Module):
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(
+                f"dropout probability has to be between 0 and 1, but got {p}"
+            )
+        self.p = p
+        self.inplace = inplace
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+# ---- losses ---------------------------------------------------------------------------
+
+
+class _Loss(Module):
+    def __init__(
+        self,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__()
+        if size_average is not None or reduce is not None:
+            reduction = F._legacy_reduction(size_average, reduce)
+        self.reduction = reduction
+
+
+class _WeightedLoss(_Loss):
+    def __init__(
+        self,
+        weight: ferrograd.Tensor | None = None,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
+class MSELoss(_Loss):
+    def forward(
+        self, input: ferrograd.Tensor, target: ferrograd.Tensor
+    ) -> ferrograd.Tensor:
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class NLLLoss(_WeightedLoss):
+    def __init__(
+        self,
+        weight: ferrograd.Tensor | None = None,
+        size_average: bool | None = None,
+        ignore_index: int = -100,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(
+        self, input: ferrograd.Tensor, target: ferrograd.Tensor
+    ) -> ferrograd.Tensor:
+        return F.nll_loss(
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+        )
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    def __init__(
+        self,
+        weight: ferrograd.Tensor | None = None,
+        size_average: bool | None = None,
+        ignore_index: int = -100,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+        label_smoothing: float = 0.0,
+    ) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+
+    def forward(
+        self, input: ferrograd.Tensor, target: ferrograd.Tensor
+    ) -> ferrograd.Tensor:
+        return F.cross_entropy(
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
+        )

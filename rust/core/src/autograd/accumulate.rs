@@ -1,0 +1,71 @@
+//! The node at the end of every path: adds a leaf's gradient into `.grad`.
+
+use super::grad_mode::is_grad_enabled;
+use super::node::{BackwardCtx, BackwardFn, Grads, Node, OutputMeta};
+use crate::ops;
+use crate::tensor::Tensor;
+use crate::Result;
+use std::sync::Arc;
+
+pub struct AccumulateGrad {
+    pub leaf: Tensor,
+}
+
+pub fn accumulate_grad_node(leaf: &Tensor) -> Arc<Node> {
+    let meta = OutputMeta {
+        shape: leaf.shape().into(),
+        dtype: leaf.dtype(),
+    };
+    Arc::new(Node::new(
+        "AccumulateGrad",
+        Default::default(),
+        smallvec::smallvec![meta],
+        Box::new(AccumulateGrad { leaf: leaf.clone() }),
+    ))
+}
+
+impl BackwardFn for AccumulateGrad {
+    fn apply(&self, _ctx: &BackwardCtx<'_>, mut grads: Grads) -> Result<Grads> {
+        if let Some(g) = grads[0].take() {
+            accumulate_into(&self.leaf, g)?;
+        }
+        Ok(Grads::new())
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// `t.grad += g` under the tensor's lock, so concurrent backward calls never
+/// lose a contribution. The first gradient is kept as is when nothing else
+/// holds it, else copied; later ones are added in place unless the graph of
+/// the gradient itself is being recorded (`create_graph`).
+pub fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
+    let mut meta = t.meta();
+    match meta.grad.take() {
+        None => {
+            // Expanded (stride-0) gradients are copied: in-place accumulation
+            // into them would write one element many times.
+            let owned = Arc::strong_count(&g.0) == 1
+                && Arc::strong_count(g.storage()) == 1
+                && g.is_contiguous();
+            meta.grad = Some(if is_grad_enabled() {
+                g
+            } else if owned && g.grad_fn().is_none() {
+                g
+            } else {
+                ops::copy::clone(&g.detach())?
+            });
+        }
+        Some(old) => {
+            if is_grad_enabled() {
+                meta.grad = Some(ops::binary::add(&old, &g)?);
+            } else {
+                ops::binary::add_into(&old, &g)?;
+                meta.grad = Some(old);
+            }
+        }
+    }
+    Ok(())
+}

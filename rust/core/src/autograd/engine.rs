@@ -1,0 +1,497 @@
+//! The backward engine.
+//!
+//! A call discovers the nodes reachable from its roots once, counting for
+//! each how many edges feed it. A node runs when every contribution has
+//! arrived; its outputs are summed into the input buffers of the nodes they
+//! feed (one lock per buffer, never a global one). Chains and small graphs
+//! run inline on the calling thread; when several heavy nodes are ready at
+//! once they run side by side on the rayon pool. Callers release the GIL for
+//! the whole call; nodes that run Python take it themselves.
+
+use super::accumulate::{accumulate_into, AccumulateGrad};
+use super::grad_mode::GradModeGuard;
+use super::node::{Edge, Grads, Node};
+use crate::ops;
+use crate::tensor::layout::fmt_shape;
+use crate::tensor::{Scalar, Tensor};
+use crate::{bail, Error, Result};
+use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+
+/// Gradients with at least this many elements make a node worth a thread.
+const PARALLEL_MIN_NUMEL: usize = 1 << 15;
+
+/// `tensors[i].backward(grad_tensors[i])` for all i at once, accumulating
+/// into the `.grad` of leaves (only of `inputs`, when given).
+pub fn backward(
+    tensors: &[Tensor],
+    grad_tensors: &[Option<Tensor>],
+    retain_graph: Option<bool>,
+    create_graph: bool,
+    inputs: Option<&[Tensor]>,
+) -> Result<()> {
+    let roots = make_roots(tensors, grad_tensors)?;
+    let targets = match inputs {
+        Some(inputs) => {
+            if inputs.is_empty() {
+                bail!(Runtime, "'inputs' argument to backward() cannot be empty.");
+            }
+            Some(input_edges(inputs)?)
+        }
+        None => None,
+    };
+    let mode = Mode::Accumulate {
+        targets: inputs.map(|i| i.to_vec()),
+    };
+    let task = GraphTask::new(
+        roots,
+        targets,
+        mode,
+        retain_graph.unwrap_or(create_graph),
+        create_graph,
+    )?;
+    task.run()?;
+    Ok(())
+}
+
+/// `autograd.grad`: the gradients of `outputs` with respect to `inputs`,
+/// without touching any `.grad`.
+pub fn grad(
+    outputs: &[Tensor],
+    inputs: &[Tensor],
+    grad_outputs: &[Option<Tensor>],
+    retain_graph: Option<bool>,
+    create_graph: bool,
+    allow_unused: bool,
+) -> Result<Vec<Option<Tensor>>> {
+    let roots = make_roots(outputs, grad_outputs)?;
+    let targets = input_edges(inputs)?;
+    let task = GraphTask::new(
+        roots,
+        Some(targets),
+        Mode::Capture,
+        retain_graph.unwrap_or(create_graph),
+        create_graph,
+    )?;
+    let captured = task.run()?;
+    captured
+        .into_iter()
+        .map(|g| match g {
+            Some(g) => Ok(Some(g)),
+            None if allow_unused => Ok(None),
+            None => bail!(
+                Runtime,
+                "One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior."
+            ),
+        })
+        .collect()
+}
+
+fn shape_str(t: &Tensor) -> String {
+    format!("ferrograd.Size({})", fmt_shape(t.shape()))
+}
+
+fn make_roots(tensors: &[Tensor], grads: &[Option<Tensor>]) -> Result<Vec<(Edge, Tensor)>> {
+    if tensors.len() != grads.len() {
+        bail!(
+            Runtime,
+            "got {} tensors and {} gradients",
+            tensors.len(),
+            grads.len()
+        );
+    }
+    let mut roots = Vec::with_capacity(tensors.len());
+    for (i, (t, g)) in tensors.iter().zip(grads).enumerate() {
+        let grad = match g {
+            Some(g) => {
+                if g.shape() != t.shape() {
+                    bail!(
+                        Runtime,
+                        "Mismatch in shape: grad_output[{i}] has a shape of {} and output[{i}] has a shape of {}.",
+                        shape_str(g),
+                        shape_str(t)
+                    );
+                }
+                if g.dtype().is_complex() != t.dtype().is_complex() {
+                    bail!(
+                        Runtime,
+                        "For complex Tensors, both grad_output and output are required to have the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {} and output[{i}] has a dtype of {}.",
+                        g.dtype(),
+                        t.dtype()
+                    );
+                }
+                g.clone()
+            }
+            None => {
+                if t.requires_grad() && t.numel() != 1 {
+                    bail!(
+                        Runtime,
+                        "grad can be implicitly created only for scalar outputs"
+                    );
+                }
+                if t.requires_grad() && t.dtype().is_complex() {
+                    bail!(
+                        Runtime,
+                        "grad can be implicitly created only for real scalar outputs but got {}",
+                        t.dtype()
+                    );
+                }
+                Tensor::full(t.shape(), Scalar::Int(1), t.dtype())
+            }
+        };
+        match t.gradient_edge() {
+            Some(edge) => roots.push((edge, grad)),
+            None => bail!(
+                Runtime,
+                "element {i} of tensors does not require grad and does not have a grad_fn"
+            ),
+        }
+    }
+    Ok(roots)
+}
+
+fn input_edges(inputs: &[Tensor]) -> Result<Vec<Edge>> {
+    inputs
+        .iter()
+        .map(|t| match t.gradient_edge() {
+            Some(e) => Ok(e),
+            None => bail!(
+                Runtime,
+                "One of the differentiated Tensors does not require grad"
+            ),
+        })
+        .collect()
+}
+
+enum Mode {
+    /// `backward()`: accumulate into `.grad` of leaves, or of `targets` only.
+    Accumulate { targets: Option<Vec<Tensor>> },
+    /// `grad()`: return the gradients arriving at the targets.
+    Capture,
+}
+
+struct GraphTask {
+    nodes: Vec<Arc<Node>>,
+    /// Per node, per next edge: the index of the node it feeds, when that
+    /// node takes part in this call.
+    children: Vec<SmallVec<[Option<u32>; 2]>>,
+    deps: Vec<AtomicU32>,
+    buffers: Vec<Mutex<Grads>>,
+    /// Whether a node's backward runs (else it is only reached to capture).
+    execute: Vec<bool>,
+    /// Per node: (input number, capture slot or target tensor index).
+    captures: FxHashMap<u32, SmallVec<[(u32, usize); 1]>>,
+    captured: Mutex<Vec<Option<Tensor>>>,
+    mode: Mode,
+    roots: Vec<u32>,
+    retain_graph: bool,
+    create_graph: bool,
+    parallel: bool,
+    failed: AtomicBool,
+    error: Mutex<Option<Error>>,
+}
+
+impl GraphTask {
+    fn new(
+        roots: Vec<(Edge, Tensor)>,
+        targets: Option<Vec<Edge>>,
+        mode: Mode,
+        retain_graph: bool,
+        create_graph: bool,
+    ) -> Result<GraphTask> {
+        // Discover the graph, numbering nodes and counting incoming edges.
+        let mut index: FxHashMap<*const Node, u32> = FxHashMap::default();
+        let mut nodes: Vec<Arc<Node>> = Vec::new();
+        let mut dep_counts: Vec<u32> = Vec::new();
+        let mut stack: Vec<u32> = Vec::new();
+        let mut root_ids = Vec::new();
+        let intern = |node: &Arc<Node>,
+                      nodes: &mut Vec<Arc<Node>>,
+                      dep_counts: &mut Vec<u32>,
+                      index: &mut FxHashMap<*const Node, u32>|
+         -> (u32, bool) {
+            let key = Arc::as_ptr(node);
+            if let Some(&i) = index.get(&key) {
+                return (i, false);
+            }
+            let i = nodes.len() as u32;
+            index.insert(key, i);
+            nodes.push(node.clone());
+            dep_counts.push(0);
+            (i, true)
+        };
+        for (edge, _) in &roots {
+            let (i, new) = intern(&edge.node, &mut nodes, &mut dep_counts, &mut index);
+            root_ids.push(i);
+            if new {
+                stack.push(i);
+            }
+        }
+        let mut children: Vec<SmallVec<[Option<u32>; 2]>> = Vec::new();
+        while let Some(i) = stack.pop() {
+            let node = nodes[i as usize].clone();
+            let mut kids = SmallVec::new();
+            for edge in node.next_edges() {
+                kids.push(edge.as_ref().map(|e| {
+                    let (j, new) = intern(&e.node, &mut nodes, &mut dep_counts, &mut index);
+                    dep_counts[j as usize] += 1;
+                    if new {
+                        stack.push(j);
+                    }
+                    j
+                }));
+            }
+            if children.len() <= i as usize {
+                children.resize(nodes.len().max(i as usize + 1), SmallVec::new());
+            }
+            children[i as usize] = kids;
+        }
+        children.resize(nodes.len(), SmallVec::new());
+        let n = nodes.len();
+
+        // With targets, only nodes on a path to a target take part.
+        let mut captures: FxHashMap<u32, SmallVec<[(u32, usize); 1]>> = FxHashMap::default();
+        let (reached, execute) = match &targets {
+            None => (vec![true; n], vec![true; n]),
+            Some(targets) => {
+                let mut reached = vec![false; n];
+                let mut is_target = vec![false; n];
+                for (slot, e) in targets.iter().enumerate() {
+                    if let Some(&i) = index.get(&Arc::as_ptr(&e.node)) {
+                        is_target[i as usize] = true;
+                        reached[i as usize] = true;
+                        captures.entry(i).or_default().push((e.input_nr, slot));
+                    }
+                }
+                // Propagate reachability from targets back towards roots.
+                let mut parents: Vec<SmallVec<[u32; 2]>> = vec![SmallVec::new(); n];
+                for (i, kids) in children.iter().enumerate() {
+                    for &j in kids.iter().flatten() {
+                        parents[j as usize].push(i as u32);
+                    }
+                }
+                let mut work: Vec<u32> = (0..n as u32).filter(|&i| reached[i as usize]).collect();
+                while let Some(j) = work.pop() {
+                    for &p in &parents[j as usize] {
+                        if !reached[p as usize] {
+                            reached[p as usize] = true;
+                            work.push(p);
+                        }
+                    }
+                }
+                let accumulate = matches!(mode, Mode::Accumulate { .. });
+                let execute = (0..n)
+                    .map(|i| {
+                        children[i].iter().flatten().any(|&j| reached[j as usize])
+                            || (accumulate
+                                && is_target[i]
+                                && nodes[i].backward_fn().as_any().is::<AccumulateGrad>())
+                    })
+                    .collect();
+                (reached, execute)
+            }
+        };
+        // Edges into nodes that take no part in this call are dropped.
+        for kids in children.iter_mut() {
+            for k in kids.iter_mut() {
+                if k.is_some_and(|j| !reached[j as usize]) {
+                    *k = None;
+                }
+            }
+        }
+
+        let buffers: Vec<Mutex<Grads>> = nodes
+            .iter()
+            .map(|n| Mutex::new(n.outputs().iter().map(|_| None).collect()))
+            .collect();
+        for ((edge, g), &i) in roots.into_iter().zip(&root_ids) {
+            accumulate_buffer(&mut buffers[i as usize].lock(), edge.input_nr as usize, g)?;
+        }
+        let heavy = nodes
+            .iter()
+            .filter(|n| {
+                n.outputs()
+                    .iter()
+                    .any(|m| crate::tensor::layout::numel(&m.shape) >= PARALLEL_MIN_NUMEL)
+            })
+            .count();
+        let parallel = heavy >= 2 && rayon::current_num_threads() > 1;
+        let slots = targets.as_ref().map_or(0, |t| t.len());
+        let mut root_ids_dedup = root_ids;
+        root_ids_dedup.sort_unstable();
+        root_ids_dedup.dedup();
+        root_ids_dedup.retain(|&i| dep_counts[i as usize] == 0 && reached[i as usize]);
+        Ok(GraphTask {
+            deps: dep_counts.into_iter().map(AtomicU32::new).collect(),
+            nodes,
+            children,
+            buffers,
+            execute,
+            captures,
+            captured: Mutex::new(vec![None; slots]),
+            mode,
+            roots: root_ids_dedup,
+            retain_graph,
+            create_graph,
+            parallel,
+            failed: AtomicBool::new(false),
+            error: Mutex::new(None),
+        })
+    }
+
+    fn run(self) -> Result<Vec<Option<Tensor>>> {
+        if self.parallel {
+            rayon::in_place_scope(|scope| {
+                for &r in &self.roots {
+                    let task = &self;
+                    scope.spawn(move |s| task.drive(Some(s), r));
+                }
+            });
+        } else {
+            for &r in &self.roots {
+                self.drive(None, r);
+            }
+        }
+        if let Some(e) = self.error.lock().take() {
+            return Err(e);
+        }
+        Ok(std::mem::take(&mut *self.captured.lock()))
+    }
+
+    /// Runs `start` and then, inline, whatever it makes ready; extra heavy
+    /// ready nodes go to the pool when running in parallel.
+    fn drive<'s>(&'s self, scope: Option<&rayon::Scope<'s>>, start: u32) {
+        let mut pending: SmallVec<[u32; 8]> = smallvec::smallvec![start];
+        while let Some(i) = pending.pop() {
+            if self.failed.load(Ordering::Relaxed) {
+                return;
+            }
+            match self.run_node(i as usize) {
+                Ok(ready) => {
+                    for j in ready {
+                        match scope {
+                            Some(s) if !pending.is_empty() && self.is_heavy(j) => {
+                                s.spawn(move |s| self.drive(Some(s), j));
+                            }
+                            _ => pending.push(j),
+                        }
+                    }
+                }
+                Err(e) => {
+                    self.failed.store(true, Ordering::Relaxed);
+                    self.error.lock().get_or_insert(e);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn is_heavy(&self, i: u32) -> bool {
+        self.nodes[i as usize]
+            .outputs()
+            .iter()
+            .any(|m| crate::tensor::layout::numel(&m.shape) >= PARALLEL_MIN_NUMEL)
+    }
+
+    fn run_node(&self, i: usize) -> Result<SmallVec<[u32; 4]>> {
+        let node = &self.nodes[i];
+        let mut grads = std::mem::take(&mut *self.buffers[i].lock());
+        let _mode = GradModeGuard::new(self.create_graph);
+        node.run_tensor_hooks(&mut grads)?;
+        if let Some(caps) = self.captures.get(&(i as u32)) {
+            let mut captured = self.captured.lock();
+            for &(input_nr, slot) in caps {
+                let g = grads[input_nr as usize].clone();
+                match &self.mode {
+                    Mode::Capture => captured[slot] = g,
+                    Mode::Accumulate {
+                        targets: Some(targets),
+                    } => {
+                        // A non-leaf target of backward(inputs=...) gets its
+                        // gradient in `.grad`, like retain_grad.
+                        let is_accumulator = node.backward_fn().as_any().is::<AccumulateGrad>();
+                        if let (false, Some(g)) = (is_accumulator, g) {
+                            accumulate_into(&targets[slot], g)?;
+                        }
+                    }
+                    Mode::Accumulate { targets: None } => {}
+                }
+            }
+        }
+        let mut ready = SmallVec::new();
+        if !self.execute[i] {
+            return Ok(ready);
+        }
+        let outputs = node.apply(grads, self.create_graph)?;
+        if !self.retain_graph {
+            node.release_saved();
+        }
+        let edges = node.next_edges();
+        if outputs.len() != edges.len() {
+            bail!(
+                Runtime,
+                "function {} returned an incorrect number of gradients (expected {}, got {})",
+                node.name(),
+                edges.len(),
+                outputs.len()
+            );
+        }
+        for (k, (g, edge)) in outputs.into_iter().zip(edges).enumerate() {
+            let (Some(j), Some(edge)) = (self.children[i][k], edge) else {
+                continue;
+            };
+            if let Some(g) = g {
+                let g = validate(node, k, g, edge)?;
+                accumulate_buffer(
+                    &mut self.buffers[j as usize].lock(),
+                    edge.input_nr as usize,
+                    g,
+                )?;
+            }
+            if self.deps[j as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                ready.push(j);
+            }
+        }
+        Ok(ready)
+    }
+}
+
+/// Checks a gradient against the tensor it is for: a broadcastable shape is
+/// summed down to it and the dtype converted, anything else is an error.
+fn validate(node: &Node, index: usize, g: Tensor, edge: &Edge) -> Result<Tensor> {
+    let meta = &edge.node.outputs()[edge.input_nr as usize];
+    let mut g = g;
+    if g.shape() != meta.shape.as_slice() {
+        if crate::tensor::layout::broadcast_shapes(&meta.shape, g.shape())
+            .ok()
+            .as_deref()
+            == Some(g.shape())
+        {
+            g = ops::reduce::sum_to(&g, &meta.shape)?;
+        } else {
+            bail!(
+                Runtime,
+                "Function {} returned an invalid gradient at index {} - got {} but expected shape compatible with {}",
+                node.name(),
+                index,
+                fmt_shape(g.shape()),
+                fmt_shape(&meta.shape)
+            );
+        }
+    }
+    if g.dtype() != meta.dtype {
+        g = ops::copy::to_dtype(&g, meta.dtype)?;
+    }
+    Ok(g)
+}
+
+fn accumulate_buffer(buf: &mut Grads, slot: usize, g: Tensor) -> Result<()> {
+    buf[slot] = Some(match buf[slot].take() {
+        None => g,
+        Some(prev) => ops::binary::add(&prev, &g)?,
+    });
+    Ok(())
+}

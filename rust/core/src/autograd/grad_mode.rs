@@ -1,0 +1,61 @@
+//! Per-thread grad mode, as PyTorch keeps it: `no_grad` in one thread does
+//! not affect another, and engine workers set it per node.
+
+use std::cell::Cell;
+
+thread_local! {
+    static GRAD_ENABLED: Cell<bool> = const { Cell::new(true) };
+    static INFERENCE_MODE: Cell<bool> = const { Cell::new(false) };
+}
+
+pub fn is_grad_enabled() -> bool {
+    GRAD_ENABLED.with(|g| g.get())
+}
+
+pub fn set_grad_enabled(enabled: bool) {
+    GRAD_ENABLED.with(|g| g.set(enabled));
+}
+
+pub fn is_inference_mode_enabled() -> bool {
+    INFERENCE_MODE.with(|g| g.get())
+}
+
+pub fn set_inference_mode(enabled: bool) {
+    INFERENCE_MODE.with(|g| g.set(enabled));
+}
+
+/// Sets grad mode for a scope and restores the previous mode on drop.
+pub struct GradModeGuard {
+    previous: bool,
+}
+
+impl GradModeGuard {
+    pub fn new(enabled: bool) -> GradModeGuard {
+        let previous = is_grad_enabled();
+        set_grad_enabled(enabled);
+        GradModeGuard { previous }
+    }
+}
+
+impl Drop for GradModeGuard {
+    fn drop(&mut self) {
+        set_grad_enabled(self.previous);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grad_mode_is_per_thread_and_restored() {
+        {
+            let _g = GradModeGuard::new(false);
+            assert!(!is_grad_enabled());
+            std::thread::spawn(|| assert!(is_grad_enabled()))
+                .join()
+                .unwrap();
+        }
+        assert!(is_grad_enabled());
+    }
+}

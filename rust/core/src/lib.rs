@@ -1,0 +1,11 @@
+//! ferrograd's core: strided tensors over shared storage, kernels, and the
+//! autograd graph with its parallel backward engine. No Python in here: the
+//! bindings crate converts arguments, releases the GIL and maps [`Error`]s.
+
+pub mod autograd;
+pub mod error;
+pub mod ops;
+pub mod tensor;
+
+pub use error::{Error, Result};
+pub use tensor::{DType, Scalar, Tensor};

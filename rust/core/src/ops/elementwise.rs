@@ -1,0 +1,172 @@
+//! Elementwise kernels over strided, broadcast operands.
+//!
+//! Contiguous operands run as plain slice loops that the compiler
+//! vectorises; large ones are split across the rayon pool. Anything else
+//! walks storage offsets.
+
+use crate::tensor::layout::{broadcast_shapes, Layout};
+use crate::tensor::{Element, Tensor};
+use crate::Result;
+use rayon::prelude::*;
+
+/// Element counts below this run on the calling thread: spawning costs more.
+pub const PARALLEL_MIN_ELEMENTS: usize = 1 << 16;
+const CHUNK: usize = 1 << 14;
+
+/// The contiguous slice a tensor covers, if it is contiguous.
+fn contiguous_range(l: &Layout) -> Option<std::ops::Range<usize>> {
+    l.is_contiguous().then(|| l.offset..l.offset + l.numel())
+}
+
+/// `f` applied to every element, as a new contiguous tensor.
+pub fn map<A: Element, O: Element>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send) -> Tensor {
+    let data = a.storage().read::<A>();
+    let l = a.layout();
+    let n = l.numel();
+    let out: Vec<O> = match contiguous_range(l) {
+        Some(r) if n >= PARALLEL_MIN_ELEMENTS => {
+            let mut out = Vec::with_capacity(n);
+            data[r]
+                .par_iter()
+                .with_min_len(CHUNK)
+                .map(|&x| f(x))
+                .collect_into_vec(&mut out);
+            out
+        }
+        Some(r) => data[r].iter().map(|&x| f(x)).collect(),
+        None => l.offsets().map(|o| f(data[o])).collect(),
+    };
+    drop(data);
+    Tensor::from_vec(out, &l.shape).expect("shape matches")
+}
+
+/// `f` applied pairwise over the broadcast of `a` and `b`.
+pub fn zip_map<A: Element, B: Element, O: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    f: impl Fn(A, B) -> O + Sync + Send,
+) -> Result<Tensor> {
+    let shape = broadcast_shapes(a.shape(), b.shape())?;
+    let n = crate::tensor::layout::numel(&shape);
+    let da = a.storage().read::<A>();
+    let db = b.storage().read::<B>();
+    let (la, lb) = (a.layout(), b.layout());
+    let par = n >= PARALLEL_MIN_ELEMENTS;
+    let out: Vec<O> = match (contiguous_range(la), contiguous_range(lb)) {
+        (Some(ra), Some(rb)) if la.shape == shape && lb.shape == shape => {
+            let (sa, sb) = (&da[ra], &db[rb]);
+            if par {
+                let mut out = Vec::with_capacity(n);
+                sa.par_iter()
+                    .zip(sb.par_iter())
+                    .with_min_len(CHUNK)
+                    .map(|(&x, &y)| f(x, y))
+                    .collect_into_vec(&mut out);
+                out
+            } else {
+                sa.iter().zip(sb).map(|(&x, &y)| f(x, y)).collect()
+            }
+        }
+        (Some(ra), _) if la.shape == shape && lb.numel() == 1 => {
+            let y = db[lb.offset];
+            let sa = &da[ra];
+            if par {
+                let mut out = Vec::with_capacity(n);
+                sa.par_iter()
+                    .with_min_len(CHUNK)
+                    .map(|&x| f(x, y))
+                    .collect_into_vec(&mut out);
+                out
+            } else {
+                sa.iter().map(|&x| f(x, y)).collect()
+            }
+        }
+        (_, Some(rb)) if lb.shape == shape && la.numel() == 1 => {
+            let x = da[la.offset];
+            let sb = &db[rb];
+            if par {
+                let mut out = Vec::with_capacity(n);
+                sb.par_iter()
+                    .with_min_len(CHUNK)
+                    .map(|&y| f(x, y))
+                    .collect_into_vec(&mut out);
+                out
+            } else {
+                sb.iter().map(|&y| f(x, y)).collect()
+            }
+        }
+        _ => {
+            let (ba, bb) = (la.broadcast_to(&shape)?, lb.broadcast_to(&shape)?);
+            ba.offsets()
+                .zip(bb.offsets())
+                .map(|(i, j)| f(da[i], db[j]))
+                .collect()
+        }
+    };
+    drop((da, db));
+    Tensor::from_vec(out, &shape)
+}
+
+/// `f` applied over three broadcast operands (e.g. `where`).
+pub fn zip3_map<A: Element, B: Element, C: Element, O: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    c: &Tensor,
+    f: impl Fn(A, B, C) -> O,
+) -> Result<Tensor> {
+    let shape = broadcast_shapes(&broadcast_shapes(a.shape(), b.shape())?, c.shape())?;
+    let (da, db, dc) = (
+        a.storage().read::<A>(),
+        b.storage().read::<B>(),
+        c.storage().read::<C>(),
+    );
+    let la = a.layout().broadcast_to(&shape)?;
+    let lb = b.layout().broadcast_to(&shape)?;
+    let lc = c.layout().broadcast_to(&shape)?;
+    let out: Vec<O> = la
+        .offsets()
+        .zip(lb.offsets())
+        .zip(lc.offsets())
+        .map(|((i, j), k)| f(da[i], db[j], dc[k]))
+        .collect();
+    drop((da, db, dc));
+    Tensor::from_vec(out, &shape)
+}
+
+/// Writes `f(dst, src)` into `dst` in place, `src` broadcast to `dst`'s
+/// shape. `src` is read into a buffer first when it shares `dst`'s storage,
+/// so overlapping operands see the values from before the write.
+pub fn update<D: Element, S: Element>(
+    dst: &Tensor,
+    src: &Tensor,
+    f: impl Fn(D, S) -> D + Sync + Send,
+) -> Result<()> {
+    let lsrc = src.layout().broadcast_to(dst.shape())?;
+    let src_vals: Vec<S> = {
+        let ds = src.storage().read::<S>();
+        lsrc.offsets().map(|o| ds[o]).collect()
+    };
+    let ld = dst.layout();
+    let mut dd = dst.storage().write::<D>();
+    match contiguous_range(ld) {
+        Some(r) if ld.numel() >= PARALLEL_MIN_ELEMENTS => {
+            dd[r]
+                .par_iter_mut()
+                .zip(src_vals.par_iter())
+                .with_min_len(CHUNK)
+                .for_each(|(d, &s)| *d = f(*d, s));
+        }
+        Some(r) => dd[r]
+            .iter_mut()
+            .zip(&src_vals)
+            .for_each(|(d, &s)| *d = f(*d, s)),
+        None => {
+            for (o, &s) in ld.offsets().zip(&src_vals) {
+                dd[o] = f(dd[o], s);
+            }
+        }
+    }
+    drop(dd);
+    dst.bump_version();
+    Ok(())
+}

@@ -1,0 +1,42 @@
+//! Ops, one file per family. Each op keeps its forward kernel, its
+//! backward formula (written with ops, so `create_graph` differentiates it
+//! again) and its `grad_fn` name together.
+
+pub mod binary;
+pub mod copy;
+pub mod elementwise;
+pub mod index;
+pub mod num;
+pub mod reduce;
+pub mod shape;
+pub mod unary;
+
+use crate::tensor::{DType, Tensor};
+
+/// PyTorch's `result_type` over op operands: tensors with dimensions
+/// decide the dtype; 0-d tensors and Python numbers only lift its category.
+pub fn result_type(operands: &[&Tensor]) -> DType {
+    let (mut dims, mut zero, mut wrapped) = (None, None, None);
+    for t in operands {
+        let slot = if t.is_wrapped_number() {
+            &mut wrapped
+        } else if t.ndim() == 0 {
+            &mut zero
+        } else {
+            &mut dims
+        };
+        *slot = Some(match *slot {
+            None => t.dtype(),
+            Some(d) => DType::promote(d, t.dtype()),
+        });
+    }
+    DType::result_type(dims, zero, wrapped)
+}
+
+/// `grads` as the smallvec a backward formula returns.
+#[macro_export]
+macro_rules! grads {
+    ($($g:expr),* $(,)?) => {
+        smallvec::smallvec![$($g),*]
+    };
+}

@@ -1,0 +1,263 @@
+//! Arithmetic traits over element types, so one generic kernel serves every
+//! dtype an op supports.
+
+use crate::tensor::ScalarConvert;
+use num_complex::{Complex32, Complex64};
+
+/// Arithmetic every dtype has (bool: `+` is or, `*` is and, as in PyTorch).
+pub trait Arith: ScalarConvert {
+    fn zero() -> Self;
+    fn one() -> Self;
+    fn add(self, o: Self) -> Self;
+    fn sub(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    fn div(self, o: Self) -> Self;
+}
+
+/// Floating and complex elements: the transcendental functions.
+pub trait Float: Arith + std::ops::Neg<Output = Self> {
+    type Real: RealFloat;
+    fn exp(self) -> Self;
+    fn ln(self) -> Self;
+    fn sqrt(self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn tanh(self) -> Self;
+    fn pow_el(self, e: Self) -> Self;
+    fn conj(self) -> Self;
+    fn abs_val(self) -> Self::Real;
+    fn from_real(r: Self::Real) -> Self;
+    fn from_f64(v: f64) -> Self;
+}
+
+/// Real floating elements.
+pub trait RealFloat: Float<Real = Self> + PartialOrd {
+    fn is_nan(self) -> bool;
+    fn is_finite(self) -> bool;
+    fn round_even(self) -> Self;
+    fn to_f64(self) -> f64;
+}
+
+/// Ordered elements (bool, int64, float32, float64).
+pub trait Real: Arith + PartialOrd {
+    /// NaN-propagating maximum and minimum, as PyTorch's `maximum`.
+    fn max_nan(self, o: Self) -> Self;
+    fn min_nan(self, o: Self) -> Self;
+    fn is_nan_val(self) -> bool;
+}
+
+macro_rules! arith_num {
+    ($($t:ty: $zero:expr, $one:expr);*) => {$(
+        impl Arith for $t {
+            #[inline(always)] fn zero() -> Self { $zero }
+            #[inline(always)] fn one() -> Self { $one }
+            #[inline(always)] fn add(self, o: Self) -> Self { self + o }
+            #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
+            #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
+            #[inline(always)] fn div(self, o: Self) -> Self { self / o }
+        }
+    )*};
+}
+arith_num!(f32: 0.0, 1.0; f64: 0.0, 1.0; Complex32: Complex32::new(0.0, 0.0), Complex32::new(1.0, 0.0);
+           Complex64: Complex64::new(0.0, 0.0), Complex64::new(1.0, 0.0));
+
+impl Arith for i64 {
+    fn zero() -> Self {
+        0
+    }
+    fn one() -> Self {
+        1
+    }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        self.wrapping_add(o)
+    }
+    #[inline(always)]
+    fn sub(self, o: Self) -> Self {
+        self.wrapping_sub(o)
+    }
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self {
+        self.wrapping_mul(o)
+    }
+    /// Integer division truncates; division by zero is checked by callers.
+    #[inline(always)]
+    fn div(self, o: Self) -> Self {
+        if o == 0 {
+            0
+        } else {
+            self.wrapping_div(o)
+        }
+    }
+}
+
+impl Arith for bool {
+    fn zero() -> Self {
+        false
+    }
+    fn one() -> Self {
+        true
+    }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        self | o
+    }
+    #[inline(always)]
+    fn sub(self, o: Self) -> Self {
+        self ^ o
+    }
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self {
+        self & o
+    }
+    #[inline(always)]
+    fn div(self, o: Self) -> Self {
+        self & o
+    }
+}
+
+macro_rules! real_float {
+    ($($t:ty),*) => {$(
+        impl Float for $t {
+            type Real = $t;
+            #[inline(always)] fn exp(self) -> Self { <$t>::exp(self) }
+            #[inline(always)] fn ln(self) -> Self { <$t>::ln(self) }
+            #[inline(always)] fn sqrt(self) -> Self { <$t>::sqrt(self) }
+            #[inline(always)] fn sin(self) -> Self { <$t>::sin(self) }
+            #[inline(always)] fn cos(self) -> Self { <$t>::cos(self) }
+            #[inline(always)] fn tanh(self) -> Self { <$t>::tanh(self) }
+            #[inline(always)] fn pow_el(self, e: Self) -> Self { <$t>::powf(self, e) }
+            #[inline(always)] fn conj(self) -> Self { self }
+            #[inline(always)] fn abs_val(self) -> Self { <$t>::abs(self) }
+            #[inline(always)] fn from_real(r: Self) -> Self { r }
+            #[inline(always)] fn from_f64(v: f64) -> Self { v as $t }
+        }
+        impl RealFloat for $t {
+            #[inline(always)] fn is_nan(self) -> bool { <$t>::is_nan(self) }
+            #[inline(always)] fn is_finite(self) -> bool { <$t>::is_finite(self) }
+            #[inline(always)] fn round_even(self) -> Self { <$t>::round_ties_even(self) }
+            #[inline(always)] fn to_f64(self) -> f64 { self as f64 }
+        }
+        impl Real for $t {
+            #[inline(always)] fn max_nan(self, o: Self) -> Self { if self.is_nan() || o.is_nan() { <$t>::NAN } else if self >= o { self } else { o } }
+            #[inline(always)] fn min_nan(self, o: Self) -> Self { if self.is_nan() || o.is_nan() { <$t>::NAN } else if self <= o { self } else { o } }
+            #[inline(always)] fn is_nan_val(self) -> bool { self.is_nan() }
+        }
+    )*};
+}
+real_float!(f32, f64);
+
+macro_rules! complex_float {
+    ($($t:ty: $r:ty),*) => {$(
+        impl Float for $t {
+            type Real = $r;
+            #[inline(always)] fn exp(self) -> Self { <$t>::exp(self) }
+            #[inline(always)] fn ln(self) -> Self { <$t>::ln(self) }
+            #[inline(always)] fn sqrt(self) -> Self { <$t>::sqrt(self) }
+            #[inline(always)] fn sin(self) -> Self { <$t>::sin(self) }
+            #[inline(always)] fn cos(self) -> Self { <$t>::cos(self) }
+            #[inline(always)] fn tanh(self) -> Self { <$t>::tanh(self) }
+            #[inline(always)] fn pow_el(self, e: Self) -> Self { <$t>::powc(self, e) }
+            #[inline(always)] fn conj(self) -> Self { <$t>::conj(&self) }
+            #[inline(always)] fn abs_val(self) -> $r { self.norm() }
+            #[inline(always)] fn from_real(r: $r) -> Self { <$t>::new(r, 0.0) }
+            #[inline(always)] fn from_f64(v: f64) -> Self { <$t>::new(v as $r, 0.0) }
+        }
+    )*};
+}
+complex_float!(Complex32: f32, Complex64: f64);
+
+impl Real for i64 {
+    fn max_nan(self, o: Self) -> Self {
+        self.max(o)
+    }
+    fn min_nan(self, o: Self) -> Self {
+        self.min(o)
+    }
+    fn is_nan_val(self) -> bool {
+        false
+    }
+}
+
+impl Real for bool {
+    fn max_nan(self, o: Self) -> Self {
+        self | o
+    }
+    fn min_nan(self, o: Self) -> Self {
+        self & o
+    }
+    fn is_nan_val(self) -> bool {
+        false
+    }
+}
+
+/// Runs `$body` with `$T` bound to the element type of a floating or complex
+/// `$dtype`; other dtypes produce `$err`.
+#[macro_export]
+macro_rules! with_float {
+    ($dtype:expr, $T:ident => $body:expr, $err:expr) => {
+        match $dtype {
+            $crate::DType::Float32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::Float64 => {
+                type $T = f64;
+                $body
+            }
+            $crate::DType::Complex64 => {
+                type $T = num_complex::Complex32;
+                $body
+            }
+            $crate::DType::Complex128 => {
+                type $T = num_complex::Complex64;
+                $body
+            }
+            _ => $err,
+        }
+    };
+}
+
+/// Runs `$body` with `$T` bound to a real floating element type.
+#[macro_export]
+macro_rules! with_real_float {
+    ($dtype:expr, $T:ident => $body:expr, $err:expr) => {
+        match $dtype {
+            $crate::DType::Float32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::Float64 => {
+                type $T = f64;
+                $body
+            }
+            _ => $err,
+        }
+    };
+}
+
+/// Runs `$body` with `$T` bound to an ordered (non-complex) element type.
+#[macro_export]
+macro_rules! with_real {
+    ($dtype:expr, $T:ident => $body:expr, $err:expr) => {
+        match $dtype {
+            $crate::DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            $crate::DType::Int64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::DType::Float32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::Float64 => {
+                type $T = f64;
+                $body
+            }
+            _ => $err,
+        }
+    };
+}

@@ -1,0 +1,432 @@
+//! View ops: new layouts over the same storage, sharing the version counter.
+//! Each records a node whose backward maps the gradient back to the base.
+
+use super::reduce::sum_to;
+use crate::autograd::record;
+use crate::tensor::layout::{
+    contiguous_strides, fmt_shape, numel, wrap_dim, Layout, Shape, Strides,
+};
+use crate::tensor::Tensor;
+use crate::{bail, grads, Result};
+
+/// An alias of `base` with `layout`, marked as a view of it.
+fn make_view(base: &Tensor, layout: Layout) -> Tensor {
+    let v = base.alias(layout);
+    let root = base.view_base().unwrap_or_else(|| base.clone());
+    v.meta().view_base = Some(root);
+    v
+}
+
+/// Resolves one `-1` in a requested shape against `n` elements.
+pub fn infer_shape(shape: &[i64], n: usize) -> Result<Shape> {
+    let mut out: Shape = Shape::new();
+    let mut infer = None;
+    let mut known = 1usize;
+    for (i, &d) in shape.iter().enumerate() {
+        if d == -1 {
+            if infer.is_some() {
+                bail!(Runtime, "only one dimension can be inferred");
+            }
+            infer = Some(i);
+            out.push(1);
+        } else if d < 0 {
+            bail!(Runtime, "invalid shape dimension {}", d);
+        } else {
+            known *= d as usize;
+            out.push(d as usize);
+        }
+    }
+    let shown = || {
+        format!(
+            "[{}]",
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    match infer {
+        Some(i) => {
+            if known == 0 || n % known != 0 {
+                bail!(
+                    Runtime,
+                    "shape '{}' is invalid for input of size {}",
+                    shown(),
+                    n
+                );
+            }
+            out[i] = n / known;
+        }
+        None if known != n => bail!(
+            Runtime,
+            "shape '{}' is invalid for input of size {}",
+            shown(),
+            n
+        ),
+        None => {}
+    }
+    Ok(out)
+}
+
+/// `view`: fails when the layout cannot be reinterpreted without a copy.
+pub fn view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    let shape = infer_shape(shape, t.numel())?;
+    let Some(strides) = t.layout().view_strides(&shape) else {
+        bail!(
+            Runtime,
+            "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        );
+    };
+    Ok(reshape_alias(t, shape, strides))
+}
+
+fn reshape_alias(t: &Tensor, shape: Shape, strides: Strides) -> Tensor {
+    let out = make_view(
+        t,
+        Layout {
+            shape,
+            strides,
+            offset: t.storage_offset(),
+        },
+    );
+    let in_shape: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
+    record(
+        "ViewBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| Ok(grads![Some(reshape(g, &in_shape)?)]),
+    );
+    out
+}
+
+/// `reshape`: a view when possible, else a contiguous copy.
+pub fn reshape(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    let target = infer_shape(shape, t.numel())?;
+    match t.layout().view_strides(&target) {
+        Some(strides) => Ok(reshape_alias(t, target, strides)),
+        None => {
+            let c = super::copy::clone(t)?;
+            let strides = contiguous_strides(&target);
+            Ok(reshape_alias(&c, target, strides))
+        }
+    }
+}
+
+/// `expand`: size-1 dimensions repeated with stride 0; `-1` keeps a size.
+pub fn expand(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
+    let lead = sizes.len().checked_sub(t.ndim()).ok_or_else(|| {
+        crate::Error::Runtime(format!(
+            "expand(ferrograd.{}{{{}}}, size=[{}]): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+            t.dtype().legacy_name(),
+            fmt_shape(t.shape()),
+            sizes.len(),
+            sizes.len(),
+            t.ndim()
+        ))
+    })?;
+    let mut shape = Shape::new();
+    for (i, &s) in sizes.iter().enumerate() {
+        if s == -1 {
+            if i < lead {
+                bail!(Runtime, "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {}", i);
+            }
+            shape.push(t.shape()[i - lead]);
+        } else if s < 0 {
+            bail!(
+                Runtime,
+                "Trying to create tensor with negative dimension {}: {}",
+                s,
+                fmt_shape(t.shape())
+            );
+        } else {
+            shape.push(s as usize);
+        }
+    }
+    expand_to(t, &shape)
+}
+
+pub fn expand_to(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    if t.shape() == shape {
+        return Ok(make_view_recorded(t, t.layout().clone(), "ExpandBackward0"));
+    }
+    let layout = t.layout().broadcast_to(shape)?;
+    let out = make_view(t, layout);
+    let in_shape: Shape = t.shape().into();
+    record(
+        "ExpandBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| Ok(grads![Some(sum_to(g, &in_shape)?)]),
+    );
+    Ok(out)
+}
+
+fn make_view_recorded(t: &Tensor, layout: Layout, name: &'static str) -> Tensor {
+    let out = make_view(t, layout);
+    record(
+        name,
+        &[t],
+        &out,
+        || (),
+        |_, _, g| Ok(grads![Some(g.clone())]),
+    );
+    out
+}
+
+pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    let n = t.ndim();
+    if dims.len() != n {
+        bail!(
+            Runtime,
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {} is not equal to len(dims) = {}",
+            n,
+            dims.len()
+        );
+    }
+    let mut perm = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    for &d in dims {
+        let d = wrap_dim(d, n)?;
+        if seen[d] {
+            bail!(Runtime, "permute(): duplicate dims are not allowed.");
+        }
+        seen[d] = true;
+        perm.push(d);
+    }
+    let l = t.layout();
+    let layout = Layout {
+        shape: perm.iter().map(|&d| l.shape[d]).collect(),
+        strides: perm.iter().map(|&d| l.strides[d]).collect(),
+        offset: l.offset,
+    };
+    let out = make_view(t, layout);
+    let mut inverse = vec![0i64; n];
+    for (i, &p) in perm.iter().enumerate() {
+        inverse[p] = i as i64;
+    }
+    record(
+        "PermuteBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| Ok(grads![Some(permute(g, &inverse)?)]),
+    );
+    Ok(out)
+}
+
+pub fn transpose(t: &Tensor, d0: i64, d1: i64) -> Result<Tensor> {
+    let n = t.ndim();
+    let (a, b) = (wrap_dim(d0, n)?, wrap_dim(d1, n)?);
+    if n == 0 {
+        return Ok(make_view_recorded(
+            t,
+            t.layout().clone(),
+            "TransposeBackward0",
+        ));
+    }
+    let mut l = t.layout().clone();
+    l.shape.swap(a, b);
+    l.strides.swap(a, b);
+    let out = make_view(t, l);
+    record(
+        "TransposeBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| Ok(grads![Some(transpose(g, a as i64, b as i64)?)]),
+    );
+    Ok(out)
+}
+
+/// `t()`: transpose of a matrix; vectors and scalars are returned as views.
+pub fn t(x: &Tensor) -> Result<Tensor> {
+    if x.ndim() > 2 {
+        bail!(
+            Runtime,
+            "t() expects a tensor with <= 2 dimensions, but self is {}D",
+            x.ndim()
+        );
+    }
+    if x.ndim() < 2 {
+        return Ok(make_view_recorded(x, x.layout().clone(), "TBackward0"));
+    }
+    let mut l = x.layout().clone();
+    l.shape.swap(0, 1);
+    l.strides.swap(0, 1);
+    let out = make_view(x, l);
+    record(
+        "TBackward0",
+        &[x],
+        &out,
+        || (),
+        |_, _, g| Ok(grads![Some(t(g)?)]),
+    );
+    Ok(out)
+}
+
+pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
+    let d = wrap_dim(dim, t.ndim() + 1)?;
+    let mut l = t.layout().clone();
+    let stride = if d < l.ndim() {
+        l.strides[d] * l.shape[d] as isize
+    } else {
+        1
+    };
+    l.shape.insert(d, 1);
+    l.strides.insert(d, stride);
+    let out = make_view(t, l);
+    record(
+        "UnsqueezeBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| Ok(grads![Some(squeeze_dims(g, &[d])?)]),
+    );
+    Ok(out)
+}
+
+/// Removes the given size-1 dimensions (others are left alone).
+pub fn squeeze_dims(t: &Tensor, dims: &[usize]) -> Result<Tensor> {
+    let l = t.layout();
+    let keep: Vec<usize> = (0..l.ndim())
+        .filter(|d| !(dims.contains(d) && l.shape[*d] == 1))
+        .collect();
+    let layout = Layout {
+        shape: keep.iter().map(|&d| l.shape[d]).collect(),
+        strides: keep.iter().map(|&d| l.strides[d]).collect(),
+        offset: l.offset,
+    };
+    let in_shape: Vec<i64> = l.shape.iter().map(|&d| d as i64).collect();
+    let out = make_view(t, layout);
+    record(
+        "SqueezeBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| Ok(grads![Some(reshape(g, &in_shape)?)]),
+    );
+    Ok(out)
+}
+
+/// `squeeze(dim)` for an int, tuple of ints, or all dims when `None`.
+pub fn squeeze(t: &Tensor, dims: Option<&[i64]>) -> Result<Tensor> {
+    let dims: Vec<usize> = match dims {
+        None => (0..t.ndim()).collect(),
+        Some(ds) => ds
+            .iter()
+            .map(|&d| wrap_dim(d, t.ndim()))
+            .collect::<Result<_>>()?,
+    };
+    squeeze_dims(t, &dims)
+}
+
+/// `narrow(dim, start, length)`: a slice of one dimension.
+pub fn narrow(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        bail!(Runtime, "narrow() cannot be applied to a 0-dim tensor.");
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    let size = t.shape()[d] as i64;
+    let start = if start < 0 { start + size } else { start };
+    if start < 0 || start > size {
+        bail!(
+            Index,
+            "start out of range (expected to be in range of [{}, {}], but got {})",
+            -size,
+            size,
+            start
+        );
+    }
+    if length < 0 || start + length > size {
+        bail!(
+            Runtime,
+            "start ({}) + length ({}) exceeds dimension size ({}).",
+            start,
+            length,
+            size
+        );
+    }
+    slice(t, d, start as usize, length as usize, 1)
+}
+
+/// Elements `start, start+step, ...` (`count` of them) along `dim`.
+pub fn slice(t: &Tensor, dim: usize, start: usize, count: usize, step: usize) -> Result<Tensor> {
+    let mut l = t.layout().clone();
+    if count > 0 {
+        l.offset = (l.offset as isize + start as isize * l.strides[dim]) as usize;
+    }
+    l.shape[dim] = count;
+    l.strides[dim] *= step as isize;
+    let out = make_view(t, l);
+    let in_shape: Shape = t.shape().into();
+    record(
+        "SliceBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| {
+            Ok(grads![Some(super::index::slice_backward(
+                g, &in_shape, dim, start, step
+            )?)])
+        },
+    );
+    Ok(out)
+}
+
+/// `select(dim, index)`: drops `dim`, keeping one position.
+pub fn select(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        bail!(Index, "select() cannot be applied to a 0-dim tensor.");
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    let size = t.shape()[d] as i64;
+    if index < -size || index >= size {
+        bail!(
+            Index,
+            "index {} is out of bounds for dimension {} with size {}",
+            index,
+            d,
+            size
+        );
+    }
+    let i = if index < 0 { index + size } else { index } as usize;
+    let mut l = t.layout().clone();
+    l.offset = (l.offset as isize + i as isize * l.strides[d]) as usize;
+    l.shape.remove(d);
+    l.strides.remove(d);
+    let out = make_view(t, l);
+    let in_shape: Shape = t.shape().into();
+    record(
+        "SelectBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| {
+            let g = unsqueeze(g, d as i64)?;
+            Ok(grads![Some(super::index::slice_backward(
+                &g, &in_shape, d, i, 1
+            )?)])
+        },
+    );
+    Ok(out)
+}
+
+pub fn flatten(t: &Tensor, start: i64, end: i64) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        return reshape(t, &[1]);
+    }
+    let (s, e) = (wrap_dim(start, t.ndim())?, wrap_dim(end, t.ndim())?);
+    if s > e {
+        bail!(
+            Runtime,
+            "flatten() has invalid args: start_dim cannot come after end_dim"
+        );
+    }
+    let mut shape: Vec<i64> = t.shape()[..s].iter().map(|&d| d as i64).collect();
+    shape.push(numel(&t.shape()[s..=e]) as i64);
+    shape.extend(t.shape()[e + 1..].iter().map(|&d| d as i64));
+    reshape(t, &shape)
+}

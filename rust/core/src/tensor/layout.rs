@@ -1,0 +1,299 @@
+//! Shape, strides and offset: how a tensor's elements sit in its storage.
+
+use crate::{bail, Result};
+use smallvec::SmallVec;
+
+pub type Shape = SmallVec<[usize; 4]>;
+pub type Strides = SmallVec<[isize; 4]>;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub shape: Shape,
+    pub strides: Strides,
+    pub offset: usize,
+}
+
+pub fn numel(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+/// Row-major strides for `shape`.
+pub fn contiguous_strides(shape: &[usize]) -> Strides {
+    let mut strides: Strides = smallvec::smallvec![0; shape.len()];
+    let mut acc = 1isize;
+    for i in (0..shape.len()).rev() {
+        strides[i] = acc;
+        acc *= shape[i].max(1) as isize;
+    }
+    strides
+}
+
+/// Formats a shape the way PyTorch's messages do: `[2, 3]`.
+pub fn fmt_shape(shape: &[usize]) -> String {
+    let parts: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// The broadcast shape of two shapes, or PyTorch's error.
+pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Shape> {
+    let n = a.len().max(b.len());
+    let mut out: Shape = smallvec::smallvec![0; n];
+    for i in 0..n {
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
+        out[i] = match (da, db) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => bail!(
+                Runtime,
+                "The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton dimension {}",
+                da,
+                db,
+                i
+            ),
+        };
+    }
+    Ok(out)
+}
+
+/// Wraps a possibly negative dimension index into `0..ndim`.
+pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
+    let n = ndim.max(1) as i64;
+    if dim < -n || dim >= n {
+        bail!(
+            Index,
+            "Dimension out of range (expected to be in range of [{}, {}], but got {})",
+            -n,
+            n - 1,
+            dim
+        );
+    }
+    Ok(if dim < 0 {
+        (dim + n) as usize
+    } else {
+        dim as usize
+    })
+}
+
+impl Layout {
+    pub fn contiguous(shape: &[usize]) -> Layout {
+        Layout {
+            shape: shape.into(),
+            strides: contiguous_strides(shape),
+            offset: 0,
+        }
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    pub fn numel(&self) -> usize {
+        numel(&self.shape)
+    }
+
+    pub fn is_contiguous(&self) -> bool {
+        let mut expected = 1isize;
+        for i in (0..self.shape.len()).rev() {
+            if self.shape[i] != 1 && self.strides[i] != expected {
+                return false;
+            }
+            expected *= self.shape[i] as isize;
+        }
+        true
+    }
+
+    /// This layout seen with `shape`, broadcasting size-1 and missing
+    /// leading dimensions with stride 0 (the core of `expand`).
+    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Layout> {
+        let n = shape.len();
+        if n < self.ndim() {
+            bail!(
+                Runtime,
+                "expand: the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+                n,
+                self.ndim()
+            );
+        }
+        let lead = n - self.ndim();
+        let mut strides: Strides = smallvec::smallvec![0; n];
+        for i in 0..n {
+            if i < lead {
+                continue;
+            }
+            let (d, s) = (self.shape[i - lead], self.strides[i - lead]);
+            if d == shape[i] {
+                strides[i] = s;
+            } else if d != 1 {
+                bail!(
+                    Runtime,
+                    "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension {}.  Target sizes: {}.  Tensor sizes: {}",
+                    shape[i],
+                    d,
+                    i,
+                    fmt_shape(shape),
+                    fmt_shape(&self.shape)
+                );
+            }
+        }
+        Ok(Layout {
+            shape: shape.into(),
+            strides,
+            offset: self.offset,
+        })
+    }
+
+    /// Storage offsets of every element in row-major order.
+    pub fn offsets(&self) -> OffsetIter<'_> {
+        OffsetIter::new(self)
+    }
+
+    /// Strides for viewing this layout as `shape` without copying, if
+    /// possible (PyTorch's `computeStride`), else `None`.
+    pub fn view_strides(&self, shape: &[usize]) -> Option<Strides> {
+        if self.numel() == 0 || self.is_contiguous() {
+            return Some(contiguous_strides(shape));
+        }
+        // Walk chunks of old dims that are mutually contiguous and split them
+        // across the new dims.
+        let mut new_strides: Strides = smallvec::smallvec![0; shape.len()];
+        let mut view_d = shape.len() as isize - 1;
+        let mut chunk_base_stride = *self.strides.last()?;
+        let mut tensor_numel = 1usize;
+        let mut view_numel = 1usize;
+        for tensor_d in (0..self.ndim()).rev() {
+            tensor_numel *= self.shape[tensor_d];
+            let chunk_end = tensor_d == 0
+                || (self.shape[tensor_d - 1] != 1
+                    && self.strides[tensor_d - 1] != tensor_numel as isize * chunk_base_stride);
+            if chunk_end {
+                while view_d >= 0 && (view_numel < tensor_numel || shape[view_d as usize] == 1) {
+                    new_strides[view_d as usize] = view_numel as isize * chunk_base_stride;
+                    view_numel *= shape[view_d as usize];
+                    view_d -= 1;
+                }
+                if view_numel != tensor_numel {
+                    return None;
+                }
+                if tensor_d > 0 {
+                    chunk_base_stride = self.strides[tensor_d - 1];
+                    tensor_numel = 1;
+                    view_numel = 1;
+                }
+            }
+        }
+        if view_d != -1 {
+            return None;
+        }
+        Some(new_strides)
+    }
+}
+
+/// Iterates storage offsets of a strided layout in row-major order.
+pub struct OffsetIter<'a> {
+    layout: &'a Layout,
+    index: Shape,
+    next: Option<isize>,
+}
+
+impl<'a> OffsetIter<'a> {
+    fn new(layout: &'a Layout) -> Self {
+        let next = if layout.numel() == 0 {
+            None
+        } else {
+            Some(layout.offset as isize)
+        };
+        OffsetIter {
+            layout,
+            index: smallvec::smallvec![0; layout.ndim()],
+            next,
+        }
+    }
+}
+
+impl Iterator for OffsetIter<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        let cur = self.next?;
+        let l = self.layout;
+        let mut pos = cur;
+        let mut d = l.ndim();
+        loop {
+            if d == 0 {
+                self.next = None;
+                break;
+            }
+            d -= 1;
+            self.index[d] += 1;
+            pos += l.strides[d];
+            if self.index[d] < l.shape[d] {
+                self.next = Some(pos);
+                break;
+            }
+            pos -= l.strides[d] * l.shape[d] as isize;
+            self.index[d] = 0;
+        }
+        Some(cur as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broadcasting_and_errors() {
+        assert_eq!(broadcast_shapes(&[3, 1], &[4]).unwrap().as_slice(), &[3, 4]);
+        assert_eq!(broadcast_shapes(&[], &[2, 2]).unwrap().as_slice(), &[2, 2]);
+        let e = broadcast_shapes(&[3], &[4]).unwrap_err().to_string();
+        assert!(e.contains("The size of tensor a (3) must match the size of tensor b (4)"));
+    }
+
+    #[test]
+    fn offsets_follow_strides() {
+        let l = Layout {
+            shape: [2, 3].into(),
+            strides: [1, 2].into(),
+            offset: 1,
+        };
+        assert_eq!(l.offsets().collect::<Vec<_>>(), vec![1, 3, 5, 2, 4, 6]);
+        assert!(!l.is_contiguous());
+        assert!(Layout::contiguous(&[2, 3]).is_contiguous());
+        let empty = Layout::contiguous(&[0, 3]);
+        assert_eq!(empty.offsets().count(), 0);
+        let scalar = Layout::contiguous(&[]);
+        assert_eq!(scalar.offsets().collect::<Vec<_>>(), vec![0]);
+    }
+
+    #[test]
+    fn view_strides_split_and_merge() {
+        let l = Layout::contiguous(&[2, 3, 4]);
+        assert_eq!(l.view_strides(&[6, 4]).unwrap().as_slice(), &[4, 1]);
+        // A transposed layout cannot be flattened without a copy.
+        let t = Layout {
+            shape: [3, 2].into(),
+            strides: [1, 3].into(),
+            offset: 0,
+        };
+        assert!(t.view_strides(&[6]).is_none());
+        // but can have a unit dim inserted.
+        assert_eq!(t.view_strides(&[3, 1, 2]).unwrap().as_slice(), &[1, 6, 3]);
+    }
+
+    #[test]
+    fn dims_wrap() {
+        assert_eq!(wrap_dim(-1, 3).unwrap(), 2);
+        assert!(wrap_dim(3, 3).is_err());
+        assert_eq!(wrap_dim(0, 0).unwrap(), 0);
+    }
+}

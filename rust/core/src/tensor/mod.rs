@@ -1,0 +1,330 @@
+//! The tensor: a strided view of shared storage plus its autograd state.
+
+pub mod dtype;
+pub mod layout;
+pub mod scalar;
+pub mod storage;
+
+pub use dtype::{DType, Element};
+pub use layout::{Layout, Shape};
+pub use scalar::{Scalar, ScalarConvert};
+pub use storage::Storage;
+
+use crate::autograd::node::{Edge, Node};
+use crate::{bail, with_dtype, Result};
+use parking_lot::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+
+/// Shared by every view of a storage (and by `detach()`): bumped by each
+/// in-place write so that saved tensors can detect modification.
+pub type VersionCounter = Arc<AtomicU64>;
+
+/// Cheap handle: clones share the same tensor (same autograd identity).
+#[derive(Clone)]
+pub struct Tensor(pub(crate) Arc<TensorImpl>);
+
+pub struct TensorImpl {
+    pub(crate) storage: Arc<Storage>,
+    pub(crate) layout: Layout,
+    pub(crate) version: VersionCounter,
+    pub(crate) autograd: Mutex<AutogradMeta>,
+    /// A Python number turned into a 0-d tensor: it takes part in type
+    /// promotion with the lowest priority.
+    pub(crate) wrapped_number: bool,
+}
+
+#[derive(Default)]
+pub struct AutogradMeta {
+    /// Set on leaves by the user; non-leaves require grad through `grad_fn`.
+    pub requires_grad: bool,
+    pub grad_fn: Option<Arc<Node>>,
+    pub output_nr: u32,
+    pub grad: Option<Tensor>,
+    /// The leaf's accumulator node, shared by every use of the leaf in one
+    /// graph, so its gradient is summed before it is accumulated.
+    pub grad_accumulator: Weak<Node>,
+    pub retains_grad: bool,
+    /// Set when this tensor is a view: the tensor it views.
+    pub view_base: Option<Tensor>,
+}
+
+impl Tensor {
+    pub fn from_parts(storage: Arc<Storage>, layout: Layout) -> Tensor {
+        Tensor(Arc::new(TensorImpl {
+            storage,
+            layout,
+            version: Arc::new(AtomicU64::new(0)),
+            autograd: Mutex::new(AutogradMeta::default()),
+            wrapped_number: false,
+        }))
+    }
+
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
+        if data.len() != layout::numel(shape) {
+            bail!(
+                Runtime,
+                "shape '{}' is invalid for input of size {}",
+                layout::fmt_shape(shape),
+                data.len()
+            );
+        }
+        Ok(Tensor::from_parts(
+            Arc::new(Storage::from_vec(data)),
+            Layout::contiguous(shape),
+        ))
+    }
+
+    /// A 0-d tensor holding `value` converted to `dtype`.
+    pub fn scalar(value: Scalar, dtype: DType) -> Tensor {
+        with_dtype!(dtype, T => Tensor::from_vec(vec![T::from_scalar(value)], &[]).expect("one element"))
+    }
+
+    /// A Python number taking part in an op: its dtype is the default of its
+    /// kind and it never widens a tensor's dtype.
+    pub fn wrapped_number(value: Scalar) -> Tensor {
+        let t = Tensor::scalar(value, value.default_dtype());
+        Tensor(Arc::new(TensorImpl {
+            storage: t.0.storage.clone(),
+            layout: t.0.layout.clone(),
+            version: t.0.version.clone(),
+            autograd: Mutex::new(AutogradMeta::default()),
+            wrapped_number: true,
+        }))
+    }
+
+    pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Tensor {
+        let n = layout::numel(shape);
+        with_dtype!(dtype, T => Tensor::from_vec(vec![T::from_scalar(value); n], shape).expect("sized"))
+    }
+
+    pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
+        Tensor::full(shape, Scalar::Int(0), dtype)
+    }
+
+    /// A new tensor on this tensor's storage with another layout: a view.
+    /// It shares the version counter; autograd wiring is the caller's job.
+    pub(crate) fn alias(&self, layout: Layout) -> Tensor {
+        Tensor(Arc::new(TensorImpl {
+            storage: self.0.storage.clone(),
+            layout,
+            version: self.0.version.clone(),
+            autograd: Mutex::new(AutogradMeta::default()),
+            wrapped_number: false,
+        }))
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.0.storage.dtype()
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.0.layout.shape
+    }
+
+    pub fn strides(&self) -> &[isize] {
+        &self.0.layout.strides
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.0.layout
+    }
+
+    pub fn storage(&self) -> &Arc<Storage> {
+        &self.0.storage
+    }
+
+    pub fn storage_offset(&self) -> usize {
+        self.0.layout.offset
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.0.layout.ndim()
+    }
+
+    pub fn numel(&self) -> usize {
+        self.0.layout.numel()
+    }
+
+    pub fn is_contiguous(&self) -> bool {
+        self.0.layout.is_contiguous()
+    }
+
+    pub fn is_wrapped_number(&self) -> bool {
+        self.0.wrapped_number
+    }
+
+    /// Address of the first element.
+    pub fn data_ptr(&self) -> usize {
+        self.0.storage.data_ptr() + self.0.layout.offset * self.dtype().itemsize()
+    }
+
+    /// Whether two handles are the same tensor.
+    pub fn same(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// An identity usable as a map key while the tensor is alive.
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+
+    pub fn version(&self) -> u64 {
+        self.0.version.load(Ordering::Acquire)
+    }
+
+    /// Marks the storage as modified in place.
+    pub fn bump_version(&self) {
+        self.0.version.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub(crate) fn meta(&self) -> MutexGuard<'_, AutogradMeta> {
+        self.0.autograd.lock()
+    }
+
+    pub fn requires_grad(&self) -> bool {
+        let m = self.meta();
+        m.requires_grad || m.grad_fn.is_some()
+    }
+
+    pub fn grad_fn(&self) -> Option<Arc<Node>> {
+        self.meta().grad_fn.clone()
+    }
+
+    pub fn output_nr(&self) -> u32 {
+        self.meta().output_nr
+    }
+
+    pub fn is_leaf(&self) -> bool {
+        self.meta().grad_fn.is_none()
+    }
+
+    pub fn set_requires_grad(&self, flag: bool) -> Result<()> {
+        let mut m = self.meta();
+        if m.grad_fn.is_some() {
+            if !flag {
+                bail!(
+                    Runtime,
+                    "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+                );
+            }
+            return Ok(());
+        }
+        if flag && !self.dtype().is_differentiable() {
+            bail!(
+                Runtime,
+                "only Tensors of floating point and complex dtype can require gradients"
+            );
+        }
+        m.requires_grad = flag;
+        Ok(())
+    }
+
+    pub fn grad(&self) -> Option<Tensor> {
+        self.meta().grad.clone()
+    }
+
+    pub fn set_grad(&self, grad: Option<Tensor>) -> Result<()> {
+        if let Some(g) = &grad {
+            if g.dtype() != self.dtype() {
+                bail!(Runtime, "assigned grad has data of a different type");
+            }
+            if g.shape() != self.shape() {
+                bail!(Runtime, "assigned grad has data of a different size");
+            }
+        }
+        self.meta().grad = grad;
+        Ok(())
+    }
+
+    pub fn retains_grad(&self) -> bool {
+        self.meta().retains_grad
+    }
+
+    /// The tensor this one is a view of, if any.
+    pub fn view_base(&self) -> Option<Tensor> {
+        self.meta().view_base.clone()
+    }
+
+    /// The edge through which a gradient for this tensor enters the graph:
+    /// its `grad_fn`, or for a leaf that requires grad its accumulator.
+    pub fn gradient_edge(&self) -> Option<Edge> {
+        let mut m = self.meta();
+        if let Some(f) = &m.grad_fn {
+            return Some(Edge {
+                node: f.clone(),
+                input_nr: m.output_nr,
+            });
+        }
+        if !m.requires_grad {
+            return None;
+        }
+        let acc = match m.grad_accumulator.upgrade() {
+            Some(acc) => acc,
+            None => {
+                let acc = crate::autograd::accumulate::accumulate_grad_node(self);
+                m.grad_accumulator = Arc::downgrade(&acc);
+                acc
+            }
+        };
+        Some(Edge {
+            node: acc,
+            input_nr: 0,
+        })
+    }
+
+    /// Same storage and version counter, no history: `detach()`.
+    pub fn detach(&self) -> Tensor {
+        self.alias(self.0.layout.clone())
+    }
+
+    /// Same storage, a fresh version counter and no history: `.data`.
+    pub fn data(&self) -> Tensor {
+        Tensor::from_parts(self.0.storage.clone(), self.0.layout.clone())
+    }
+
+    /// Elements in row-major order as a fresh `Vec`.
+    pub fn to_vec<T: Element>(&self) -> Vec<T> {
+        let data = self.0.storage.read::<T>();
+        let l = &self.0.layout;
+        if l.is_contiguous() {
+            return data[l.offset..l.offset + l.numel()].to_vec();
+        }
+        l.offsets().map(|o| data[o]).collect()
+    }
+
+    /// Every element, in row-major order, as a scalar.
+    pub fn to_scalars(&self) -> Vec<Scalar> {
+        with_dtype!(self.dtype(), T => self.to_vec::<T>().into_iter().map(|x| x.to_scalar()).collect())
+    }
+
+    /// The single element of a one-element tensor.
+    pub fn item(&self) -> Result<Scalar> {
+        if self.numel() != 1 {
+            bail!(
+                Runtime,
+                "a Tensor with {} elements cannot be converted to Scalar",
+                self.numel()
+            );
+        }
+        Ok(with_dtype!(self.dtype(), T => {
+            let data = self.0.storage.read::<T>();
+            data[self.0.layout.offset].to_scalar()
+        }))
+    }
+
+    /// `ferrograd.FloatTensor [2, 3]`, as PyTorch names tensors in messages.
+    pub fn type_description(&self) -> String {
+        format!(
+            "ferrograd.{} {}",
+            self.dtype().legacy_name(),
+            layout::fmt_shape(self.shape())
+        )
+    }
+}
+
+impl std::fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Tensor({})", self.type_description())
+    }
+}

@@ -1,0 +1,116 @@
+//! Python-style scalars and exact conversion between element types.
+
+use super::dtype::{DType, Element};
+use num_complex::{Complex32, Complex64};
+
+/// A number as Python holds it: the variant keeps its category exact.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Complex(Complex64),
+}
+
+impl Scalar {
+    /// The dtype a Python scalar of this kind takes (float -> float32).
+    pub fn default_dtype(self) -> DType {
+        match self {
+            Scalar::Bool(_) => DType::Bool,
+            Scalar::Int(_) => DType::Int64,
+            Scalar::Float(_) => DType::Float32,
+            Scalar::Complex(_) => DType::Complex64,
+        }
+    }
+
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Scalar::Bool(b) => b as i64 as f64,
+            Scalar::Int(i) => i as f64,
+            Scalar::Float(f) => f,
+            Scalar::Complex(c) => c.re,
+        }
+    }
+
+    pub fn as_i64(self) -> i64 {
+        match self {
+            Scalar::Bool(b) => b as i64,
+            Scalar::Int(i) => i,
+            Scalar::Float(f) => f as i64,
+            Scalar::Complex(c) => c.re as i64,
+        }
+    }
+
+    pub fn as_bool(self) -> bool {
+        match self {
+            Scalar::Bool(b) => b,
+            Scalar::Int(i) => i != 0,
+            Scalar::Float(f) => f != 0.0,
+            Scalar::Complex(c) => c.re != 0.0 || c.im != 0.0,
+        }
+    }
+
+    pub fn as_complex(self) -> Complex64 {
+        match self {
+            Scalar::Complex(c) => c,
+            s => Complex64::new(s.as_f64(), 0.0),
+        }
+    }
+}
+
+/// Exact round trip through [`Scalar`]; lossy only where the target is
+/// narrower, as a C cast would be.
+pub trait ScalarConvert: Element {
+    fn to_scalar(self) -> Scalar;
+    fn from_scalar(s: Scalar) -> Self;
+}
+
+impl ScalarConvert for bool {
+    fn to_scalar(self) -> Scalar {
+        Scalar::Bool(self)
+    }
+    fn from_scalar(s: Scalar) -> Self {
+        s.as_bool()
+    }
+}
+impl ScalarConvert for i64 {
+    fn to_scalar(self) -> Scalar {
+        Scalar::Int(self)
+    }
+    fn from_scalar(s: Scalar) -> Self {
+        s.as_i64()
+    }
+}
+impl ScalarConvert for f32 {
+    fn to_scalar(self) -> Scalar {
+        Scalar::Float(self as f64)
+    }
+    fn from_scalar(s: Scalar) -> Self {
+        s.as_f64() as f32
+    }
+}
+impl ScalarConvert for f64 {
+    fn to_scalar(self) -> Scalar {
+        Scalar::Float(self)
+    }
+    fn from_scalar(s: Scalar) -> Self {
+        s.as_f64()
+    }
+}
+impl ScalarConvert for Complex32 {
+    fn to_scalar(self) -> Scalar {
+        Scalar::Complex(Complex64::new(self.re as f64, self.im as f64))
+    }
+    fn from_scalar(s: Scalar) -> Self {
+        let c = s.as_complex();
+        Complex32::new(c.re as f32, c.im as f32)
+    }
+}
+impl ScalarConvert for Complex64 {
+    fn to_scalar(self) -> Scalar {
+        Scalar::Complex(self)
+    }
+    fn from_scalar(s: Scalar) -> Self {
+        s.as_complex()
+    }
+}

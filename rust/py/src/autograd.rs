@@ -1,0 +1,128 @@
+//! Module-level autograd functions: grad mode, `backward`, `grad`.
+
+use crate::errors::IntoPyResult;
+use crate::tensor::PyTensor;
+use ferrograd_core::autograd::{engine, grad_mode};
+use ferrograd_core::Tensor;
+use pyo3::prelude::*;
+
+/// A tensor or a sequence of tensors as a list.
+pub fn tensor_list(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<Tensor>>> {
+    let Some(obj) = obj else { return Ok(None) };
+    if obj.is_none() {
+        return Ok(None);
+    }
+    if let Ok(t) = obj.downcast::<PyTensor>() {
+        return Ok(Some(vec![t.get().t.clone()]));
+    }
+    let items: Vec<Bound<'_, PyAny>> = obj.try_iter()?.collect::<PyResult<_>>()?;
+    items
+        .iter()
+        .map(|i| crate::convert::tensor_arg(i, "inputs"))
+        .collect::<PyResult<Vec<_>>>()
+        .map(Some)
+}
+
+/// Gradients given per output, `None` allowed.
+fn optional_tensors(obj: Option<&Bound<'_, PyAny>>, n: usize) -> PyResult<Vec<Option<Tensor>>> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else {
+        return Ok(vec![None; n]);
+    };
+    if let Ok(t) = obj.downcast::<PyTensor>() {
+        return Ok(vec![Some(t.get().t.clone())]);
+    }
+    obj.try_iter()?
+        .map(|i| {
+            let i = i?;
+            if i.is_none() {
+                Ok(None)
+            } else {
+                crate::convert::operand(&i).map(Some)
+            }
+        })
+        .collect()
+}
+
+#[pyfunction]
+fn _set_grad_enabled(enabled: bool) {
+    grad_mode::set_grad_enabled(enabled);
+}
+
+#[pyfunction]
+fn is_grad_enabled() -> bool {
+    grad_mode::is_grad_enabled()
+}
+
+#[pyfunction]
+fn _set_inference_mode(enabled: bool) {
+    grad_mode::set_inference_mode(enabled);
+}
+
+#[pyfunction]
+fn is_inference_mode_enabled() -> bool {
+    grad_mode::is_inference_mode_enabled()
+}
+
+#[pyfunction]
+#[pyo3(signature = (tensors, grad_tensors=None, retain_graph=None, create_graph=false, inputs=None))]
+fn _backward(
+    py: Python<'_>,
+    tensors: &Bound<'_, PyAny>,
+    grad_tensors: Option<&Bound<'_, PyAny>>,
+    retain_graph: Option<bool>,
+    create_graph: bool,
+    inputs: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let tensors = tensor_list(Some(tensors))?.unwrap_or_default();
+    let grads = optional_tensors(grad_tensors, tensors.len())?;
+    let inputs = tensor_list(inputs)?;
+    py.detach(|| {
+        engine::backward(
+            &tensors,
+            &grads,
+            retain_graph,
+            create_graph,
+            inputs.as_deref(),
+        )
+    })
+    .py()
+}
+
+#[pyfunction]
+#[pyo3(signature = (outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=false, allow_unused=false))]
+fn _grad(
+    py: Python<'_>,
+    outputs: &Bound<'_, PyAny>,
+    inputs: &Bound<'_, PyAny>,
+    grad_outputs: Option<&Bound<'_, PyAny>>,
+    retain_graph: Option<bool>,
+    create_graph: bool,
+    allow_unused: bool,
+) -> PyResult<Vec<Option<PyTensor>>> {
+    let outputs = tensor_list(Some(outputs))?.unwrap_or_default();
+    let inputs = tensor_list(Some(inputs))?.unwrap_or_default();
+    let grads = optional_tensors(grad_outputs, outputs.len())?;
+    let result = py
+        .detach(|| {
+            engine::grad(
+                &outputs,
+                &inputs,
+                &grads,
+                retain_graph,
+                create_graph,
+                allow_unused,
+            )
+        })
+        .py()?;
+    Ok(result.into_iter().map(|g| g.map(PyTensor::from)).collect())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_set_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_inference_mode, m)?)?;
+    m.add_function(wrap_pyfunction!(is_inference_mode_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(_grad, m)?)?;
+    Ok(())
+}

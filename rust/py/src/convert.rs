@@ -1,0 +1,165 @@
+//! Python values to core arguments.
+
+use crate::dtype::PyDType;
+use crate::tensor::PyTensor;
+use ferrograd_core::{DType, Scalar, Tensor};
+use num_complex::Complex64;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PySequence, PyTuple};
+
+/// A Python number as a core scalar, keeping its kind (bool, int, float,
+/// complex); NumPy scalars convert through their Python equivalents.
+pub fn scalar(obj: &Bound<'_, PyAny>) -> PyResult<Scalar> {
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(Scalar::Bool(obj.extract()?));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return Ok(Scalar::Int(obj.extract()?));
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        return Ok(Scalar::Float(obj.extract()?));
+    }
+    if obj.is_instance_of::<PyComplex>() {
+        let c: Complex64 = obj.extract()?;
+        return Ok(Scalar::Complex(c));
+    }
+    if let Ok(t) = obj.downcast::<PyTensor>() {
+        return t.get().t.item().map_err(crate::errors::to_py);
+    }
+    // NumPy scalars and other number-likes.
+    let type_name = obj.get_type().name()?.to_string();
+    if type_name.starts_with("bool") {
+        return Ok(Scalar::Bool(obj.is_truthy()?));
+    }
+    if type_name.starts_with("int") || type_name.starts_with("uint") {
+        return Ok(Scalar::Int(obj.call_method0("__index__")?.extract()?));
+    }
+    if type_name.starts_with("float") {
+        return Ok(Scalar::Float(obj.call_method0("__float__")?.extract()?));
+    }
+    if type_name.starts_with("complex") {
+        return Ok(Scalar::Complex(obj.call_method0("__complex__")?.extract()?));
+    }
+    Err(PyTypeError::new_err(format!(
+        "expected a number, but got {type_name}"
+    )))
+}
+
+/// A tensor operand: a tensor as is, or a Python number as a 0-d tensor
+/// that does not widen the other operand's dtype.
+pub fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    if let Ok(t) = obj.downcast::<PyTensor>() {
+        return Ok(t.get().t.clone());
+    }
+    scalar(obj).map(Tensor::wrapped_number)
+}
+
+/// Like [`operand`], but `None` when the object is not a tensor or number,
+/// so binary dunders can return `NotImplemented`.
+pub fn try_operand(obj: &Bound<'_, PyAny>) -> Option<Tensor> {
+    if let Ok(t) = obj.downcast::<PyTensor>() {
+        return Some(t.get().t.clone());
+    }
+    if obj.is_instance_of::<PyInt>()
+        || obj.is_instance_of::<PyFloat>()
+        || obj.is_instance_of::<PyComplex>()
+    {
+        return scalar(obj).ok().map(Tensor::wrapped_number);
+    }
+    let name = obj.get_type().name().ok()?.to_string();
+    if ["int", "uint", "float", "complex", "bool"]
+        .iter()
+        .any(|p| name.starts_with(p))
+    {
+        return scalar(obj).ok().map(Tensor::wrapped_number);
+    }
+    None
+}
+
+pub fn tensor_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Tensor> {
+    match obj.downcast::<PyTensor>() {
+        Ok(t) => Ok(t.get().t.clone()),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "{what} must be Tensor, not {}",
+            obj.get_type().name()?
+        ))),
+    }
+}
+
+pub fn dtype_arg(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
+    if let Ok(d) = obj.extract::<PyDType>() {
+        return Ok(d.0);
+    }
+    // Python types stand for their default dtypes, as in PyTorch.
+    let py = obj.py();
+    if obj.is(py.get_type::<PyFloat>()) {
+        return Ok(DType::Float64);
+    }
+    if obj.is(py.get_type::<PyInt>()) {
+        return Ok(DType::Int64);
+    }
+    if obj.is(py.get_type::<PyBool>()) {
+        return Ok(DType::Bool);
+    }
+    if obj.is(py.get_type::<PyComplex>()) {
+        return Ok(DType::Complex128);
+    }
+    Err(PyTypeError::new_err(format!(
+        "expected a ferrograd.dtype, but got {}",
+        obj.repr()?
+    )))
+}
+
+/// Sizes given either as varargs (`view(2, 3)`) or one sequence (`view((2, 3))`).
+pub fn sizes(args: &Bound<'_, PyTuple>) -> PyResult<Vec<i64>> {
+    if args.len() == 1 {
+        let first = args.get_item(0)?;
+        if !first.is_instance_of::<PyInt>() {
+            if let Ok(seq) = first.downcast::<PySequence>() {
+                return seq.extract::<Vec<i64>>().or_else(|_| {
+                    Err(PyTypeError::new_err(format!(
+                        "sizes must be a tuple of ints, but got {}",
+                        first.repr()?
+                    )))
+                });
+            }
+        }
+    }
+    args.iter().map(|a| index_int(&a)).collect()
+}
+
+fn index_int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    if let Ok(t) = obj.downcast::<PyTensor>() {
+        return Ok(t.get().t.item().map_err(crate::errors::to_py)?.as_i64());
+    }
+    obj.extract::<i64>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "expected int, but got {}",
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })
+}
+
+/// A `dim` argument: `None` (all), an int, or a sequence of ints.
+pub fn dims(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<i64>>> {
+    match obj {
+        None => Ok(None),
+        Some(o) if o.is_none() => Ok(None),
+        Some(o) => {
+            if let Ok(d) = o.extract::<i64>() {
+                Ok(Some(vec![d]))
+            } else {
+                Ok(Some(o.extract::<Vec<i64>>()?))
+            }
+        }
+    }
+}
+
+/// Shape as a Python tuple.
+pub fn shape_tuple<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(py, shape.iter().copied())
+}

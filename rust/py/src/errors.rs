@@ -1,0 +1,33 @@
+//! The one place where core errors become Python exceptions.
+
+use ferrograd_core::Error;
+use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::PyErr;
+
+pub fn to_py(e: Error) -> PyErr {
+    match e {
+        Error::Runtime(m) => PyRuntimeError::new_err(m),
+        Error::Index(m) => PyIndexError::new_err(m),
+        Error::Type(m) => PyTypeError::new_err(m),
+        Error::Value(m) => PyValueError::new_err(m),
+        Error::External { message, payload } => match payload.downcast_ref::<PyErrPayload>() {
+            Some(p) => pyo3::Python::attach(|py| p.0.clone_ref(py)),
+            None => PyRuntimeError::new_err(message),
+        },
+    }
+}
+
+/// A Python exception raised inside the engine (by a hook or a custom
+/// Function), carried through the core unchanged.
+pub struct PyErrPayload(pub PyErr);
+
+/// `.py()?` turns a core `Result` into a `PyResult`.
+pub trait IntoPyResult<T> {
+    fn py(self) -> pyo3::PyResult<T>;
+}
+
+impl<T> IntoPyResult<T> for ferrograd_core::Result<T> {
+    fn py(self) -> pyo3::PyResult<T> {
+        self.map_err(to_py)
+    }
+}

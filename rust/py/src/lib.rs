@@ -1,0 +1,26 @@
+//! `ferrograd._C`: PyO3 bindings. Argument conversion, GIL release and
+//! error mapping only; all math lives in `ferrograd-core`.
+
+mod autograd;
+mod convert;
+mod dtype;
+mod errors;
+mod factories;
+mod node;
+mod ops;
+mod tensor;
+
+use pyo3::prelude::*;
+
+#[pymodule(name = "_C")]
+fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<tensor::PyTensor>()?;
+    m.add_class::<node::PyNode>()?;
+    m.add_class::<dtype::PyDType>()?;
+    m.add_class::<tensor::StorageRef>()?;
+    dtype::register(m)?;
+    autograd::register(m)?;
+    factories::register(m)?;
+    ops::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,431 @@
+//! Tensor methods and operators that call core ops. Each line converts the
+//! arguments, calls one core op and maps its error.
+
+use crate::convert::{dims, operand, scalar, sizes, try_operand};
+use crate::errors::IntoPyResult;
+use crate::tensor::{maybe_detach, PyTensor};
+use ferrograd_core::ops::{binary, reduce, shape, unary};
+use ferrograd_core::{Result, Scalar, Tensor};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+type Binary = fn(&Tensor, &Tensor) -> Result<Tensor>;
+
+/// Runs a binary op, or returns `NotImplemented` for operands that are not
+/// tensors or numbers (so Python can try the reflected operator).
+fn dunder(
+    py: Python<'_>,
+    a: &Tensor,
+    other: &Bound<'_, PyAny>,
+    op: Binary,
+    reflected: bool,
+) -> PyResult<Py<PyAny>> {
+    let Some(b) = try_operand(other) else {
+        return Ok(py.NotImplemented());
+    };
+    let n = a.numel().max(b.numel());
+    let out = if reflected {
+        maybe_detach(py, n, || op(&b, a))
+    } else {
+        maybe_detach(py, n, || op(a, &b))
+    };
+    Ok(Bound::new(py, PyTensor::from(out.py()?))?
+        .into_any()
+        .unbind())
+}
+
+fn call(py: Python<'_>, a: &Tensor, other: &Bound<'_, PyAny>, op: Binary) -> PyResult<PyTensor> {
+    let b = operand(other)?;
+    Ok(maybe_detach(py, a.numel().max(b.numel()), || op(a, &b))
+        .py()?
+        .into())
+}
+
+fn unary_op(py: Python<'_>, a: &Tensor, op: fn(&Tensor) -> Result<Tensor>) -> PyResult<PyTensor> {
+    Ok(maybe_detach(py, a.numel(), || op(a)).py()?.into())
+}
+
+fn to_i64s(v: &[usize]) -> Vec<i64> {
+    v.iter().map(|&d| d as i64).collect()
+}
+
+#[pymethods]
+impl PyTensor {
+    fn __add__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::add, false)
+    }
+    fn __radd__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::add, true)
+    }
+    fn __sub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::sub, false)
+    }
+    fn __rsub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::sub, true)
+    }
+    fn __mul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::mul, false)
+    }
+    fn __rmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::mul, true)
+    }
+    fn __truediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::div, false)
+    }
+    fn __rtruediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::div, true)
+    }
+    fn __pow__(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        _modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        if other.downcast::<PyTensor>().is_err() {
+            let Ok(e) = scalar(other) else {
+                return Ok(py.NotImplemented());
+            };
+            let out = maybe_detach(py, self.t.numel(), || binary::pow_scalar(&self.t, e)).py()?;
+            return Ok(Bound::new(py, PyTensor::from(out))?.into_any().unbind());
+        }
+        dunder(py, &self.t, other, binary::pow, false)
+    }
+    fn __rpow__(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        _modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::pow, true)
+    }
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::eq, false)
+    }
+    fn __ne__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::ne, false)
+    }
+    fn __lt__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::lt, false)
+    }
+    fn __le__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::le, false)
+    }
+    fn __gt__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::gt, false)
+    }
+    fn __ge__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::ge, false)
+    }
+    fn __and__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, unary::logical_and, false)
+    }
+    fn __or__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, unary::logical_or, false)
+    }
+    fn __xor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, unary::logical_xor, false)
+    }
+    fn __invert__(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::logical_not)
+    }
+    fn __neg__(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::neg)
+    }
+    fn __pos__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+    fn __abs__(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::abs)
+    }
+
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn add(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let b = operand(other)?;
+        let alpha = alpha.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
+        Ok(maybe_detach(py, self.t.numel(), || {
+            binary::add_scaled(&self.t, &b, alpha)
+        })
+        .py()?
+        .into())
+    }
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn sub(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let b = operand(other)?;
+        match alpha.map(scalar).transpose()? {
+            None => Ok(
+                maybe_detach(py, self.t.numel(), || binary::sub(&self.t, &b))
+                    .py()?
+                    .into(),
+            ),
+            Some(a) => {
+                let scaled = binary::mul(&b, &Tensor::wrapped_number(a)).py()?;
+                Ok(binary::sub(&self.t, &scaled).py()?.into())
+            }
+        }
+    }
+    fn mul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        call(py, &self.t, other, binary::mul)
+    }
+    fn multiply(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        call(py, &self.t, other, binary::mul)
+    }
+    fn div(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        call(py, &self.t, other, binary::div)
+    }
+    fn true_divide(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        call(py, &self.t, other, binary::div)
+    }
+    fn pow(&self, py: Python<'_>, exponent: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        if exponent.downcast::<PyTensor>().is_err() {
+            let e = scalar(exponent)?;
+            return Ok(
+                maybe_detach(py, self.t.numel(), || binary::pow_scalar(&self.t, e))
+                    .py()?
+                    .into(),
+            );
+        }
+        call(py, &self.t, exponent, binary::pow)
+    }
+    fn maximum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        call(py, &self.t, other, binary::maximum)
+    }
+    fn minimum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        call(py, &self.t, other, binary::minimum)
+    }
+    fn eq(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        call(py, &self.t, other, binary::eq)
+    }
+    fn ne(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        call(py, &self.t, other, binary::ne)
+    }
+    fn lt(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        call(py, &self.t, other, binary::lt)
+    }
+    fn le(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        call(py, &self.t, other, binary::le)
+    }
+    fn gt(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        call(py, &self.t, other, binary::gt)
+    }
+    fn ge(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        call(py, &self.t, other, binary::ge)
+    }
+    fn logical_and(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        call(py, &self.t, other, unary::logical_and)
+    }
+    fn logical_or(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        call(py, &self.t, other, unary::logical_or)
+    }
+    fn logical_xor(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        call(py, &self.t, other, unary::logical_xor)
+    }
+    fn logical_not(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::logical_not)
+    }
+    /// `x.where(cond, other)`: `x` where `cond`, else `other`.
+    fn r#where(
+        &self,
+        condition: PyRef<'_, PyTensor>,
+        other: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        Ok(unary::where_(&condition.t, &self.t, &operand(other)?)
+            .py()?
+            .into())
+    }
+
+    fn neg(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::neg)
+    }
+    fn negative(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::neg)
+    }
+    fn abs(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::abs)
+    }
+    fn exp(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::exp)
+    }
+    fn log(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::log)
+    }
+    fn sqrt(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::sqrt)
+    }
+    fn sin(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::sin)
+    }
+    fn cos(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::cos)
+    }
+    fn tanh(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::tanh)
+    }
+    fn sigmoid(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::sigmoid)
+    }
+    fn relu(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::relu)
+    }
+    fn sgn(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::sgn)
+    }
+    fn conj(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::conj)
+    }
+    fn round(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        unary_op(py, &self.t, unary::round)
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clamp(
+        &self,
+        py: Python<'_>,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let lo = min.filter(|m| !m.is_none()).map(scalar).transpose()?;
+        let hi = max.filter(|m| !m.is_none()).map(scalar).transpose()?;
+        Ok(
+            maybe_detach(py, self.t.numel(), || unary::clamp(&self.t, lo, hi))
+                .py()?
+                .into(),
+        )
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clip(
+        &self,
+        py: Python<'_>,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        self.clamp(py, min, max)
+    }
+    fn isnan(&self) -> PyTensor {
+        unary::float_predicate(&self.t, f64::is_nan).into()
+    }
+    fn isfinite(&self) -> PyTensor {
+        unary::float_predicate(&self.t, f64::is_finite).into()
+    }
+    fn isinf(&self) -> PyTensor {
+        unary::float_predicate(&self.t, f64::is_infinite).into()
+    }
+
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    fn sum(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let d = dims(dim)?.unwrap_or_default();
+        let t = match dtype {
+            Some(dt) if !dt.is_none() => {
+                ferrograd_core::ops::copy::to_dtype(&self.t, crate::convert::dtype_arg(dt)?).py()?
+            }
+            _ => self.t.clone(),
+        };
+        Ok(maybe_detach(py, t.numel(), || reduce::sum(&t, &d, keepdim))
+            .py()?
+            .into())
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    fn mean(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let d = dims(dim)?.unwrap_or_default();
+        let t = match dtype {
+            Some(dt) if !dt.is_none() => {
+                ferrograd_core::ops::copy::to_dtype(&self.t, crate::convert::dtype_arg(dt)?).py()?
+            }
+            _ => self.t.clone(),
+        };
+        Ok(
+            maybe_detach(py, t.numel(), || reduce::mean(&t, &d, keepdim))
+                .py()?
+                .into(),
+        )
+    }
+
+    #[pyo3(signature = (*shape))]
+    fn view(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(shape::view(&self.t, &sizes(shape)?).py()?.into())
+    }
+    fn view_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(shape::view(&self.t, &to_i64s(other.t.shape())).py()?.into())
+    }
+    #[pyo3(signature = (*shape))]
+    fn reshape(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(shape::reshape(&self.t, &sizes(shape)?).py()?.into())
+    }
+    fn reshape_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(shape::reshape(&self.t, &to_i64s(other.t.shape()))
+            .py()?
+            .into())
+    }
+    #[pyo3(signature = (*sizes_))]
+    fn expand(&self, sizes_: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(shape::expand(&self.t, &sizes(sizes_)?).py()?.into())
+    }
+    fn expand_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(shape::expand_to(&self.t, other.t.shape()).py()?.into())
+    }
+    #[pyo3(signature = (*dims_))]
+    fn permute(&self, dims_: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(shape::permute(&self.t, &sizes(dims_)?).py()?.into())
+    }
+    fn transpose(&self, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
+        Ok(shape::transpose(&self.t, dim0, dim1).py()?.into())
+    }
+    fn swapaxes(&self, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
+        self.transpose(dim0, dim1)
+    }
+    fn t(&self) -> PyResult<PyTensor> {
+        Ok(shape::t(&self.t).py()?.into())
+    }
+    #[getter(T)]
+    fn big_t(&self) -> PyResult<PyTensor> {
+        let n = self.t.ndim() as i64;
+        let rev: Vec<i64> = (0..n).rev().collect();
+        Ok(shape::permute(&self.t, &rev).py()?.into())
+    }
+    #[getter(mT)]
+    fn matrix_t(&self) -> PyResult<PyTensor> {
+        Ok(shape::transpose(&self.t, -2, -1).py()?.into())
+    }
+    fn unsqueeze(&self, dim: i64) -> PyResult<PyTensor> {
+        Ok(shape::unsqueeze(&self.t, dim).py()?.into())
+    }
+    #[pyo3(signature = (dim=None))]
+    fn squeeze(&self, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let d = dims(dim)?;
+        Ok(shape::squeeze(&self.t, d.as_deref()).py()?.into())
+    }
+    #[pyo3(signature = (start_dim=0, end_dim=-1))]
+    fn flatten(&self, start_dim: i64, end_dim: i64) -> PyResult<PyTensor> {
+        Ok(shape::flatten(&self.t, start_dim, end_dim).py()?.into())
+    }
+    fn narrow(&self, dim: i64, start: i64, length: i64) -> PyResult<PyTensor> {
+        Ok(shape::narrow(&self.t, dim, start, length).py()?.into())
+    }
+    fn select(&self, dim: i64, index: i64) -> PyResult<PyTensor> {
+        Ok(shape::select(&self.t, dim, index).py()?.into())
+    }
+}
+
+pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+    Ok(())
+}

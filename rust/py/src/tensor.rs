@@ -1,0 +1,560 @@
+//! The `Tensor` class: identity, autograd attributes and conversions.
+//! Ops live in `ops.rs`; every method converts, calls the core, maps errors.
+
+use crate::convert::{dtype_arg, shape_tuple};
+use crate::dtype::PyDType;
+use crate::errors::IntoPyResult;
+use crate::node::PyNode;
+use ferrograd_core::autograd::engine;
+use ferrograd_core::ops::{copy, shape as shape_ops};
+use ferrograd_core::tensor::Storage;
+use ferrograd_core::{DType, Scalar, Tensor};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyList, PyTuple, PyType};
+use std::sync::Arc;
+
+#[pyclass(name = "Tensor", module = "ferrograd", subclass, frozen, weakref, dict)]
+pub struct PyTensor {
+    pub t: Tensor,
+}
+
+impl From<Tensor> for PyTensor {
+    fn from(t: Tensor) -> Self {
+        PyTensor { t }
+    }
+}
+
+/// Work on tensors at least this large runs with the GIL released.
+pub const RELEASE_GIL_NUMEL: usize = 1 << 15;
+
+/// Runs `f` with the GIL released when `numel` is large enough to be worth
+/// letting other Python threads run.
+pub fn maybe_detach<R: Send>(py: Python<'_>, numel: usize, f: impl FnOnce() -> R + Send) -> R {
+    if numel >= RELEASE_GIL_NUMEL {
+        py.detach(f)
+    } else {
+        f()
+    }
+}
+
+fn python_helper<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+    let m = MODULE.get_or_try_init(py, || {
+        py.import("ferrograd._tensor_str").map(|m| m.unbind())
+    })?;
+    m.bind(py).getattr(name)
+}
+
+/// One element as the Python number PyTorch's `item()` gives.
+pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
+    Ok(match s {
+        Scalar::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
+        Scalar::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        Scalar::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
+        Scalar::Complex(c) => c.into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+fn typestr(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "|b1",
+        DType::Int64 => "<i8",
+        DType::Float32 => "<f4",
+        DType::Float64 => "<f8",
+        DType::Complex64 => "<c8",
+        DType::Complex128 => "<c16",
+    }
+}
+
+/// Keeps a storage alive for a NumPy array that shares its memory; NumPy
+/// reads the layout from `__array_interface__`.
+#[pyclass(frozen)]
+pub struct StorageRef {
+    _storage: Arc<Storage>,
+    interface: Py<PyDict>,
+}
+
+#[pymethods]
+impl StorageRef {
+    #[getter]
+    fn __array_interface__(&self, py: Python<'_>) -> Py<PyDict> {
+        self.interface.clone_ref(py)
+    }
+}
+
+impl PyTensor {
+    /// A NumPy array sharing this tensor's memory.
+    pub fn to_numpy<'py>(t: &Tensor, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let d = t.dtype();
+        let iface = PyDict::new(py);
+        iface.set_item("data", (t.data_ptr(), false))?;
+        iface.set_item("shape", shape_tuple(py, t.shape())?)?;
+        let strides: Vec<isize> = t
+            .strides()
+            .iter()
+            .map(|s| s * d.itemsize() as isize)
+            .collect();
+        iface.set_item("strides", PyTuple::new(py, strides)?)?;
+        iface.set_item("typestr", typestr(d))?;
+        iface.set_item("version", 3)?;
+        let owner = Bound::new(
+            py,
+            StorageRef {
+                _storage: t.storage().clone(),
+                interface: iface.unbind(),
+            },
+        )?;
+        py.import("numpy")?.call_method1("asarray", (owner,))
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    /// `Tensor(data)`: lets subclasses such as `nn.Parameter` wrap a tensor.
+    #[new]
+    #[pyo3(signature = (data=None))]
+    fn new(data: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        match data {
+            None => Ok(Tensor::zeros(&[0], DType::Float32).into()),
+            Some(d) => match d.downcast::<PyTensor>() {
+                Ok(t) => Ok(t.get().t.detach().into()),
+                Err(_) => Err(PyTypeError::new_err(
+                    "Tensor(data) expects a Tensor; use ferrograd.tensor(data) to convert data",
+                )),
+            },
+        }
+    }
+
+    /// An instance of `cls` (a Tensor subclass) sharing `data`'s storage.
+    #[staticmethod]
+    #[pyo3(signature = (cls, data, require_grad=false))]
+    fn _make_subclass<'py>(
+        cls: &Bound<'py, PyType>,
+        data: &Bound<'py, PyTensor>,
+        require_grad: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = cls.py();
+        let obj = py
+            .get_type::<PyTensor>()
+            .call_method1("__new__", (cls, data))?;
+        obj.downcast::<PyTensor>()?
+            .get()
+            .t
+            .set_requires_grad(require_grad)
+            .py()?;
+        Ok(obj)
+    }
+
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        shape_tuple(py, self.t.shape())
+    }
+
+    #[pyo3(signature = (dim=None))]
+    fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Py<PyAny>> {
+        match dim {
+            None => Ok(shape_tuple(py, self.t.shape())?.into_any().unbind()),
+            Some(d) => {
+                let d = ferrograd_core::tensor::layout::wrap_dim(d, self.t.ndim()).py()?;
+                let n = if self.t.ndim() == 0 {
+                    1
+                } else {
+                    self.t.shape()[d]
+                };
+                Ok(n.into_pyobject(py)?.into_any().unbind())
+            }
+        }
+    }
+
+    #[pyo3(signature = (dim=None))]
+    fn stride<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Py<PyAny>> {
+        match dim {
+            None => Ok(PyTuple::new(py, self.t.strides().iter().copied())?
+                .into_any()
+                .unbind()),
+            Some(d) => {
+                let d = ferrograd_core::tensor::layout::wrap_dim(d, self.t.ndim()).py()?;
+                Ok(self.t.strides()[d].into_pyobject(py)?.into_any().unbind())
+            }
+        }
+    }
+
+    fn storage_offset(&self) -> usize {
+        self.t.storage_offset()
+    }
+
+    fn dim(&self) -> usize {
+        self.t.ndim()
+    }
+
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.t.ndim()
+    }
+
+    fn numel(&self) -> usize {
+        self.t.numel()
+    }
+
+    fn nelement(&self) -> usize {
+        self.t.numel()
+    }
+
+    fn element_size(&self) -> usize {
+        self.t.dtype().itemsize()
+    }
+
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.t.dtype().itemsize()
+    }
+
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.t.dtype().itemsize() * self.t.numel()
+    }
+
+    #[getter]
+    fn dtype(&self) -> PyDType {
+        PyDType(self.t.dtype())
+    }
+
+    #[getter]
+    fn device(&self) -> &'static str {
+        "cpu"
+    }
+
+    #[getter]
+    fn is_cuda(&self) -> bool {
+        false
+    }
+
+    fn is_floating_point(&self) -> bool {
+        self.t.dtype().is_floating_point()
+    }
+
+    fn is_complex(&self) -> bool {
+        self.t.dtype().is_complex()
+    }
+
+    fn is_contiguous(&self) -> bool {
+        self.t.is_contiguous()
+    }
+
+    fn data_ptr(&self) -> usize {
+        self.t.data_ptr()
+    }
+
+    #[getter]
+    fn _version(&self) -> u64 {
+        self.t.version()
+    }
+
+    #[getter]
+    fn get_requires_grad(&self) -> bool {
+        self.t.requires_grad()
+    }
+
+    #[setter]
+    fn set_requires_grad(&self, flag: bool) -> PyResult<()> {
+        self.t.set_requires_grad(flag).py()
+    }
+
+    #[pyo3(signature = (requires_grad=true))]
+    fn requires_grad_(slf: PyRef<'_, Self>, requires_grad: bool) -> PyResult<PyRef<'_, Self>> {
+        slf.t.set_requires_grad(requires_grad).py()?;
+        Ok(slf)
+    }
+
+    #[getter]
+    fn is_leaf(&self) -> bool {
+        self.t.is_leaf()
+    }
+
+    #[getter]
+    fn grad_fn(&self) -> Option<PyNode> {
+        self.t.grad_fn().map(|node| PyNode { node })
+    }
+
+    #[getter]
+    fn output_nr(&self) -> u32 {
+        self.t.output_nr()
+    }
+
+    #[getter]
+    fn get_grad(&self) -> Option<PyTensor> {
+        self.t.grad().map(PyTensor::from)
+    }
+
+    #[setter]
+    fn set_grad(&self, grad: Option<PyRef<'_, PyTensor>>) -> PyResult<()> {
+        self.t.set_grad(grad.map(|g| g.t.clone())).py()
+    }
+
+    #[getter]
+    fn retains_grad(&self) -> bool {
+        self.t.retains_grad()
+    }
+
+    fn retain_grad(&self) -> PyResult<()> {
+        ferrograd_core::autograd::retain_grad(&self.t).py()
+    }
+
+    #[getter]
+    fn get_data(&self) -> PyTensor {
+        self.t.data().into()
+    }
+
+    fn detach(&self) -> PyTensor {
+        self.t.detach().into()
+    }
+
+    #[pyo3(signature = (gradient=None, retain_graph=None, create_graph=false, inputs=None))]
+    fn backward(
+        &self,
+        py: Python<'_>,
+        gradient: Option<PyRef<'_, PyTensor>>,
+        retain_graph: Option<bool>,
+        create_graph: bool,
+        inputs: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let grads = [gradient.map(|g| g.t.clone())];
+        let inputs = crate::autograd::tensor_list(inputs)?;
+        let roots = [self.t.clone()];
+        py.detach(|| {
+            engine::backward(
+                &roots,
+                &grads,
+                retain_graph,
+                create_graph,
+                inputs.as_deref(),
+            )
+        })
+        .py()
+    }
+
+    fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        scalar_to_py(py, self.t.item().py()?)
+    }
+
+    fn tolist(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let flat = self.t.to_scalars();
+        fn build(
+            py: Python<'_>,
+            shape: &[usize],
+            flat: &mut std::slice::Iter<'_, Scalar>,
+        ) -> PyResult<Py<PyAny>> {
+            match shape.split_first() {
+                None => scalar_to_py(py, *flat.next().expect("element count matches shape")),
+                Some((&n, rest)) => {
+                    let items = (0..n)
+                        .map(|_| build(py, rest, flat))
+                        .collect::<PyResult<Vec<_>>>()?;
+                    Ok(PyList::new(py, items)?.into_any().unbind())
+                }
+            }
+        }
+        build(py, self.t.shape(), &mut flat.iter())
+    }
+
+    #[pyo3(signature = (*, force=false))]
+    fn numpy<'py>(&self, py: Python<'py>, force: bool) -> PyResult<Bound<'py, PyAny>> {
+        if self.t.requires_grad() && !force {
+            return Err(PyRuntimeError::new_err(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
+            ));
+        }
+        PyTensor::to_numpy(&self.t, py)
+    }
+
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(
+        &self,
+        py: Python<'py>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let arr = self.numpy(py, false)?;
+        let arr = match dtype {
+            Some(d) if !d.is_none() => arr.call_method1("astype", (d,))?,
+            _ => arr,
+        };
+        if copy == Some(true) {
+            return arr.call_method0("copy");
+        }
+        Ok(arr)
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        match self.t.shape().first() {
+            Some(&n) => Ok(n),
+            None => Err(PyTypeError::new_err("len() of a 0-d tensor")),
+        }
+    }
+
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let n = self
+            .__len__()
+            .map_err(|_| PyTypeError::new_err("iteration over a 0-d tensor"))?;
+        let rows = (0..n)
+            .map(|i| shape_ops::select(&self.t, 0, i as i64).map(PyTensor::from))
+            .collect::<Result<Vec<_>, _>>()
+            .py()?;
+        Ok(PyList::new(py, rows)?.call_method0("__iter__")?.unbind())
+    }
+
+    fn __bool__(&self) -> PyResult<bool> {
+        if self.t.numel() != 1 {
+            return Err(PyRuntimeError::new_err(format!(
+                "Boolean value of Tensor with {} values is ambiguous",
+                if self.t.numel() == 0 {
+                    "no"
+                } else {
+                    "more than one"
+                }
+            )));
+        }
+        Ok(self.t.item().py()?.as_bool())
+    }
+
+    fn __float__(&self) -> PyResult<f64> {
+        Ok(self.t.item().py()?.as_f64())
+    }
+
+    fn __int__(&self) -> PyResult<i64> {
+        Ok(self.t.item().py()?.as_i64())
+    }
+
+    fn __index__(&self) -> PyResult<i64> {
+        if self.t.dtype() != DType::Int64 && self.t.dtype() != DType::Bool || self.t.numel() != 1 {
+            return Err(PyTypeError::new_err(
+                "only integer tensors of a single element can be converted to an index",
+            ));
+        }
+        Ok(self.t.item().py()?.as_i64())
+    }
+
+    fn __complex__(&self) -> PyResult<num_complex::Complex64> {
+        Ok(self.t.item().py()?.as_complex())
+    }
+
+    fn __hash__(slf: &Bound<'_, Self>) -> isize {
+        slf.as_ptr() as isize
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        python_helper(slf.py(), "tensor_repr")?
+            .call1((slf,))?
+            .extract()
+    }
+
+    fn __format__(slf: &Bound<'_, Self>, spec: &str) -> PyResult<String> {
+        let t = &slf.get().t;
+        if t.ndim() == 0 && !spec.is_empty() {
+            let item = scalar_to_py(slf.py(), t.item().py()?)?;
+            return item
+                .bind(slf.py())
+                .call_method1("__format__", (spec,))?
+                .extract();
+        }
+        PyTensor::__repr__(slf)
+    }
+
+    /// `to(dtype)`, `to(other)` and device strings (only "cpu" exists).
+    #[pyo3(signature = (*args, **kwargs))]
+    fn to(
+        &self,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyTensor> {
+        let mut dtype = None;
+        let mut candidates: Vec<Bound<'_, PyAny>> = args.iter().collect();
+        if let Some(kw) = kwargs {
+            if let Some(d) = kw.get_item("dtype")? {
+                candidates.push(d);
+            }
+        }
+        for a in candidates {
+            if let Ok(t) = a.downcast::<PyTensor>() {
+                dtype = Some(t.get().t.dtype());
+            } else if let Ok(d) = dtype_arg(&a) {
+                dtype = Some(d);
+            } else if a.extract::<String>().is_ok_and(|s| s.starts_with("cpu")) || a.is_none() {
+            } else if a.extract::<bool>().is_ok() {
+            } else {
+                return Err(PyTypeError::new_err(format!(
+                    "to() received an invalid combination of arguments: {}",
+                    a.repr()?
+                )));
+            }
+        }
+        match dtype {
+            Some(d) => Ok(copy::to_dtype(&self.t, d).py()?.into()),
+            None => Ok(self.t.clone().into()),
+        }
+    }
+
+    #[pyo3(signature = (dtype=None))]
+    fn r#type(&self, py: Python<'_>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        match dtype {
+            None => Ok(format!("ferrograd.{}", self.t.dtype().legacy_name())
+                .into_pyobject(py)?
+                .into_any()
+                .unbind()),
+            Some(d) => Ok(Bound::new(
+                py,
+                PyTensor::from(copy::to_dtype(&self.t, dtype_arg(d)?).py()?),
+            )?
+            .into_any()
+            .unbind()),
+        }
+    }
+
+    fn type_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(copy::to_dtype(&self.t, other.t.dtype()).py()?.into())
+    }
+
+    fn float(&self) -> PyResult<PyTensor> {
+        Ok(copy::to_dtype(&self.t, DType::Float32).py()?.into())
+    }
+
+    fn double(&self) -> PyResult<PyTensor> {
+        Ok(copy::to_dtype(&self.t, DType::Float64).py()?.into())
+    }
+
+    fn long(&self) -> PyResult<PyTensor> {
+        Ok(copy::to_dtype(&self.t, DType::Int64).py()?.into())
+    }
+
+    fn bool(&self) -> PyResult<PyTensor> {
+        Ok(copy::to_dtype(&self.t, DType::Bool).py()?.into())
+    }
+
+    fn cfloat(&self) -> PyResult<PyTensor> {
+        Ok(copy::to_dtype(&self.t, DType::Complex64).py()?.into())
+    }
+
+    fn cdouble(&self) -> PyResult<PyTensor> {
+        Ok(copy::to_dtype(&self.t, DType::Complex128).py()?.into())
+    }
+
+    fn cpu(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn clone(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        Ok(maybe_detach(py, self.t.numel(), || copy::clone(&self.t))
+            .py()?
+            .into())
+    }
+
+    fn contiguous(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        Ok(
+            maybe_detach(py, self.t.numel(), || copy::contiguous(&self.t))
+                .py()?
+                .into(),
+        )
+    }
+}
