@@ -72,7 +72,9 @@ pub fn reduce<T: Element, O: Element>(
     let inner_n = inner.numel();
     let inner_contiguous = inner.is_contiguous();
     let group = |base: usize| -> O {
-        if inner_contiguous {
+        if inner_n == 0 {
+            init
+        } else if inner_contiguous {
             data[base..base + inner_n]
                 .iter()
                 .fold(init, |acc, &x| fold(acc, x))

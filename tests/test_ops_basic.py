@@ -1,0 +1,71 @@
+"""Values and gradients of the elementwise ops against finite differences and torch."""
+
+import numpy as np
+import pytest
+from helpers import arrays, broadcastable_pair, check_op, shapes
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+BINARY = {
+    "add": lambda T, a, b: a + b,
+    "sub": lambda T, a, b: a - b,
+    "mul": lambda T, a, b: a * b,
+    "div": lambda T, a, b: a / (b * b + 0.5),
+    "maximum": lambda T, a, b: T.maximum(a, b),
+    "minimum": lambda T, a, b: T.minimum(a, b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_binary_ops_broadcast(name, data):
+    sa, sb = data.draw(broadcastable_pair())
+    a = data.draw(arrays(sa))
+    b = data.draw(arrays(sb))
+    if name in ("maximum", "minimum"):
+        # Finite differences are meaningless at ties.
+        assume(np.all(np.abs(np.subtract(a, b)) > 1e-3))
+    check_op(BINARY[name], a, b)
+
+
+UNARY = {
+    "exp": lambda T, a: a.exp(),
+    "log": lambda T, a: (a * a + 0.5).log(),
+    "sqrt": lambda T, a: (a * a + 0.5).sqrt(),
+    "sin": lambda T, a: a.sin(),
+    "cos": lambda T, a: a.cos(),
+    "tanh": lambda T, a: a.tanh(),
+    "sigmoid": lambda T, a: a.sigmoid(),
+    "neg": lambda T, a: -a,
+    "pow": lambda T, a: a**3,
+    "rpow": lambda T, a: 2.0**a,
+    "scalar_arith": lambda T, a: 3 * a - 1.5 / (a * a + 1) + 2,
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@settings(max_examples=25, deadline=None)
+@given(a=shapes().flatmap(arrays))
+def test_unary_ops(name, a):
+    check_op(UNARY[name], a)
+
+
+@settings(max_examples=25, deadline=None)
+@given(a=shapes(min_dims=1).flatmap(lambda s: arrays(s)))
+def test_kinked_ops_away_from_kinks(a):
+    a = np.where(np.abs(a) < 1e-3, 0.5, a)
+    a = np.where(np.abs(np.abs(a) - 1.0) < 1e-3, 0.5, a)
+    check_op(lambda T, x: x.relu() + x.abs() + x.clamp(-1.0, 1.0), a)
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_sum_mean_over_dims(data):
+    shape = data.draw(shapes(min_dims=1))
+    a = data.draw(arrays(shape))
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    keepdim = data.draw(st.booleans())
+    check_op(lambda T, x: x.sum(dim, keepdim=keepdim) * 2 + x.sum(), a)
+    if shape[dim] > 0:
+        check_op(lambda T, x: x.mean(dim, keepdim=keepdim), a)
