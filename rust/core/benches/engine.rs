@@ -1,1 +1,114 @@
-fn main() {}
+//! Engine and kernel benchmarks: `cargo bench -p ferrograd-core`.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use ferrograd_core::autograd::backward;
+use ferrograd_core::ops::{binary, reduce, unary};
+use ferrograd_core::{Scalar, Tensor};
+
+fn leaf(n: usize) -> Tensor {
+    let t = Tensor::from_vec((0..n).map(|i| (i % 101) as f32 / 100.0).collect(), &[n]).unwrap();
+    t.set_requires_grad(true).unwrap();
+    t
+}
+
+fn root(t: &Tensor) -> Tensor {
+    reduce::sum(t, &[], false).unwrap()
+}
+
+/// A chain of `depth` tiny ops: per-node overhead of graph build and backward.
+fn chain(c: &mut Criterion) {
+    let x = leaf(16);
+    let scale = Tensor::wrapped_number(Scalar::Float(1.0001));
+    c.bench_function("chain_2000_tiny_ops", |b| {
+        b.iter(|| {
+            let mut y = x.clone();
+            for _ in 0..1000 {
+                y = binary::add(&binary::mul(&y, &scale).unwrap(), &scale).unwrap();
+            }
+            backward(&[root(&y)], &[None], None, false, None).unwrap();
+            x.set_grad(None).unwrap();
+        })
+    });
+}
+
+/// Diamonds: every node feeds two others that meet again.
+fn diamonds(c: &mut Criterion) {
+    let x = leaf(16);
+    c.bench_function("diamonds_500", |b| {
+        b.iter(|| {
+            let mut y = x.clone();
+            for _ in 0..500 {
+                let l = unary::tanh(&y).unwrap();
+                let r = unary::sigmoid(&y).unwrap();
+                y = binary::add(&l, &r).unwrap();
+            }
+            backward(&[root(&y)], &[None], None, false, None).unwrap();
+            x.set_grad(None).unwrap();
+        })
+    });
+}
+
+/// Independent heavy branches, which the engine runs in parallel.
+fn wide(c: &mut Criterion) {
+    let mut group = c.benchmark_group("wide_branches");
+    group.sample_size(20);
+    for branches in [1usize, 4, 16] {
+        let x = leaf(1 << 18);
+        group.bench_with_input(
+            BenchmarkId::from_parameter(branches),
+            &branches,
+            |b, &branches| {
+                b.iter(|| {
+                    let mut total: Option<Tensor> = None;
+                    for _ in 0..branches {
+                        let br = root(&unary::tanh(&unary::exp(&x).unwrap()).unwrap());
+                        total = Some(match total {
+                            None => br,
+                            Some(t) => binary::add(&t, &br).unwrap(),
+                        });
+                    }
+                    backward(&[total.unwrap()], &[None], None, false, None).unwrap();
+                    x.set_grad(None).unwrap();
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
+/// A deep graph: 10^4 nodes in one chain.
+fn deep(c: &mut Criterion) {
+    let x = leaf(4);
+    c.bench_function("deep_10000", |b| {
+        b.iter(|| {
+            let mut y = x.clone();
+            for _ in 0..10_000 {
+                y = unary::tanh(&y).unwrap();
+            }
+            backward(&[root(&y)], &[None], None, false, None).unwrap();
+            x.set_grad(None).unwrap();
+        })
+    });
+}
+
+fn kernels(c: &mut Criterion) {
+    let mut group = c.benchmark_group("kernels");
+    group.sample_size(20);
+    for n in [1usize << 10, 1 << 16, 1 << 22] {
+        let a = Tensor::from_vec(vec![1.5f32; n], &[n]).unwrap();
+        let b = Tensor::from_vec(vec![0.5f32; n], &[n]).unwrap();
+        group.bench_with_input(BenchmarkId::new("mul", n), &n, |bench, _| {
+            bench.iter(|| binary::mul(&a, &b).unwrap())
+        });
+        group.bench_with_input(BenchmarkId::new("tanh", n), &n, |bench, _| {
+            bench.iter(|| unary::tanh(&a).unwrap())
+        });
+        group.bench_with_input(BenchmarkId::new("sum", n), &n, |bench, _| {
+            bench.iter(|| root(&a))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, chain, diamonds, wide, deep, kernels);
+criterion_main!(benches);

@@ -481,9 +481,12 @@ impl PyTensor {
                 dtype = Some(t.get().t.dtype());
             } else if let Ok(d) = dtype_arg(&a) {
                 dtype = Some(d);
-            } else if a.extract::<String>().is_ok_and(|s| s.starts_with("cpu")) || a.is_none() {
-            } else if a.extract::<bool>().is_ok() {
-            } else {
+            } else if !(a.is_none()
+                || a.extract::<bool>().is_ok()
+                || a.extract::<String>().is_ok_and(|s| s.starts_with("cpu")))
+            {
+                // Devices (only the CPU exists) and the `non_blocking`/`copy` flags change nothing;
+                // anything else is a mistake.
                 return Err(PyTypeError::new_err(format!(
                     "to() received an invalid combination of arguments: {}",
                     a.repr()?

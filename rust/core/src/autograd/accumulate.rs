@@ -50,9 +50,7 @@ pub fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
             let owned = Arc::strong_count(&g.0) == 1
                 && Arc::strong_count(g.storage()) == 1
                 && g.is_contiguous();
-            meta.grad = Some(if is_grad_enabled() {
-                g
-            } else if owned && g.grad_fn().is_none() {
+            meta.grad = Some(if is_grad_enabled() || (owned && g.grad_fn().is_none()) {
                 g
             } else {
                 ops::copy::clone(&g.detach())?

@@ -145,6 +145,29 @@ impl Node {
     }
 }
 
+/// Long chains would recurse once per node when the last handle goes:
+/// unlink them iteratively instead, so a 10^6-op graph frees without
+/// exhausting the stack.
+impl Drop for Node {
+    fn drop(&mut self) {
+        // Saved tensors hold their own creators: drop them only after those
+        // creators are in `pending`, so the drop never descends.
+        let mut pending: Vec<Arc<Node>> = self
+            .next_edges
+            .drain(..)
+            .flatten()
+            .map(|e| e.node)
+            .collect();
+        self.backward.release_saved();
+        while let Some(node) = pending.pop() {
+            if let Ok(mut last) = Arc::try_unwrap(node) {
+                pending.extend(last.next_edges.drain(..).flatten().map(|e| e.node));
+                last.backward.release_saved();
+            }
+        }
+    }
+}
+
 /// Whether an op on these inputs must record a node.
 pub fn any_requires_grad(inputs: &[&Tensor]) -> bool {
     is_grad_enabled() && inputs.iter().any(|t| t.requires_grad())

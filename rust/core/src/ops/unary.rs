@@ -198,7 +198,7 @@ pub fn sigmoid(a: &Tensor) -> Result<Tensor> {
 }
 
 pub fn relu(a: &Tensor) -> Result<Tensor> {
-    let out = with_real!(a.dtype(), T => map::<T, T>(a, |x: T| if x > T::zero() { x } else if x.is_nan_val() { x } else { T::zero() }),
+    let out = with_real!(a.dtype(), T => map::<T, T>(a, |x: T| if x > T::zero() || x.is_nan_val() { x } else { T::zero() }),
         bail!(Runtime, "\"clamp_min_cpu\" not implemented for '{}'", a.dtype().name()));
     record(
         "ReluBackward0",

@@ -262,8 +262,8 @@ mod tests {
     #[test]
     fn offsets_follow_strides() {
         let l = Layout {
-            shape: [2, 3].into(),
-            strides: [1, 2].into(),
+            shape: Shape::from_slice(&[2, 3]),
+            strides: Strides::from_slice(&[1, 2]),
             offset: 1,
         };
         assert_eq!(l.offsets().collect::<Vec<_>>(), vec![1, 3, 5, 2, 4, 6]);
@@ -281,8 +281,8 @@ mod tests {
         assert_eq!(l.view_strides(&[6, 4]).unwrap().as_slice(), &[4, 1]);
         // A transposed layout cannot be flattened without a copy.
         let t = Layout {
-            shape: [3, 2].into(),
-            strides: [1, 3].into(),
+            shape: Shape::from_slice(&[3, 2]),
+            strides: Strides::from_slice(&[1, 3]),
             offset: 0,
         };
         assert!(t.view_strides(&[6]).is_none());

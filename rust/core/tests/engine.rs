@@ -1,0 +1,222 @@
+//! Engine behaviour: dependency counting, accumulation, diamonds, graph
+//! freeing, `grad` with selected inputs, and parallel execution agreeing
+//! with serial execution.
+
+use ferrograd_core::autograd::{backward, grad, GradModeGuard};
+use ferrograd_core::ops::{binary, reduce, unary};
+use ferrograd_core::{Scalar, Tensor};
+
+fn leaf(values: Vec<f64>, shape: &[usize]) -> Tensor {
+    let t = Tensor::from_vec(values, shape).unwrap();
+    t.set_requires_grad(true).unwrap();
+    t
+}
+
+fn grad_of(t: &Tensor) -> Vec<f64> {
+    t.grad().expect("gradient accumulated").to_vec::<f64>()
+}
+
+fn scalar_root(t: &Tensor) -> Tensor {
+    reduce::sum(t, &[], false).unwrap()
+}
+
+#[test]
+fn chain_rule_through_a_chain() {
+    let x = leaf(vec![1.0, 2.0, 3.0], &[3]);
+    // y = sum(exp(x) * 2)
+    let y = scalar_root(
+        &binary::mul(
+            &unary::exp(&x).unwrap(),
+            &Tensor::wrapped_number(Scalar::Float(2.0)),
+        )
+        .unwrap(),
+    );
+    backward(&[y], &[None], None, false, None).unwrap();
+    let expected: Vec<f64> = [1.0f64, 2.0, 3.0].iter().map(|v| 2.0 * v.exp()).collect();
+    assert_eq!(grad_of(&x), expected);
+}
+
+#[test]
+fn diamond_sums_both_paths_once() {
+    // z = a*b + a*c with b = x, c = x: dz/dx = 2a... with a = x: z = 2 x^2, dz/dx = 4x.
+    let x = leaf(vec![1.5, -2.0], &[2]);
+    let b = binary::mul(&x, &x).unwrap();
+    let c = binary::mul(&x, &x).unwrap();
+    let z = scalar_root(&binary::add(&b, &c).unwrap());
+    backward(&[z], &[None], None, false, None).unwrap();
+    assert_eq!(grad_of(&x), vec![6.0, -8.0]);
+}
+
+#[test]
+fn leaf_gradients_accumulate_across_calls() {
+    let x = leaf(vec![1.0, 2.0], &[2]);
+    for _ in 0..3 {
+        let y = scalar_root(&binary::mul(&x, &Tensor::wrapped_number(Scalar::Float(3.0))).unwrap());
+        backward(&[y], &[None], None, false, None).unwrap();
+    }
+    assert_eq!(grad_of(&x), vec![9.0, 9.0]);
+}
+
+#[test]
+fn second_backward_without_retain_graph_fails() {
+    let x = leaf(vec![2.0], &[1]);
+    let y = scalar_root(&binary::mul(&x, &x).unwrap());
+    backward(std::slice::from_ref(&y), &[None], None, false, None).unwrap();
+    let err = backward(&[y], &[None], None, false, None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("Trying to backward through the graph a second time"),
+        "{err}"
+    );
+}
+
+#[test]
+fn retained_graph_runs_twice() {
+    let x = leaf(vec![2.0], &[1]);
+    let y = scalar_root(&binary::mul(&x, &x).unwrap());
+    backward(std::slice::from_ref(&y), &[None], Some(true), false, None).unwrap();
+    backward(&[y], &[None], None, false, None).unwrap();
+    assert_eq!(grad_of(&x), vec![8.0]);
+}
+
+#[test]
+fn grad_returns_only_requested_inputs_and_leaves_dot_grad_alone() {
+    let x = leaf(vec![1.0, 2.0], &[2]);
+    let w = leaf(vec![3.0, 4.0], &[2]);
+    let y = scalar_root(&binary::mul(&x, &w).unwrap());
+    let g = grad(&[y], std::slice::from_ref(&x), &[None], None, false, false).unwrap();
+    assert_eq!(g[0].as_ref().unwrap().to_vec::<f64>(), vec![3.0, 4.0]);
+    assert!(x.grad().is_none() && w.grad().is_none());
+}
+
+#[test]
+fn unused_input_is_an_error_unless_allowed() {
+    let x = leaf(vec![1.0], &[1]);
+    let unused = leaf(vec![1.0], &[1]);
+    let y = scalar_root(&x);
+    let err = grad(
+        std::slice::from_ref(&y),
+        std::slice::from_ref(&unused),
+        &[None],
+        Some(true),
+        false,
+        false,
+    )
+    .unwrap_err();
+    assert!(err
+        .to_string()
+        .contains("appears to not have been used in the graph"));
+    let g = grad(&[y], &[unused], &[None], None, false, true).unwrap();
+    assert!(g[0].is_none());
+}
+
+#[test]
+fn create_graph_gives_second_derivatives() {
+    // y = x^3: dy/dx = 3x^2, d2y/dx2 = 6x.
+    let x = leaf(vec![2.0], &[1]);
+    let y = scalar_root(&binary::pow_scalar(&x, Scalar::Int(3)).unwrap());
+    let g = grad(&[y], std::slice::from_ref(&x), &[None], None, true, false).unwrap();
+    let g = g[0].clone().unwrap();
+    assert_eq!(g.to_vec::<f64>(), vec![12.0]);
+    let gg = grad(&[scalar_root(&g)], &[x], &[None], None, false, false).unwrap();
+    assert_eq!(gg[0].as_ref().unwrap().to_vec::<f64>(), vec![12.0]);
+}
+
+#[test]
+fn no_grad_records_nothing() {
+    let x = leaf(vec![1.0], &[1]);
+    let _guard = GradModeGuard::new(false);
+    let y = binary::mul(&x, &x).unwrap();
+    assert!(!y.requires_grad() && y.grad_fn().is_none());
+}
+
+/// Many heavy independent branches: the parallel engine must give the same
+/// gradients as a single-threaded run.
+#[test]
+fn parallel_branches_match_serial_execution() {
+    let n = 1 << 16;
+    let run = || {
+        let x = leaf((0..n).map(|i| (i % 97) as f64 / 50.0 - 1.0).collect(), &[n]);
+        let mut total: Option<Tensor> = None;
+        for k in 0..8 {
+            let scale = Tensor::wrapped_number(Scalar::Float(1.0 + k as f64 / 8.0));
+            let branch = scalar_root(&unary::tanh(&binary::mul(&x, &scale).unwrap()).unwrap());
+            total = Some(match total {
+                None => branch,
+                Some(t) => binary::add(&t, &branch).unwrap(),
+            });
+        }
+        backward(&[total.unwrap()], &[None], None, false, None).unwrap();
+        grad_of(&x)
+    };
+    let serial = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(run);
+    let parallel = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap()
+        .install(run);
+    assert_eq!(serial.len(), parallel.len());
+    for (a, b) in serial.iter().zip(&parallel) {
+        assert!((a - b).abs() <= 1e-12 * a.abs().max(1.0), "{a} vs {b}");
+    }
+}
+
+#[test]
+fn concurrent_backward_on_a_shared_leaf_loses_nothing() {
+    let x = leaf(vec![1.0, 2.0, 3.0], &[3]);
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let x = x.clone();
+            std::thread::spawn(move || {
+                for _ in 0..50 {
+                    let y = scalar_root(
+                        &binary::mul(&x, &Tensor::wrapped_number(Scalar::Float(2.0))).unwrap(),
+                    );
+                    backward(&[y], &[None], None, false, None).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(grad_of(&x), vec![800.0, 800.0, 800.0]);
+}
+
+#[test]
+fn broadcast_gradients_are_summed_to_input_shape() {
+    let a = leaf(vec![1.0, 2.0, 3.0], &[3, 1]);
+    let b = leaf(vec![10.0, 20.0], &[2]);
+    let y = scalar_root(&binary::mul(&a, &b).unwrap());
+    backward(&[y], &[None], None, false, None).unwrap();
+    assert_eq!(grad_of(&a), vec![30.0, 30.0, 30.0]);
+    assert_eq!(grad_of(&b), vec![6.0, 6.0]);
+}
+
+#[test]
+fn very_deep_graphs_build_run_and_free_without_stack_overflow() {
+    let x = leaf(vec![0.5], &[1]);
+    let w = Tensor::wrapped_number(Scalar::Float(1.0));
+    let mut y = x.clone();
+    for _ in 0..200_000 {
+        y = binary::mul(&y, &w).unwrap();
+    }
+    backward(&[scalar_root(&y)], &[None], None, false, None).unwrap();
+    assert_eq!(grad_of(&x), vec![1.0]);
+    drop(y);
+}
+
+#[test]
+fn deep_graphs_with_saved_tensors_free_without_backward() {
+    let x = leaf(vec![1.0], &[1]);
+    let mut y = x.clone();
+    for _ in 0..200_000 {
+        y = binary::mul(&y, &y).unwrap();
+    }
+    drop(y);
+}
