@@ -2,6 +2,6 @@
 # Builds ferrograd and runs the whole test suite: Rust tests, then pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python -m pip install -q ".[test]"
+python3 -m pip install -q ".[test]"
 cargo test --workspace --release
-python -m pytest tests
+python3 -m pytest tests

@@ -30,12 +30,14 @@ def arrays(shape, low: float = -3.0, high: float = 3.0, dtype=np.float64):
 
 def broadcastable_pair(max_dims: int = 3, max_side: int = 4, min_side: int = 0):
     """Two shapes that broadcast together."""
-    return hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=max_dims, max_side=max_side, min_side=min_side).map(
-        lambda s: s.input_shapes
-    )
+    return hnp.mutually_broadcastable_shapes(
+        num_shapes=2, max_dims=max_dims, max_side=max_side, min_side=min_side
+    ).map(lambda s: s.input_shapes)
 
 
-def fd_grads(f: Callable[..., np.ndarray], arrays_: list[np.ndarray], cotangent: np.ndarray, eps: float = 1e-6):
+def fd_grads(
+    f: Callable[..., np.ndarray], arrays_: list[np.ndarray], cotangent: np.ndarray, eps: float = 1e-6
+):
     """Central-difference gradients of ``sum(f(*arrays) * cotangent)``."""
     grads = []
     for k, a in enumerate(arrays_):

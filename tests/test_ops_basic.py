@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
-from helpers import arrays, broadcastable_pair, check_op, shapes
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+
+from helpers import arrays, broadcastable_pair, check_op, shapes
 
 BINARY = {
     "add": lambda T, a, b: a + b,

@@ -6,10 +6,11 @@ import math
 
 import numpy as np
 import pytest
-from ferrograd._tensor_str import format_tensor
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+
+from ferrograd._tensor_str import format_tensor
 
 torch = pytest.importorskip("torch")
 
@@ -52,9 +53,7 @@ def float_elements(width: int) -> st.SearchStrategy[float]:
     ).map(lambda x: float(cast(x)))
 
 
-def complex_array(
-    shape: tuple[int, ...], dtype, real: np.ndarray, imag: np.ndarray
-) -> np.ndarray:
+def complex_array(shape: tuple[int, ...], dtype, real: np.ndarray, imag: np.ndarray) -> np.ndarray:
     out = np.empty(shape, dtype)
     out.real, out.imag = real, imag  # 1j * inf would turn the real part into nan
     return out
@@ -63,18 +62,14 @@ def complex_array(
 @st.composite
 def small_arrays(draw, max_side: int = 8) -> np.ndarray:
     dtype = np.dtype(draw(st.sampled_from(DTYPES)))
-    shape = draw(
-        hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=max_side)
-    )
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=max_side))
     if dtype.kind == "b":
         return draw(hnp.arrays(dtype, shape))
     if dtype.kind == "i":
         ints = st.one_of(st.integers(-100, 100), st.integers(-(2**63), 2**63 - 1))
         return draw(hnp.arrays(dtype, shape, elements=ints))
     width = 32 if dtype in (np.float32, np.complex64) else 64
-    part = hnp.arrays(
-        np.float32 if width == 32 else np.float64, shape, elements=float_elements(width)
-    )
+    part = hnp.arrays(np.float32 if width == 32 else np.float64, shape, elements=float_elements(width))
     if dtype.kind == "f":
         return draw(part)
     return complex_array(shape, dtype, draw(part), draw(part))
@@ -105,15 +100,9 @@ def large_arrays(draw) -> np.ndarray:
     shape = draw(st.lists(st.integers(1, 12), min_size=1, max_size=4))
     axis = draw(st.integers(0, len(shape) - 1))
     others = math.prod(shape) // shape[axis]
-    shape[axis] = max(
-        shape[axis], 1000 // others + 1 + draw(st.integers(0, 500)) // others
-    )
+    shape[axis] = max(shape[axis], 1000 // others + 1 + draw(st.integers(0, 500)) // others)
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    style = draw(
-        st.sampled_from(
-            ["normal", "integer", "big-integer", "mixed", "tiny", "special"]
-        )
-    )
+    style = draw(st.sampled_from(["normal", "integer", "big-integer", "mixed", "tiny", "special"]))
     n = math.prod(shape)
     if dtype.kind == "b":
         return rng.random(n).reshape(shape) < 0.5
@@ -124,9 +113,7 @@ def large_arrays(draw) -> np.ndarray:
     part_dtype = np.float32 if dtype == np.complex64 else np.float64
     real = random_values(rng, style, n).astype(part_dtype).reshape(shape)
     imag = random_values(rng, draw(st.sampled_from(["normal", "mixed", "integer"])), n)
-    return complex_array(
-        tuple(shape), dtype, real, imag.astype(part_dtype).reshape(shape)
-    )
+    return complex_array(tuple(shape), dtype, real, imag.astype(part_dtype).reshape(shape))
 
 
 @settings(max_examples=500, deadline=None)
@@ -161,15 +148,9 @@ def test_autograd_suffixes(array: np.ndarray, op: str) -> None:
         t = t.sum()
     elif op == "mul":
         t = t * 2
-    suffix = (
-        ["requires_grad=True"]
-        if t.grad_fn is None
-        else [f"grad_fn=<{type(t.grad_fn).__name__}>"]
-    )
+    suffix = ["requires_grad=True"] if t.grad_fn is None else [f"grad_fn=<{type(t.grad_fn).__name__}>"]
     expected = repr(t).replace("torch.", "ferrograd.")
-    assert (
-        format_tensor(t.detach().numpy(), dtype_name(array.dtype), suffix) == expected
-    )
+    assert format_tensor(t.detach().numpy(), dtype_name(array.dtype), suffix) == expected
 
 
 @pytest.mark.parametrize(
@@ -227,10 +208,7 @@ def test_autograd_suffixes(array: np.ndarray, op: str) -> None:
     ],
 )
 def test_examples(array, dtype: str, suffix: list[str], expected: str) -> None:
-    assert (
-        format_tensor(np.asarray(array, dtype=np.dtype(dtype)), dtype, suffix)
-        == expected
-    )
+    assert format_tensor(np.asarray(array, dtype=np.dtype(dtype)), dtype, suffix) == expected
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
@@ -239,11 +217,7 @@ def test_suffix_wrapping(dtype: str, size: int) -> None:
     """Suffixes move to a new line once the last line is too long."""
     t = torch.linspace(-3, 3, size, dtype=getattr(torch, dtype), requires_grad=True)
     for tensor in (t, t * 3, (t * 3).reshape(1, -1)):
-        suffix = (
-            [f"grad_fn=<{type(tensor.grad_fn).__name__}>"]
-            if tensor.grad_fn
-            else ["requires_grad=True"]
-        )
+        suffix = [f"grad_fn=<{type(tensor.grad_fn).__name__}>"] if tensor.grad_fn else ["requires_grad=True"]
         got = format_tensor(tensor.detach().numpy(), dtype, suffix)
         assert got == repr(tensor).replace("torch.", "ferrograd.")
 

@@ -64,7 +64,9 @@ def _infer_dtype(data) -> dtype:
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
 
-def tensor(data, dtype: dtype | None = None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+def tensor(
+    data, dtype: dtype | None = None, device=None, requires_grad: bool = False, pin_memory: bool = False
+) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, nested sequence, array or tensor)."""
     if isinstance(data, Tensor):
         data = data.detach().numpy()

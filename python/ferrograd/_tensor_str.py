@@ -90,17 +90,13 @@ def _tensor_body(
         else:
             data = [fmt(v) for v in array.tolist()]
         per_line = max(1, (LINEWIDTH - indent) // element_width)
-        lines = [
-            ", ".join(data[i : i + per_line]) for i in range(0, len(data), per_line)
-        ]
+        lines = [", ".join(data[i : i + per_line]) for i in range(0, len(data), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
     rows: Sequence[int | None] = range(size)
     if elided:
         rows = [*range(EDGEITEMS), None, *range(size - EDGEITEMS, size)]
     slices = [
-        "..."
-        if i is None
-        else _tensor_body(array[i], indent + 1, summarize, fmt, element_width)
+        "..." if i is None else _tensor_body(array[i], indent + 1, summarize, fmt, element_width)
         for i in rows
     ]
     return "[" + ("," + "\n" * (array.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
@@ -142,9 +138,7 @@ def _add_suffixes(text: str, suffixes: Sequence[str], indent: int) -> str:
     return "".join(parts)
 
 
-def format_tensor(
-    array: np.ndarray, dtype_name: str, suffix: Sequence[str] = ()
-) -> str:
+def format_tensor(array: np.ndarray, dtype_name: str, suffix: Sequence[str] = ()) -> str:
     """Return ``repr(tensor)`` as torch prints it.
 
     ``array`` holds the tensor's values (any shape), ``dtype_name`` is the

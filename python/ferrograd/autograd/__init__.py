@@ -55,7 +55,9 @@ def grad(
     if allow_unused is None:
         allow_unused = materialize_grads
     elif materialize_grads and not allow_unused:
-        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False.")
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False."
+        )
     result = _C._grad(outputs, inputs_t, grads, retain_graph, create_graph, allow_unused)
     if materialize_grads:
         result = [g if g is not None else _zeros_like(i) for g, i in zip(result, inputs_t)]

@@ -62,25 +62,19 @@ def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def softmax(
-    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None
-) -> Tensor:
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     if dim is None:
         dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
     return (input if dtype is None else input.to(dtype)).softmax(dim)
 
 
-def log_softmax(
-    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None
-) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     if dim is None:
         dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
     return (input if dtype is None else input.to(dtype)).log_softmax(dim)
 
 
-def dropout(
-    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
-) -> Tensor:
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
@@ -109,13 +103,7 @@ def _check_reduction(reduction: str) -> None:
 
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
-    return (
-        loss
-        if reduction == "none"
-        else loss.sum()
-        if reduction == "sum"
-        else loss.mean()
-    )
+    return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
 
 
 def mse_loss(
@@ -143,9 +131,7 @@ def mse_loss(
     if tuple(weight.shape) != tuple(input.shape):
         raise ValueError("Weights and input must have the same size.")
     loss = loss * weight
-    return (
-        loss.sum() / weight.sum() if reduction == "mean" else _reduce(loss, reduction)
-    )
+    return loss.sum() / weight.sum() if reduction == "mean" else _reduce(loss, reduction)
 
 
 def _class_weights(weight: Tensor, ndim: int) -> Tensor:
@@ -186,9 +172,7 @@ def nll_loss(
         return loss.reshape(()) if reduction == "none" else loss
     if input.dim() > 2:  # (N, C, d1, ...) -> (N * d1 * ..., C)
         flat = input.movedim(1, -1).reshape((-1, input.shape[1]))
-        loss = nll_loss(
-            flat, target.reshape((-1,)), weight, None, ignore_index, None, reduction
-        )
+        loss = nll_loss(flat, target.reshape((-1,)), weight, None, ignore_index, None, reduction)
         return loss.reshape(tuple(target.shape)) if reduction == "none" else loss
     target, valid = _valid_targets(target, ignore_index)
     picked = input[ferrograd.arange(input.shape[0]), target]
@@ -220,9 +204,7 @@ def cross_entropy(
         reduction = _legacy_reduction(size_average, reduce)
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(
-            f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
-        )
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 0 if input.dim() == 1 else 1
     n_classes = input.shape[class_dim]
     logp = log_softmax(input, class_dim)

@@ -57,9 +57,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 
 def _calculate_fan_in_and_fan_out(tensor: ferrograd.Tensor) -> tuple[int, int]:
     if tensor.dim() < 2:
-        raise ValueError(
-            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
-        )
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
     receptive_field = math.prod(tensor.shape[2:])
     return tensor.shape[1] * receptive_field, tensor.shape[0] * receptive_field
 
@@ -70,16 +68,12 @@ calculate_fan_in_and_fan_out = _calculate_fan_in_and_fan_out
 def _calculate_correct_fan(tensor: ferrograd.Tensor, mode: str) -> int:
     mode = mode.lower()
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(
-            f"Mode {mode} not supported, please use one of fan_in, fan_out"
-        )
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
 
 
-def uniform_(
-    tensor: ferrograd.Tensor, a: float = 0.0, b: float = 1.0, generator=None
-) -> ferrograd.Tensor:
+def uniform_(tensor: ferrograd.Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> ferrograd.Tensor:
     kwargs = {} if generator is None else {"generator": generator}
     with ferrograd.no_grad():
         return tensor.uniform_(a, b, **kwargs)
@@ -107,29 +101,19 @@ def zeros_(tensor: ferrograd.Tensor) -> ferrograd.Tensor:
         return tensor.zero_()
 
 
-def xavier_uniform_(
-    tensor: ferrograd.Tensor, gain: float = 1.0, generator=None
-) -> ferrograd.Tensor:
+def xavier_uniform_(tensor: ferrograd.Tensor, gain: float = 1.0, generator=None) -> ferrograd.Tensor:
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
     return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(
-    tensor: ferrograd.Tensor, gain: float = 1.0, generator=None
-) -> ferrograd.Tensor:
+def xavier_normal_(tensor: ferrograd.Tensor, gain: float = 1.0, generator=None) -> ferrograd.Tensor:
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(
-        tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator
-    )
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
-def _kaiming_std(
-    tensor: ferrograd.Tensor, a: float, mode: str, nonlinearity: str
-) -> float:
-    return calculate_gain(nonlinearity, a) / math.sqrt(
-        _calculate_correct_fan(tensor, mode)
-    )
+def _kaiming_std(tensor: ferrograd.Tensor, a: float, mode: str, nonlinearity: str) -> float:
+    return calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
 
 
 def kaiming_uniform_(

@@ -47,23 +47,15 @@ __all__ = [
 
 def _typename(obj: object) -> str:
     cls = type(obj)
-    return (
-        cls.__qualname__
-        if cls.__module__ == "builtins"
-        else f"{cls.__module__}.{cls.__qualname__}"
-    )
+    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _addindent(text: str, spaces: int) -> str:
     first, *rest = text.split("\n")
-    return "\n".join(
-        [first, *(" " * spaces + line if line.strip() else "" for line in rest)]
-    )
+    return "\n".join([first, *(" " * spaces + line if line.strip() else "" for line in rest)])
 
 
-class _IncompatibleKeys(
-    namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
-):
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     __slots__ = ()
 
     def __repr__(self) -> str:
@@ -158,10 +150,7 @@ class Module:
                 run_hook(hook_id, hook)
         except Exception:
             for hook_id, hook in list(self._forward_hooks.items()):
-                if (
-                    hook_id in self._forward_hooks_always_called
-                    and hook_id not in called
-                ):
+                if hook_id in self._forward_hooks_always_called and hook_id not in called:
                     run_hook(hook_id, hook)
             raise
         return result
@@ -173,9 +162,7 @@ class Module:
         prepend: bool = False,
         with_kwargs: bool = False,
     ) -> RemovableHandle:
-        handle = RemovableHandle(
-            self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs
-        )
+        handle = RemovableHandle(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
@@ -211,18 +198,13 @@ class Module:
         if not isinstance(name, str):
             raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
         if "." in name:
-            raise KeyError(
-                f'{kind} name can\'t contain "."'
-                + (f", got: {name}" if kind == "module" else "")
-            )
+            raise KeyError(f'{kind} name can\'t contain "."' + (f", got: {name}" if kind == "module" else ""))
         if name == "":
             raise KeyError(f'{kind} name can\'t be empty string ""')
         if hasattr(self, name) and name not in store:
             raise KeyError(f"attribute '{name}' already exists")
 
-    def register_buffer(
-        self, name: str, tensor: ferrograd.Tensor | None, persistent: bool = True
-    ) -> None:
+    def register_buffer(self, name: str, tensor: ferrograd.Tensor | None, persistent: bool = True) -> None:
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         self._check_name("buffer", name, self._buffers)
@@ -238,9 +220,7 @@ class Module:
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         if "_parameters" not in self.__dict__:
-            raise AttributeError(
-                "cannot assign parameter before Module.__init__() call"
-            )
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
         self._check_name("parameter", name, self._parameters)
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(
@@ -278,9 +258,7 @@ class Module:
         for store in ("_parameters", "_buffers", "_modules"):
             if store in state and name in state[store]:
                 return state[store][name]
-        raise AttributeError(
-            f"'{type(self).__name__}' object has no attribute '{name}'"
-        )
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value: Any) -> None:
         def remove_from(*stores: dict[str, Any] | set[str]) -> None:
@@ -296,9 +274,7 @@ class Module:
         buffers = self.__dict__.get("_buffers")
         if isinstance(value, Parameter):
             if params is None:
-                raise AttributeError(
-                    "cannot assign parameters before Module.__init__() call"
-                )
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
             remove_from(
                 self.__dict__,
                 self._buffers,
@@ -314,9 +290,7 @@ class Module:
             self.register_parameter(name, value)
         elif isinstance(value, Module):
             if modules is None:
-                raise AttributeError(
-                    "cannot assign module before Module.__init__() call"
-                )
+                raise AttributeError("cannot assign module before Module.__init__() call")
             remove_from(
                 self.__dict__,
                 self._parameters,
@@ -335,9 +309,7 @@ class Module:
                 raise TypeError(
                     f"cannot assign '{_typename(value)}' as buffer '{name}' (ferrograd.Tensor or None expected)"
                 )
-            self.register_buffer(
-                name, value, name not in self._non_persistent_buffers_set
-            )
+            self.register_buffer(name, value, name not in self._non_persistent_buffers_set)
         else:
             super().__setattr__(name, value)
 
@@ -388,9 +360,7 @@ class Module:
     def named_parameters(
         self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Parameter]]:
-        yield from self._named_members(
-            lambda m: m._parameters.items(), prefix, recurse, remove_duplicate
-        )
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         for _, param in self.named_parameters(recurse=recurse):
@@ -399,9 +369,7 @@ class Module:
     def named_buffers(
         self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, ferrograd.Tensor]]:
-        yield from self._named_members(
-            lambda m: m._buffers.items(), prefix, recurse, remove_duplicate
-        )
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[ferrograd.Tensor]:
         for _, buf in self.named_buffers(recurse=recurse):
@@ -500,9 +468,7 @@ class Module:
         dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
         if kwargs:
-            raise TypeError(
-                f"to() got an unexpected keyword argument '{next(iter(kwargs))}'"
-            )
+            raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
         for arg in args:
             if isinstance(arg, ferrograd.Tensor):
                 dtype = arg.dtype
@@ -540,9 +506,7 @@ class Module:
 
     # ---- state dict -----------------------------------------------------------------
 
-    def _save_to_state_dict(
-        self, destination: dict[str, Any], prefix: str, keep_vars: bool
-    ) -> None:
+    def _save_to_state_dict(self, destination: dict[str, Any], prefix: str, keep_vars: bool) -> None:
         for name, param in self._parameters.items():
             if param is not None:
                 destination[prefix + name] = param if keep_vars else param.detach()
@@ -582,15 +546,9 @@ class Module:
         unexpected_keys: list[str],
         error_msgs: list[str],
     ) -> None:
-        persistent = {
-            k: v
-            for k, v in self._buffers.items()
-            if k not in self._non_persistent_buffers_set
-        }
+        persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
         local_state = {
-            k: v
-            for k, v in itertools.chain(self._parameters.items(), persistent.items())
-            if v is not None
+            k: v for k, v in itertools.chain(self._parameters.items(), persistent.items()) if v is not None
         }
         assign = local_metadata.get("assign_to_params_buffers", False)
         for name, param in local_state.items():
@@ -637,24 +595,16 @@ class Module:
                     if head not in (self._modules if rest else local_state):
                         unexpected_keys.append(key)
 
-    def load_state_dict(
-        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
-    ):
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False):
         if not isinstance(state_dict, Mapping):
-            raise TypeError(
-                f"Expected state_dict to be dict-like, got {type(state_dict)}."
-            )
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing_keys: list[str] = []
         unexpected_keys: list[str] = []
         error_msgs: list[str] = []
         metadata = getattr(state_dict, "_metadata", None)
 
-        def load(
-            module: Module, local_state_dict: Mapping[str, Any], prefix: str = ""
-        ) -> None:
-            local_metadata = dict(
-                {} if metadata is None else metadata.get(prefix[:-1], {})
-            )
+        def load(module: Module, local_state_dict: Mapping[str, Any], prefix: str = "") -> None:
+            local_metadata = dict({} if metadata is None else metadata.get(prefix[:-1], {}))
             if assign:
                 local_metadata["assign_to_params_buffers"] = True
             module._load_from_state_dict(
@@ -671,11 +621,7 @@ class Module:
                     child_prefix = prefix + name + "."
                     load(
                         child,
-                        {
-                            k: v
-                            for k, v in local_state_dict.items()
-                            if k.startswith(child_prefix)
-                        },
+                        {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)},
                         child_prefix,
                     )
 
@@ -705,10 +651,7 @@ class Module:
 
     def __repr__(self) -> str:
         extra_lines = self.extra_repr().split("\n") if self.extra_repr() else []
-        child_lines = [
-            f"({key}): " + _addindent(repr(module), 2)
-            for key, module in self._modules.items()
-        ]
+        child_lines = [f"({key}): " + _addindent(repr(module), 2) for key, module in self._modules.items()]
         lines = extra_lines + child_lines
         body = ""
         if len(extra_lines) == 1 and not child_lines:
@@ -764,9 +707,7 @@ class Sequential(Module):
         keys = list(self._modules)[idx] if isinstance(idx, slice) else [self._key(idx)]
         for key in keys:
             delattr(self, key)
-        self._modules = OrderedDict(
-            (str(i), m) for i, m in enumerate(self._modules.values())
-        )
+        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -830,16 +771,10 @@ class ModuleList(Module):
         setattr(self, self._key(idx), module)
 
     def __delitem__(self, idx: int | slice) -> None:
-        keys = (
-            [str(k) for k in range(len(self))[idx]]
-            if isinstance(idx, slice)
-            else [self._key(idx)]
-        )
+        keys = [str(k) for k in range(len(self))[idx]] if isinstance(idx, slice) else [self._key(idx)]
         for key in keys:
             delattr(self, key)
-        self._modules = OrderedDict(
-            (str(i), m) for i, m in enumerate(self._modules.values())
-        )
+        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -863,8 +798,7 @@ class ModuleList(Module):
     def extend(self, modules: Iterable[Module]) -> ModuleList:
         if not isinstance(modules, Iterable):
             raise TypeError(
-                "ModuleList.extend should be called with an iterable, but got "
-                + type(modules).__name__
+                "ModuleList.extend should be called with an iterable, but got " + type(modules).__name__
             )
         for module in modules:
             self.append(module)
@@ -900,9 +834,7 @@ class ModuleList(Module):
 
 
 class ModuleDict(Module):
-    def __init__(
-        self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None
-    ) -> None:
+    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
         super().__init__()
         if modules is not None:
             self.update(modules)
@@ -942,9 +874,7 @@ class ModuleDict(Module):
     def values(self):
         return self._modules.values()
 
-    def update(
-        self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]
-    ) -> None:
+    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
         if not isinstance(modules, Iterable):
             raise TypeError(
                 "ModuleDict.update should be called with an iterable of key/value pairs, but got "
@@ -954,8 +884,7 @@ class ModuleDict(Module):
         for j, pair in enumerate(pairs):
             if not isinstance(pair, Iterable):
                 raise TypeError(
-                    f"ModuleDict update sequence element #{j} should be Iterable; is"
-                    + type(pair).__name__
+                    f"ModuleDict update sequence element #{j} should be Iterable; is" + type(pair).__name__
                 )
             if len(pair) != 2:
                 raise ValueError(
@@ -989,9 +918,7 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(
-            ferrograd.empty((out_features, in_features), dtype=dtype)
-        )
+        self.weight = Parameter(ferrograd.empty((out_features, in_features), dtype=dtype))
         if bias:
             self.bias = Parameter(ferrograd.empty((out_features,), dtype=dtype))
         else:
@@ -1009,7 +936,9 @@ class Linear(Module):
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        )
 
 
 class ReLU(Module):
@@ -1068,9 +997,7 @@ class Dropout(Module):
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if p < 0 or p > 1:
-            raise ValueError(
-                f"dropout probability has to be between 0 and 1, but got {p}"
-            )
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p = p
         self.inplace = inplace
 
@@ -1110,9 +1037,7 @@ class _WeightedLoss(_Loss):
 
 
 class MSELoss(_Loss):
-    def forward(
-        self, input: ferrograd.Tensor, target: ferrograd.Tensor
-    ) -> ferrograd.Tensor:
+    def forward(self, input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
@@ -1128,9 +1053,7 @@ class NLLLoss(_WeightedLoss):
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
-    def forward(
-        self, input: ferrograd.Tensor, target: ferrograd.Tensor
-    ) -> ferrograd.Tensor:
+    def forward(self, input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
         return F.nll_loss(
             input,
             target,
@@ -1154,9 +1077,7 @@ class CrossEntropyLoss(_WeightedLoss):
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
-    def forward(
-        self, input: ferrograd.Tensor, target: ferrograd.Tensor
-    ) -> ferrograd.Tensor:
+    def forward(self, input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
         return F.cross_entropy(
             input,
             target,

@@ -34,11 +34,7 @@ required = _RequiredParameter()
 
 def _typename(obj: object) -> str:
     cls = type(obj)
-    return (
-        cls.__qualname__
-        if cls.__module__ == "builtins"
-        else f"{cls.__module__}.{cls.__qualname__}"
-    )
+    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
 
 
 class Optimizer:
@@ -76,9 +72,7 @@ class Optimizer:
         text = type(self).__name__ + " ("
         for i, group in enumerate(self.param_groups):
             text += f"\nParameter Group {i}\n"
-            text += "".join(
-                f"    {key}: {group[key]}\n" for key in sorted(group) if key != "params"
-            )
+            text += "".join(f"    {key}: {group[key]}\n" for key in sorted(group) if key != "params")
         return text + ")"
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
@@ -93,12 +87,8 @@ class Optimizer:
                 "in sets will change between runs. Please use a list instead."
             )
         params = list(params)
-        names = [
-            p[0] for p in params if isinstance(p, tuple)
-        ]  # from named_parameters()
-        param_group["params"] = params = [
-            p[1] if isinstance(p, tuple) else p for p in params
-        ]
+        names = [p[0] for p in params if isinstance(p, tuple)]  # from named_parameters()
+        param_group["params"] = params = [p[1] if isinstance(p, tuple) else p for p in params]
         if names:
             if len(names) != len(params):
                 raise ValueError(
@@ -108,8 +98,7 @@ class Optimizer:
         for param in params:
             if not isinstance(param, ferrograd.Tensor):
                 raise TypeError(
-                    "optimizer can only optimize Tensors, but one of the params is "
-                    + _typename(param)
+                    "optimizer can only optimize Tensors, but one of the params is " + _typename(param)
                 )
             if not self.defaults.get("differentiable", None) and not (
                 param.is_leaf or getattr(param, "retains_grad", False)
@@ -130,17 +119,13 @@ class Optimizer:
             )
         for group in self.param_groups:
             if ("param_names" in param_group) != ("param_names" in group):
-                with_names = (
-                    "with names" if "param_names" in param_group else "without names"
-                )
+                with_names = "with names" if "param_names" in param_group else "without names"
                 raise ValueError(
                     "all optimizer param groups should be with/without names. "
                     f"cannot add param group {with_names} to the optimizer"
                 )
             if not ids.isdisjoint(id(p) for p in group["params"]):
-                raise ValueError(
-                    "some parameters appear in more than one parameter group"
-                )
+                raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -170,22 +155,15 @@ class Optimizer:
             packed = {k: v for k, v in group.items() if k != "params"}
             packed["params"] = [index[id(p)] for p in group["params"]]
             groups.append(packed)
-        state = {
-            (index[id(k)] if isinstance(k, ferrograd.Tensor) else k): v
-            for k, v in self.state.items()
-        }
+        state = {(index[id(k)] if isinstance(k, ferrograd.Tensor) else k): v for k, v in self.state.items()}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         groups = self.param_groups
         saved_groups = deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
-            raise ValueError(
-                "loaded state dict has a different number of parameter groups"
-            )
-        if any(
-            len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)
-        ):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
             raise ValueError(
                 "loaded state dict contains a parameter group that doesn't match the size of optimizer's group"
             )
@@ -199,11 +177,7 @@ class Optimizer:
         def cast(param: ferrograd.Tensor, value: Any, key: Any = None) -> Any:
             """Convert saved state to the parameter's floating dtype (not the "step" count)."""
             if isinstance(value, ferrograd.Tensor):
-                return (
-                    value.to(param.dtype)
-                    if key != "step" and param.is_floating_point()
-                    else value
-                )
+                return value.to(param.dtype) if key != "step" and param.is_floating_point() else value
             if isinstance(value, dict):
                 return {k: cast(param, v, k) for k, v in value.items()}
             if isinstance(value, Iterable) and not isinstance(value, str):

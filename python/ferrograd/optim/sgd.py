@@ -77,20 +77,12 @@ class SGD(Optimizer):
         if closure is not None:
             with ferrograd.enable_grad():
                 loss = closure()
-        grad_mode = (
-            ferrograd.enable_grad()
-            if self.defaults["differentiable"]
-            else ferrograd.no_grad()
-        )
+        grad_mode = ferrograd.enable_grad() if self.defaults["differentiable"] else ferrograd.no_grad()
         with grad_mode:
             for group in self.param_groups:
                 params = [p for p in group["params"] if p.grad is not None]
                 momentum = group["momentum"]
-                buffers = (
-                    [self.state[p].get("momentum_buffer") for p in params]
-                    if momentum != 0
-                    else []
-                )
+                buffers = [self.state[p].get("momentum_buffer") for p in params] if momentum != 0 else []
                 sgd(
                     params,
                     [p.grad for p in params],

@@ -408,12 +408,8 @@ impl PyTensor {
     fn __bool__(&self) -> PyResult<bool> {
         if self.t.numel() != 1 {
             return Err(PyRuntimeError::new_err(format!(
-                "Boolean value of Tensor with {} values is ambiguous",
-                if self.t.numel() == 0 {
-                    "no"
-                } else {
-                    "more than one"
-                }
+                "Boolean value of Tensor with {} is ambiguous",
+                if self.t.numel() == 0 { "no values" } else { "more than one value" }
             )));
         }
         Ok(self.t.item().py()?.as_bool())

@@ -141,8 +141,10 @@ pub fn pow(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         _ => kernel!(with_float, a, b, dtype, |x, y| x.pow_el(y), unreachable!())?,
     };
     let (ra, rb) = (a.requires_grad(), b.requires_grad());
+    // A Python number as the base (`2 ** t`) is PyTorch's PowBackward2.
+    let name = if a.is_wrapped_number() { "PowBackward2" } else { "PowBackward1" };
     record(
-        "PowBackward1",
+        name,
         &[a, b],
         &out,
         || {

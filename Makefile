@@ -1,0 +1,30 @@
+# What CI runs, a person can run.
+.PHONY: build-dev format lint test-rs test-py test bench all
+
+build-dev:
+	maturin develop --profile fastbuild
+
+format:
+	cargo fmt --all
+	ruff format python tests benches examples
+	ruff check --fix python tests benches examples
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	ruff check python tests benches examples
+
+test-rs:
+	cargo test --workspace --release
+
+test-py:
+	python3 -m pytest tests
+
+test:
+	bash scripts/test.sh
+
+bench:
+	cargo bench -p ferrograd-core
+	python3 benches/side_by_side.py
+
+all: lint test

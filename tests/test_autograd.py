@@ -1,0 +1,324 @@
+"""Autograd semantics from the seeds: requires_grad propagation, backward,
+accumulation, graph freeing, grad(), grad modes and their errors."""
+
+import gc
+import threading
+
+import numpy as np
+import pytest
+
+import ferrograd as torch  # the seeds' code runs with this alias unchanged
+from ferrograd import autograd
+
+from helpers import has_torch
+
+
+def test_tutorial_q_example():
+    a = torch.tensor([2.0, 3.0], requires_grad=True)
+    b = torch.tensor([6.0, 4.0], requires_grad=True)
+    Q = 3 * a**3 - b**2
+    assert repr(Q) == "tensor([-12.,  65.], grad_fn=<SubBackward0>)"
+    Q_sum = Q.sum()
+    assert repr(Q_sum) == "tensor(53., grad_fn=<SumBackward0>)"
+    Q_sum.backward()
+    assert repr(9 * a**2 == a.grad) == "tensor([True, True])"
+    assert repr(-2 * b == b.grad) == "tensor([True, True])"
+    assert a.grad.tolist() == [36.0, 81.0]
+    assert b.grad.tolist() == [-12.0, -8.0]
+
+
+def test_backward_twice_without_retain_graph_raises_torchs_error():
+    a = torch.tensor([2.0, 3.0], requires_grad=True)
+    b = torch.tensor([6.0, 4.0], requires_grad=True)
+    Q = 3 * a**3 - b**2
+    Q.sum().backward()
+    with pytest.raises(RuntimeError) as err:
+        Q.backward(gradient=torch.tensor([1.0, 1.0]))
+    assert str(err.value) == (
+        "Trying to backward through the graph a second time (or directly access saved tensors after they "
+        "have already been freed). Saved intermediate values of the graph are freed when you call "
+        ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph "
+        "a second time or if you need to access saved tensors after calling backward."
+    )
+
+
+def test_backward_with_gradient_argument():
+    a = torch.tensor([2.0, 3.0], requires_grad=True)
+    b = torch.tensor([6.0, 4.0], requires_grad=True)
+    Q = 3 * a**3 - b**2
+    Q.backward(gradient=torch.tensor([1.0, 1.0]))
+    assert (a.grad == 9 * a**2).all().item() if hasattr(a.grad, "all") else True
+    assert a.grad.tolist() == [36.0, 81.0]
+    assert b.grad.tolist() == [-12.0, -8.0]
+
+
+def test_retain_graph_allows_a_second_backward_and_grads_accumulate():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.tolist() == [4.0, 8.0]
+    x.grad = None
+    assert x.grad is None
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_requires_grad_propagates_as_the_seeds_state():
+    x = torch.zeros(5, 5)
+    y = torch.ones(5, 5)
+    z = torch.ones(5, 5, requires_grad=True)
+    a = x + y
+    assert a.requires_grad is False and a.grad_fn is None and a.is_leaf
+    b = a + z
+    assert b.requires_grad is True and not b.is_leaf
+    assert b.grad_fn.name() == "AddBackward0"
+
+
+def test_frozen_inputs_record_no_node():
+    w = torch.ones(3)
+    x = torch.ones(3)
+    out = (w * x).exp().sum()
+    assert out.grad_fn is None and not out.requires_grad
+
+
+def test_grad_is_none_until_first_backward_and_leaves_only():
+    x = torch.tensor([1.0], requires_grad=True)
+    y = x * 2
+    assert x.grad is None
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0]
+    assert y.grad is None  # non-leaf without retain_grad
+
+
+def test_retain_grad_keeps_non_leaf_gradients():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    assert y.retains_grad
+    (y * y).sum().backward()
+    assert y.grad.tolist() == [6.0, 12.0]
+    assert x.grad.tolist() == [18.0, 36.0]
+
+
+def test_next_functions_walk_the_graph():
+    a = torch.tensor([1.0], requires_grad=True)
+    b = torch.tensor([2.0], requires_grad=True)
+    c = a * b + a
+    names = [f.name() for f, _ in c.grad_fn.next_functions]
+    assert names == ["MulBackward0", "AccumulateGrad"]
+    acc = c.grad_fn.next_functions[1][0]
+    assert acc.variable is not None and acc.variable.tolist() == [1.0]
+
+
+def test_detach_and_requires_grad_errors():
+    x = torch.tensor([1.0], requires_grad=True)
+    y = x * 2
+    d = y.detach()
+    assert not d.requires_grad and d.grad_fn is None
+    with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
+        y.requires_grad = False
+    with pytest.raises(
+        RuntimeError, match="only Tensors of floating point and complex dtype can require gradients"
+    ):
+        torch.tensor([1, 2]).requires_grad_()
+    assert torch.tensor([1.0]).requires_grad_().requires_grad
+
+
+def test_implicit_gradient_errors():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        (x * 2).backward()
+    with pytest.raises(
+        RuntimeError, match="element 0 of tensors does not require grad and does not have a grad_fn"
+    ):
+        torch.tensor([1.0]).sum().backward()
+    with pytest.raises(RuntimeError, match=r"Mismatch in shape: grad_output\[0\] has a shape of"):
+        (x * 2).backward(torch.tensor([1.0, 2.0, 3.0]))
+
+
+def test_autograd_grad_and_create_graph():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = (x**3).sum()
+    (g,) = autograd.grad(y, x, create_graph=True)
+    assert g.tolist() == [3.0, 12.0]
+    assert x.grad is None
+    (gg,) = autograd.grad(g.sum(), x)
+    assert gg.tolist() == [6.0, 12.0]
+
+
+def test_autograd_grad_unused_inputs():
+    x = torch.tensor([1.0], requires_grad=True)
+    z = torch.tensor([1.0], requires_grad=True)
+    y = (x * 2).sum()
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        autograd.grad(y, [x, z], retain_graph=True)
+    gx, gz = autograd.grad(y, [x, z], allow_unused=True, retain_graph=True)
+    assert gx.tolist() == [2.0] and gz is None
+    gx, gz = autograd.grad(y, [x, z], materialize_grads=True)
+    assert gz.tolist() == [0.0]
+
+
+def test_backward_inputs_restricts_accumulation():
+    x = torch.tensor([1.0], requires_grad=True)
+    w = torch.tensor([3.0], requires_grad=True)
+    (x * w).sum().backward(inputs=[x])
+    assert x.grad.tolist() == [3.0] and w.grad is None
+
+
+def test_autograd_backward_with_several_roots():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    autograd.backward([(x * 2).sum(), (x * x).sum()])
+    assert x.grad.tolist() == [4.0, 6.0]
+
+
+def test_no_grad_enable_grad_set_grad_enabled():
+    x = torch.tensor([1.0], requires_grad=True)
+    with torch.no_grad():
+        assert not torch.is_grad_enabled()
+        y = x * 2
+        with torch.enable_grad():
+            z = x * 2
+    assert not y.requires_grad and z.requires_grad
+    assert torch.is_grad_enabled()
+
+    @torch.no_grad()
+    def doubled(t):
+        return t * 2
+
+    assert not doubled(x).requires_grad
+    torch.set_grad_enabled(False)
+    assert not (x * 2).requires_grad
+    torch.set_grad_enabled(True)
+    with torch.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert (x * 2).requires_grad
+    with torch.inference_mode():
+        assert not (x * 2).requires_grad and torch.is_inference_mode_enabled()
+    assert not torch.is_inference_mode_enabled()
+
+
+def test_grad_mode_is_per_thread():
+    seen = {}
+
+    def worker():
+        seen["enabled"] = torch.is_grad_enabled()
+        x = torch.tensor([1.0], requires_grad=True)
+        seen["requires"] = (x * 2).requires_grad
+
+    with torch.no_grad():
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+    assert seen == {"enabled": True, "requires": True}
+
+
+def test_seeds_multithreaded_train_fn():
+    results = []
+
+    def train_fn():
+        x = torch.ones(5, 5, requires_grad=True)
+        y = (x + 3) * (x + 4) * 0.5
+        y.sum().backward()
+        results.append(x.grad.tolist())
+
+    threads = [threading.Thread(target=train_fn) for _ in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [[[4.5] * 5] * 5] * 10
+
+
+def test_type_promotion_follows_torch():
+    f = torch.tensor([1.0, 2.0])
+    i = torch.tensor([1, 2])
+    d = torch.tensor([1.0], dtype=torch.float64)
+    assert (i * 2.5).dtype == torch.float32
+    assert (f * d).dtype == torch.float64
+    assert (f * 2.0).dtype == torch.float32
+    assert (i + i).dtype == torch.int64
+    assert (i / i).dtype == torch.float32
+    assert (torch.tensor(True) + 1).dtype == torch.int64
+    assert (f + torch.tensor(1.0, dtype=torch.float64)).dtype == torch.float32  # 0-d does not widen
+    assert (i + torch.tensor(1.0, dtype=torch.float64)).dtype == torch.float64
+    assert torch.tensor(3).dtype == torch.int64 and torch.tensor(3.0).dtype == torch.float32
+
+
+def test_numpy_interop_shares_memory():
+    arr = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = torch.from_numpy(arr)
+    arr[0, 0] = 100.0
+    assert t[0, 0].item() == 100.0 if hasattr(t, "__getitem__") else True
+    assert t.tolist()[0][0] == 100.0
+    back = t.numpy()
+    back[1, 2] = -1.0
+    assert arr[1, 2] == -1.0
+    assert np.shares_memory(back, arr)
+    copy = torch.tensor(arr)
+    arr[0, 1] = 7.0
+    assert copy.tolist()[0][1] == 1.0
+    assert torch.tensor(np.zeros(2)).dtype == torch.float64
+    with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad"):
+        torch.tensor([1.0], requires_grad=True).numpy()
+
+
+def test_scalar_conversions_and_len():
+    t = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert len(t) == 2 and t.shape == (2, 2) and t.size() == (2, 2) and t.size(1) == 2
+    assert t.dim() == 2 and t.numel() == 4
+    assert [r.tolist() for r in t] == [[1.0, 2.0], [3.0, 4.0]]
+    assert float(torch.tensor(2.5)) == 2.5 and int(torch.tensor(3)) == 3
+    with pytest.raises(TypeError, match="len\\(\\) of a 0-d tensor"):
+        len(torch.tensor(1.0))
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"):
+        bool(torch.tensor([1.0, 2.0]))
+
+
+def test_training_loop_memory_stays_flat():
+    """10^5 steps: graphs and saved tensors are freed every iteration."""
+
+    def rss_kb():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4
+
+    w = torch.tensor([0.5, -0.25, 1.0], requires_grad=True)
+    x = torch.tensor([1.0, 2.0, 3.0])
+    marks = []
+    for step in range(100_000):
+        loss = ((w * x).tanh() * 2.0 - 1.0).sum()
+        loss.backward()
+        with torch.no_grad():
+            w.grad = None
+        if step in (10_000, 99_999):
+            gc.collect()
+            marks.append(rss_kb())
+    assert marks[1] - marks[0] < 4096, marks
+
+
+@pytest.mark.skipif(not has_torch, reason="torch not installed")
+def test_grad_fn_names_match_torch():
+    import torch as real
+
+    def build(T):
+        a = T.tensor([2.0, 3.0], requires_grad=True)
+        return [
+            (a + 1).grad_fn,
+            (a - 1).grad_fn,
+            (a * 2).grad_fn,
+            (a / 2).grad_fn,
+            (a**2).grad_fn,
+            (2**a).grad_fn,
+            a.exp().grad_fn,
+            a.tanh().grad_fn,
+            a.sum().grad_fn,
+            a.sum(0).grad_fn,
+            a.mean().grad_fn,
+            a.view(2, 1).grad_fn,
+            a.unsqueeze(0).grad_fn,
+            (-a).grad_fn,
+        ]
+
+    ours = [f.name() for f in build(torch)]
+    theirs = [f.name() for f in build(real)]
+    assert ours == theirs
