@@ -409,7 +409,11 @@ impl PyTensor {
         if self.t.numel() != 1 {
             return Err(PyRuntimeError::new_err(format!(
                 "Boolean value of Tensor with {} is ambiguous",
-                if self.t.numel() == 0 { "no values" } else { "more than one value" }
+                if self.t.numel() == 0 {
+                    "no values"
+                } else {
+                    "more than one value"
+                }
             )));
         }
         Ok(self.t.item().py()?.as_bool())

@@ -142,7 +142,11 @@ pub fn pow(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     };
     let (ra, rb) = (a.requires_grad(), b.requires_grad());
     // A Python number as the base (`2 ** t`) is PyTorch's PowBackward2.
-    let name = if a.is_wrapped_number() { "PowBackward2" } else { "PowBackward1" };
+    let name = if a.is_wrapped_number() {
+        "PowBackward2"
+    } else {
+        "PowBackward1"
+    };
     record(
         name,
         &[a, b],

@@ -8,6 +8,7 @@ use crate::tensor::layout::{broadcast_shapes, Layout};
 use crate::tensor::{Element, Tensor};
 use crate::Result;
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// Element counts below this run on the calling thread: spawning costs more.
 pub const PARALLEL_MIN_ELEMENTS: usize = 1 << 16;
@@ -16,6 +17,15 @@ const CHUNK: usize = 1 << 14;
 /// The contiguous slice a tensor covers, if it is contiguous.
 fn contiguous_range(l: &Layout) -> Option<std::ops::Range<usize>> {
     l.is_contiguous().then(|| l.offset..l.offset + l.numel())
+}
+
+/// Whether every element of `l` is the same storage element (a number or
+/// a tensor expanded from one), so kernels can treat it as a constant.
+fn is_single_element(l: &Layout) -> bool {
+    l.shape
+        .iter()
+        .zip(&l.strides)
+        .all(|(&d, &s)| d <= 1 || s == 0)
 }
 
 /// `f` applied to every element, as a new contiguous tensor.
@@ -67,7 +77,7 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
                 sa.iter().zip(sb).map(|(&x, &y)| f(x, y)).collect()
             }
         }
-        (Some(ra), _) if la.shape == shape && lb.numel() == 1 => {
+        (Some(ra), _) if la.shape == shape && is_single_element(lb) && lb.numel() > 0 => {
             let y = db[lb.offset];
             let sa = &da[ra];
             if par {
@@ -81,7 +91,7 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
                 sa.iter().map(|&x| f(x, y)).collect()
             }
         }
-        (_, Some(rb)) if lb.shape == shape && la.numel() == 1 => {
+        (_, Some(rb)) if lb.shape == shape && is_single_element(la) && la.numel() > 0 => {
             let x = da[la.offset];
             let sb = &db[rb];
             if par {
@@ -142,31 +152,55 @@ pub fn update<D: Element, S: Element>(
     f: impl Fn(D, S) -> D + Sync + Send,
 ) -> Result<()> {
     let lsrc = src.layout().broadcast_to(dst.shape())?;
-    let src_vals: Vec<S> = {
-        let ds = src.storage().read::<S>();
-        lsrc.offsets().map(|o| ds[o]).collect()
-    };
     let ld = dst.layout();
-    let mut dd = dst.storage().write::<D>();
-    match contiguous_range(ld) {
-        Some(r) if ld.numel() >= PARALLEL_MIN_ELEMENTS => {
-            dd[r]
-                .par_iter_mut()
-                .zip(src_vals.par_iter())
-                .with_min_len(CHUNK)
-                .for_each(|(d, &s)| *d = f(*d, s));
+    if Arc::ptr_eq(src.storage(), dst.storage()) {
+        let copy = Tensor::from_vec(src.to_vec::<S>(), src.shape())?;
+        return update(dst, &copy, f);
+    }
+    // Two locks: take them in address order so that concurrent updates in
+    // opposite directions cannot deadlock.
+    let src_first = Arc::as_ptr(src.storage()) < Arc::as_ptr(dst.storage());
+    let (ds, mut dd) = if src_first {
+        let ds = src.storage().read::<S>();
+        (ds, dst.storage().write::<D>())
+    } else {
+        let dd = dst.storage().write::<D>();
+        (src.storage().read::<S>(), dd)
+    };
+    let par = ld.numel() >= PARALLEL_MIN_ELEMENTS;
+    match (contiguous_range(ld), contiguous_range(&lsrc)) {
+        (Some(r), _) if is_single_element(&lsrc) && lsrc.numel() > 0 => {
+            let s = ds[lsrc.offset];
+            if par {
+                dd[r]
+                    .par_iter_mut()
+                    .with_min_len(CHUNK)
+                    .for_each(|d| *d = f(*d, s));
+            } else {
+                dd[r].iter_mut().for_each(|d| *d = f(*d, s));
+            }
         }
-        Some(r) => dd[r]
-            .iter_mut()
-            .zip(&src_vals)
-            .for_each(|(d, &s)| *d = f(*d, s)),
-        None => {
-            for (o, &s) in ld.offsets().zip(&src_vals) {
-                dd[o] = f(dd[o], s);
+        (Some(r), Some(rs)) => {
+            if par {
+                dd[r]
+                    .par_iter_mut()
+                    .zip(ds[rs].par_iter())
+                    .with_min_len(CHUNK)
+                    .for_each(|(d, &s)| *d = f(*d, s));
+            } else {
+                dd[r]
+                    .iter_mut()
+                    .zip(&ds[rs])
+                    .for_each(|(d, &s)| *d = f(*d, s));
+            }
+        }
+        _ => {
+            for (o, so) in ld.offsets().zip(lsrc.offsets()) {
+                dd[o] = f(dd[o], ds[so]);
             }
         }
     }
-    drop(dd);
+    drop((ds, dd));
     dst.bump_version();
     Ok(())
 }

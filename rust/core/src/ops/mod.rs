@@ -9,6 +9,7 @@
 pub mod binary;
 pub mod copy;
 pub mod elementwise;
+pub mod fastmath;
 pub mod index;
 pub mod num;
 pub mod reduce;

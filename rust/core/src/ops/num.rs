@@ -117,15 +117,15 @@ impl Arith for bool {
 }
 
 macro_rules! real_float {
-    ($($t:ty),*) => {$(
+    ($($t:ty: $exp:path, $tanh:path);*) => {$(
         impl Float for $t {
             type Real = $t;
-            #[inline(always)] fn exp(self) -> Self { <$t>::exp(self) }
+            #[inline(always)] fn exp(self) -> Self { $exp(self) }
             #[inline(always)] fn ln(self) -> Self { <$t>::ln(self) }
             #[inline(always)] fn sqrt(self) -> Self { <$t>::sqrt(self) }
             #[inline(always)] fn sin(self) -> Self { <$t>::sin(self) }
             #[inline(always)] fn cos(self) -> Self { <$t>::cos(self) }
-            #[inline(always)] fn tanh(self) -> Self { <$t>::tanh(self) }
+            #[inline(always)] fn tanh(self) -> Self { $tanh(self) }
             #[inline(always)] fn pow_el(self, e: Self) -> Self { <$t>::powf(self, e) }
             #[inline(always)] fn conj(self) -> Self { self }
             #[inline(always)] fn abs_val(self) -> Self { <$t>::abs(self) }
@@ -145,7 +145,9 @@ macro_rules! real_float {
         }
     )*};
 }
-real_float!(f32, f64);
+// float32 uses the vectorisable approximations (within 2 ulp); float64
+// keeps libm, whose accuracy gradient checks rely on.
+real_float!(f32: super::fastmath::exp_f32, super::fastmath::tanh_f32; f64: f64::exp, f64::tanh);
 
 macro_rules! complex_float {
     ($($t:ty: $r:ty),*) => {$(

@@ -97,7 +97,7 @@ pub fn real(a: &Tensor) -> Result<Tensor> {
 }
 
 pub fn exp(a: &Tensor) -> Result<Tensor> {
-    let out = float_map!(a, "exp", |x| x.exp())?;
+    let out = float_map!(a, "exp", |x| Float::exp(x))?;
     record(
         "ExpBackward0",
         &[a],
@@ -165,7 +165,7 @@ pub fn cos(a: &Tensor) -> Result<Tensor> {
 }
 
 pub fn tanh(a: &Tensor) -> Result<Tensor> {
-    let out = float_map!(a, "tanh", |x| x.tanh())?;
+    let out = float_map!(a, "tanh", |x| Float::tanh(x))?;
     record(
         "TanhBackward0",
         &[a],
@@ -182,7 +182,7 @@ pub fn tanh(a: &Tensor) -> Result<Tensor> {
 }
 
 pub fn sigmoid(a: &Tensor) -> Result<Tensor> {
-    let out = float_map!(a, "sigmoid", |x| T::one().div(T::one().add((-x).exp())))?;
+    let out = float_map!(a, "sigmoid", |x| T::one().div(T::one().add(Float::exp(-x))))?;
     record(
         "SigmoidBackward0",
         &[a],
