@@ -401,7 +401,10 @@ impl GraphTask {
         let mut grads = std::mem::take(&mut *self.buffers[i].lock());
         let _mode = GradModeGuard::new(self.create_graph);
         node.run_tensor_hooks(&mut grads)?;
-        if let Some(caps) = self.captures.get(&(i as u32)) {
+        if let Some(caps) = (!self.captures.is_empty())
+            .then(|| self.captures.get(&(i as u32)))
+            .flatten()
+        {
             let mut captured = self.captured.lock();
             for &(input_nr, slot) in caps {
                 let g = grads[input_nr as usize].clone();

@@ -8,6 +8,7 @@ use crate::Result;
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub type Grads = SmallVec<[Option<Tensor>; 2]>;
@@ -56,6 +57,8 @@ pub struct Node {
     /// node; `retain_grad` hooks run after them.
     tensor_hooks: Mutex<Vec<(u64, u32, GradHook)>>,
     retain_grad_hooks: Mutex<Vec<(u32, GradHook)>>,
+    /// Set once any hook is added: the engine skips both locks otherwise.
+    has_hooks: AtomicBool,
 }
 
 impl Node {
@@ -72,6 +75,7 @@ impl Node {
             backward,
             tensor_hooks: Mutex::new(Vec::new()),
             retain_grad_hooks: Mutex::new(Vec::new()),
+            has_hooks: AtomicBool::new(false),
         }
     }
 
@@ -93,6 +97,7 @@ impl Node {
 
     pub fn add_tensor_hook(&self, id: u64, output_nr: u32, hook: GradHook) {
         self.tensor_hooks.lock().push((id, output_nr, hook));
+        self.has_hooks.store(true, Ordering::Release);
     }
 
     pub fn remove_tensor_hook(&self, id: u64) -> bool {
@@ -107,10 +112,14 @@ impl Node {
         let mut hooks = self.retain_grad_hooks.lock();
         hooks.retain(|(nr, _)| *nr != output_nr);
         hooks.push((output_nr, hook));
+        self.has_hooks.store(true, Ordering::Release);
     }
 
     /// Runs tensor hooks, then retain-grad hooks, on the incoming gradients.
     pub(crate) fn run_tensor_hooks(&self, grads: &mut Grads) -> Result<()> {
+        if !self.has_hooks.load(Ordering::Acquire) {
+            return Ok(());
+        }
         let hooks: Vec<(u32, GradHook)> = {
             let th = self.tensor_hooks.lock();
             let rh = self.retain_grad_hooks.lock();

@@ -1,5 +1,6 @@
 //! Element types and PyTorch's type-promotion rules.
 
+use super::storage::Owner;
 use num_complex::{Complex32, Complex64};
 use std::fmt;
 
@@ -164,25 +165,45 @@ impl fmt::Display for DType {
 /// A Rust type that can be stored in a tensor.
 pub trait Element: Copy + Send + Sync + Default + PartialEq + fmt::Debug + 'static {
     const DTYPE: DType;
+    /// Wraps a `Vec` of this type as the owner of a storage buffer.
+    fn into_owner(v: Vec<Self>) -> Owner;
 }
 
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
+    fn into_owner(v: Vec<Self>) -> Owner {
+        Owner::Bool(v)
+    }
 }
 impl Element for i64 {
     const DTYPE: DType = DType::Int64;
+    fn into_owner(v: Vec<Self>) -> Owner {
+        Owner::Int64(v)
+    }
 }
 impl Element for f32 {
     const DTYPE: DType = DType::Float32;
+    fn into_owner(v: Vec<Self>) -> Owner {
+        Owner::Float32(v)
+    }
 }
 impl Element for f64 {
     const DTYPE: DType = DType::Float64;
+    fn into_owner(v: Vec<Self>) -> Owner {
+        Owner::Float64(v)
+    }
 }
 impl Element for Complex32 {
     const DTYPE: DType = DType::Complex64;
+    fn into_owner(v: Vec<Self>) -> Owner {
+        Owner::Complex64(v)
+    }
 }
 impl Element for Complex64 {
     const DTYPE: DType = DType::Complex128;
+    fn into_owner(v: Vec<Self>) -> Owner {
+        Owner::Complex128(v)
+    }
 }
 
 /// Runs `$body` with `$T` bound to the Rust element type of `$dtype`.

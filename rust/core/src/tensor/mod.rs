@@ -83,11 +83,12 @@ impl Tensor {
     /// A Python number taking part in an op: its dtype is the default of its
     /// kind and it never widens a tensor's dtype.
     pub fn wrapped_number(value: Scalar) -> Tensor {
-        let t = Tensor::scalar(value, value.default_dtype());
+        let storage =
+            with_dtype!(value.default_dtype(), T => Storage::from_vec(vec![T::from_scalar(value)]));
         Tensor(Arc::new(TensorImpl {
-            storage: t.0.storage.clone(),
-            layout: t.0.layout.clone(),
-            version: t.0.version.clone(),
+            storage: Arc::new(storage),
+            layout: Layout::contiguous(&[]),
+            version: Arc::new(AtomicU64::new(0)),
             autograd: Mutex::new(AutogradMeta::default()),
             wrapped_number: true,
         }))

@@ -13,11 +13,22 @@ use parking_lot::{
 use std::any::Any;
 use std::ptr::NonNull;
 
+/// What keeps a buffer's memory alive: a `Vec` of the element type (held
+/// unboxed, saving an allocation per tensor) or a foreign owner.
+pub enum Owner {
+    Bool(Vec<bool>),
+    Int64(Vec<i64>),
+    Float32(Vec<f32>),
+    Float64(Vec<f64>),
+    Complex64(Vec<num_complex::Complex32>),
+    Complex128(Vec<num_complex::Complex64>),
+    Foreign(Box<dyn Any + Send + Sync>),
+}
+
 struct Buffer {
     ptr: NonNull<u8>,
     len: usize,
-    /// Keeps the memory behind `ptr` alive: an owned `Vec<T>` or a foreign object.
-    _owner: Box<dyn Any + Send + Sync>,
+    _owner: Owner,
 }
 
 // SAFETY: the buffer is plain memory owned by `_owner`, which is Send + Sync;
@@ -39,7 +50,7 @@ impl Storage {
             buf: RwLock::new(Buffer {
                 ptr,
                 len,
-                _owner: Box::new(v),
+                _owner: T::into_owner(v),
             }),
             dtype: T::DTYPE,
         }
@@ -61,7 +72,7 @@ impl Storage {
             buf: RwLock::new(Buffer {
                 ptr,
                 len,
-                _owner: owner,
+                _owner: Owner::Foreign(owner),
             }),
             dtype,
         }
