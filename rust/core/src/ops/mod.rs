@@ -6,6 +6,7 @@ pub mod binary;
 pub mod copy;
 pub mod elementwise;
 pub mod index;
+pub mod matmul;
 pub mod num;
 pub mod reduce;
 pub mod shape;
