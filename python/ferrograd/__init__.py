@@ -10,6 +10,7 @@ import numpy as _np
 from . import _C
 from ._C import (
     Tensor,
+    addmm,
     bool,  # noqa: A004 - PyTorch exposes the dtype under this name too
     cdouble,
     cfloat,
@@ -115,7 +116,8 @@ for _name in (
     "add sub mul multiply div true_divide pow maximum minimum eq ne lt le gt ge "
     "logical_and logical_or logical_xor logical_not neg negative abs exp log sqrt sin cos tanh "
     "sigmoid relu sgn conj round clamp clip isnan isfinite isinf sum mean view_as reshape "
-    "permute transpose swapaxes t unsqueeze squeeze flatten narrow select clone detach"
+    "permute transpose swapaxes t unsqueeze squeeze flatten narrow select clone detach "
+    "matmul mm bmm dot mv outer ger"
 ).split():
     globals()[_name] = _method_function(_name)
 del _name

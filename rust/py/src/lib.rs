@@ -8,6 +8,8 @@ mod errors;
 mod factories;
 mod node;
 mod ops;
+mod ops_index;
+mod ops_linalg;
 mod tensor;
 
 use pyo3::prelude::*;
@@ -22,5 +24,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     autograd::register(m)?;
     factories::register(m)?;
     ops::register(m)?;
+    ops_linalg::register(m)?;
+    ops_index::register(m)?;
     Ok(())
 }

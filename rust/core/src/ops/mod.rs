@@ -11,6 +11,7 @@ pub mod copy;
 pub mod elementwise;
 pub mod fastmath;
 pub mod index;
+pub mod matmul;
 pub mod num;
 pub mod reduce;
 pub mod shape;

@@ -1,0 +1,541 @@
+//! Matrix products: `matmul` and the primitives it dispatches to (`dot`,
+//! `mv`, `mm`, `bmm`), plus `addmm` and `outer`. Floating dtypes run on the
+//! `gemm` crate with the operands' own strides (transposes are not copied).
+
+use super::binary::{add, dtype_display, mul};
+use super::copy::contiguous;
+use super::num::Arith;
+use super::result_type;
+use super::shape::{expand_to, reshape, squeeze_dims, transpose, unsqueeze};
+use super::unary::conj;
+use crate::autograd::{record, SavedTensor};
+use crate::tensor::layout::{broadcast_shapes, Layout};
+use crate::tensor::{DType, Element, Scalar, Shape, Tensor};
+use crate::{bail, grads, with_float, Result};
+
+/// Products with more multiply-adds than this run on the rayon pool.
+const PARALLEL_MIN_FLOPS: usize = 64 * 64 * 64;
+
+/// The C++ type name PyTorch's `mm` dtype message uses.
+fn cpp_type_name(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "bool",
+        DType::Int64 => "long int",
+        DType::Float32 => "float",
+        DType::Float64 => "double",
+        DType::Complex64 => "c10::complex<float>",
+        DType::Complex128 => "c10::complex<double>",
+    }
+}
+
+/// `[B, m, k] x [B, k, n]` layouts of two same-dtype tensors (any strides)
+/// into a new contiguous `[B, m, n]` tensor. No history.
+fn bmm_raw(a: &Tensor, la: &Layout, b: &Tensor, lb: &Layout) -> Result<Tensor> {
+    let dtype = a.dtype();
+    match dtype {
+        DType::Int64 => Ok(loop_kernel::<i64>(a, la, b, lb)),
+        DType::Bool => bail!(Runtime, "\"addmm_impl_cpu_\" not implemented for 'Bool'"),
+        _ => with_float!(dtype, T => Ok(gemm_kernel::<T>(a, la, b, lb)), unreachable!()),
+    }
+}
+
+/// The batch dimension of a `[B, rows, cols]` layout as its own layout.
+fn batch_layout(l: &Layout) -> Layout {
+    Layout {
+        shape: smallvec::smallvec![l.shape[0]],
+        strides: smallvec::smallvec![l.strides[0]],
+        offset: l.offset,
+    }
+}
+
+fn gemm_kernel<T: Element + Arith>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Layout) -> Tensor {
+    let (bsz, m, k, n) = (la.shape[0], la.shape[1], la.shape[2], lb.shape[2]);
+    let mut out = vec![T::zero(); bsz * m * n];
+    if k > 0 && !out.is_empty() {
+        let par = if m * n * k > PARALLEL_MIN_FLOPS {
+            gemm::Parallelism::Rayon(0)
+        } else {
+            gemm::Parallelism::None
+        };
+        let (da, db) = (a.storage().read::<T>(), b.storage().read::<T>());
+        let (ba, bb) = (batch_layout(la), batch_layout(lb));
+        for (i, (oa, ob)) in ba.offsets().zip(bb.offsets()).enumerate() {
+            // SAFETY: `oa`/`ob` plus any `row * rs + col * cs` within the
+            // `m x k` / `k x n` extents address elements of the storages (the
+            // layouts describe valid views of them), which stay borrowed by the
+            // read guards for the call; `T` is one of gemm's supported element
+            // types (f32, f64, c32, c64) and `dst` is the disjoint `m x n`
+            // row-major block `i` of `out`.
+            unsafe {
+                gemm::gemm::<T>(
+                    m,
+                    n,
+                    k,
+                    out.as_mut_ptr().add(i * m * n),
+                    1,
+                    n as isize,
+                    false,
+                    da.as_ptr().add(oa),
+                    la.strides[2],
+                    la.strides[1],
+                    db.as_ptr().add(ob),
+                    lb.strides[2],
+                    lb.strides[1],
+                    T::zero(),
+                    T::one(),
+                    false,
+                    false,
+                    false,
+                    par,
+                );
+            }
+        }
+    }
+    Tensor::from_vec(out, &[bsz, m, n]).expect("sized")
+}
+
+/// Integer products: a plain loop (gemm has no integer kernels).
+fn loop_kernel<T: Element + Arith>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Layout) -> Tensor {
+    let (bsz, m, k, n) = (la.shape[0], la.shape[1], la.shape[2], lb.shape[2]);
+    let (da, db) = (a.storage().read::<T>(), b.storage().read::<T>());
+    let mut out = Vec::with_capacity(bsz * m * n);
+    for (oa, ob) in batch_layout(la).offsets().zip(batch_layout(lb).offsets()) {
+        for i in 0..m {
+            for j in 0..n {
+                let mut acc = T::zero();
+                for p in 0..k {
+                    let x = da[(oa as isize
+                        + i as isize * la.strides[1]
+                        + p as isize * la.strides[2]) as usize];
+                    let y = db[(ob as isize
+                        + p as isize * lb.strides[1]
+                        + j as isize * lb.strides[2]) as usize];
+                    acc = acc.add(x.mul(y));
+                }
+                out.push(acc);
+            }
+        }
+    }
+    Tensor::from_vec(out, &[bsz, m, n]).expect("sized")
+}
+
+/// A 2-D layout as a batch of one.
+fn as_batch(l: &Layout) -> Layout {
+    Layout {
+        shape: smallvec::smallvec![1, l.shape[0], l.shape[1]],
+        strides: smallvec::smallvec![0, l.strides[0], l.strides[1]],
+        offset: l.offset,
+    }
+}
+
+/// `a @ b` for matrices, without history.
+fn mm_raw(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let out = bmm_raw(a, &as_batch(a.layout()), b, &as_batch(b.layout()))?;
+    Ok(out.alias(Layout::contiguous(&[a.shape()[0], b.shape()[1]])))
+}
+
+/// The conjugate transpose of the last two dimensions.
+fn adjoint(t: &Tensor) -> Result<Tensor> {
+    conj(&transpose(t, -2, -1)?)
+}
+
+/// Saves `t` only when the other operand needs a gradient.
+fn save_if(cond: bool, t: &Tensor) -> Option<SavedTensor> {
+    cond.then(|| SavedTensor::input(t))
+}
+
+pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 2 {
+        bail!(Runtime, "self must be a matrix");
+    }
+    if b.ndim() != 2 {
+        bail!(Runtime, "mat2 must be a matrix");
+    }
+    check_mm(a, b)?;
+    let out = mm_raw(a, b)?;
+    record_mm("MmBackward0", a, b, &out);
+    Ok(out)
+}
+
+fn check_mm(a: &Tensor, b: &Tensor) -> Result<()> {
+    let (sa, sb) = (a.shape(), b.shape());
+    if sa[1] != sb[0] {
+        bail!(
+            Runtime,
+            "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
+            sa[0],
+            sa[1],
+            sb[0],
+            sb[1]
+        );
+    }
+    if a.dtype() != b.dtype() {
+        bail!(
+            Runtime,
+            "expected m1 and m2 to have the same dtype, but got: {} != {}",
+            cpp_type_name(a.dtype()),
+            cpp_type_name(b.dtype())
+        );
+    }
+    Ok(())
+}
+
+/// The backward of a (batched) matrix product, shared by `mm` and `bmm`:
+/// `grad_a = g @ b^H`, `grad_b = a^H @ g`.
+fn record_mm(name: &'static str, a: &Tensor, b: &Tensor, out: &Tensor) {
+    let (ra, rb) = (a.requires_grad(), b.requires_grad());
+    let prod = if name == "MmBackward0" { mm } else { bmm };
+    record(
+        name,
+        &[a, b],
+        out,
+        || (save_if(rb, a), save_if(ra, b)),
+        move |ctx, (sa, sb), g| {
+            let ga = match sb {
+                Some(b) => Some(prod(g, &adjoint(&b.unpack(ctx)?)?)?),
+                None => None,
+            };
+            let gb = match sa {
+                Some(a) => Some(prod(&adjoint(&a.unpack(ctx)?)?, g)?),
+                None => None,
+            };
+            Ok(grads![ga, gb])
+        },
+    );
+}
+
+pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 3 {
+        bail!(Runtime, "batch1 must be a 3D tensor");
+    }
+    if b.ndim() != 3 {
+        bail!(Runtime, "batch2 must be a 3D tensor");
+    }
+    let (sa, sb) = (a.shape(), b.shape());
+    if sb[0] != sa[0] || sb[1] != sa[2] {
+        bail!(
+            Runtime,
+            "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+            sa[0],
+            sa[2],
+            sb[0],
+            sb[1]
+        );
+    }
+    if a.dtype() != b.dtype() {
+        bail!(
+            Runtime,
+            "expected scalar type {} but found {}",
+            dtype_display(a.dtype()),
+            dtype_display(b.dtype())
+        );
+    }
+    let out = bmm_raw(a, a.layout(), b, b.layout())?;
+    record_mm("BmmBackward0", a, b, &out);
+    Ok(out)
+}
+
+pub fn dot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 1 || b.ndim() != 1 {
+        bail!(
+            Runtime,
+            "1D tensors expected, but got {}D and {}D tensors",
+            a.ndim(),
+            b.ndim()
+        );
+    }
+    if a.numel() != b.numel() {
+        bail!(
+            Runtime,
+            "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively",
+            a.numel(),
+            b.numel(),
+            a.numel(),
+            b.numel()
+        );
+    }
+    if a.dtype() != b.dtype() {
+        bail!(
+            Runtime,
+            "dot : expected both vectors to have same dtype, but found {} and {}",
+            dtype_display(a.dtype()),
+            dtype_display(b.dtype())
+        );
+    }
+    let row = a.alias(Layout {
+        shape: smallvec::smallvec![1, a.numel()],
+        strides: smallvec::smallvec![0, a.strides()[0]],
+        offset: a.storage_offset(),
+    });
+    let col = b.alias(Layout {
+        shape: smallvec::smallvec![b.numel(), 1],
+        strides: smallvec::smallvec![b.strides()[0], 0],
+        offset: b.storage_offset(),
+    });
+    let out = mm_raw(&row, &col)?.alias(Layout::contiguous(&[]));
+    let (ra, rb) = (a.requires_grad(), b.requires_grad());
+    record(
+        "DotBackward0",
+        &[a, b],
+        &out,
+        || (save_if(rb, a), save_if(ra, b)),
+        |ctx, (sa, sb), g| {
+            let ga = match sb {
+                Some(b) => Some(mul(g, &conj(&b.unpack(ctx)?)?)?),
+                None => None,
+            };
+            let gb = match sa {
+                Some(a) => Some(mul(g, &conj(&a.unpack(ctx)?)?)?),
+                None => None,
+            };
+            Ok(grads![ga, gb])
+        },
+    );
+    Ok(out)
+}
+
+pub fn mv(a: &Tensor, v: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 2 || v.ndim() != 1 {
+        bail!(
+            Runtime,
+            "vector + matrix @ vector expected, got 1, {}, {}",
+            a.ndim(),
+            v.ndim()
+        );
+    }
+    if a.shape()[1] != v.numel() {
+        bail!(
+            Runtime,
+            "size mismatch, got input ({}), mat ({}x{}), vec ({})",
+            a.shape()[0],
+            a.shape()[0],
+            a.shape()[1],
+            v.numel()
+        );
+    }
+    if a.dtype() != v.dtype() {
+        bail!(
+            Runtime,
+            "addmv input tensors must have the same dtype, but got {}, {}, and {}",
+            dtype_display(result_type(&[a, v])),
+            dtype_display(a.dtype()),
+            dtype_display(v.dtype())
+        );
+    }
+    let col = v.alias(Layout {
+        shape: smallvec::smallvec![v.numel(), 1],
+        strides: smallvec::smallvec![v.strides()[0], 0],
+        offset: v.storage_offset(),
+    });
+    let out = mm_raw(a, &col)?.alias(Layout::contiguous(&[a.shape()[0]]));
+    let (ra, rv) = (a.requires_grad(), v.requires_grad());
+    record(
+        "MvBackward0",
+        &[a, v],
+        &out,
+        || (save_if(rv, a), save_if(ra, v)),
+        |ctx, (sa, sv), g| {
+            let ga = match sv {
+                Some(v) => Some(outer(g, &conj(&v.unpack(ctx)?)?)?),
+                None => None,
+            };
+            let gv = match sa {
+                Some(a) => Some(mv(&adjoint(&a.unpack(ctx)?)?, g)?),
+                None => None,
+            };
+            Ok(grads![ga, gv])
+        },
+    );
+    Ok(out)
+}
+
+/// `outer(a, b)`: `a[:, None] * b`, as PyTorch composes it.
+pub fn outer(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    for (t, name) in [(a, "self"), (b, "vec2")] {
+        if t.ndim() != 1 {
+            bail!(
+                Runtime,
+                "outer: Expected 1-D argument {}, but got {}-D",
+                name,
+                t.ndim()
+            );
+        }
+    }
+    mul(&reshape(a, &[-1, 1])?, b)
+}
+
+/// The result of a batched product reinterpreted with another shape: a
+/// plain reshape of a fresh tensor, named as PyTorch names it.
+fn unsafe_view(t: &Tensor, shape: &[usize]) -> Tensor {
+    let out = t.alias(Layout::contiguous(shape));
+    let in_shape: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
+    record(
+        "UnsafeViewBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| Ok(grads![Some(reshape(g, &in_shape)?)]),
+    );
+    out
+}
+
+/// `a @ b` with PyTorch's rules for 1-D operands and broadcast batches.
+pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let (da, db) = (a.ndim(), b.ndim());
+    match (da, db) {
+        (0, _) | (_, 0) => bail!(
+            Runtime,
+            "both arguments to matmul need to be at least 1D, but they are {}D and {}D",
+            da,
+            db
+        ),
+        (1, 1) => dot(a, b),
+        (2, 1) => mv(a, b),
+        (1, 2) => squeeze_dims(&mm(&unsqueeze(a, 0)?, b)?, &[0]),
+        (2, 2) => mm(a, b),
+        (_, 1) | (_, 2) => {
+            // Fold the batch into the rows: one large product.
+            let k = a.shape()[da - 1];
+            let mut out_shape: Shape = a.shape()[..da - 1].into();
+            let rows = reshape(a, &[out_shape.iter().product::<usize>() as i64, k as i64])?;
+            let prod = if db == 1 {
+                mv(&rows, b)?
+            } else {
+                out_shape.push(b.shape()[1]);
+                mm(&rows, b)?
+            };
+            Ok(unsafe_view(&prod, &out_shape))
+        }
+        (2, _) => {
+            // As PyTorch: (b^T @ a^T)^T, made contiguous.
+            let r = matmul(&transpose(b, -2, -1)?, &transpose(a, -2, -1)?)?;
+            contiguous(&transpose(&r, -2, -1)?)
+        }
+        _ => batched(a, b),
+    }
+}
+
+/// N-D products: broadcast batch dims, run `bmm`, drop the dims that 1-D
+/// operands gained.
+fn batched(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let a2 = if a.ndim() == 1 {
+        unsqueeze(a, 0)?
+    } else {
+        a.clone()
+    };
+    let b2 = if b.ndim() == 1 {
+        unsqueeze(b, -1)?
+    } else {
+        b.clone()
+    };
+    let (sa, sb) = (a2.shape(), b2.shape());
+    let (na, nb) = (sa.len(), sb.len());
+    let (m, k1, k2, n) = (sa[na - 2], sa[na - 1], sb[nb - 2], sb[nb - 1]);
+    let batch = broadcast_shapes(&sa[..na - 2], &sb[..nb - 2])?;
+    let bsz: usize = batch.iter().product();
+    if k1 != k2 {
+        bail!(
+            Runtime,
+            "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+            bsz,
+            k1,
+            bsz,
+            k2
+        );
+    }
+    let expand = |t: &Tensor, r: usize, c: usize| -> Result<Tensor> {
+        let mut shape = batch.clone();
+        shape.extend([r, c]);
+        reshape(&expand_to(t, &shape)?, &[bsz as i64, r as i64, c as i64])
+    };
+    let prod = bmm(&expand(&a2, m, k1)?, &expand(&b2, k2, n)?)?;
+    let mut out_shape = batch.clone();
+    if a.ndim() > 1 {
+        out_shape.push(m);
+    }
+    if b.ndim() > 1 {
+        out_shape.push(n);
+    }
+    Ok(unsafe_view(&prod, &out_shape))
+}
+
+/// `beta * input + alpha * (m1 @ m2)`, one node (`AddmmBackward0`).
+pub fn addmm(
+    input: &Tensor,
+    m1: &Tensor,
+    m2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    if m1.ndim() != 2 {
+        bail!(Runtime, "mat1 must be a matrix, got {}-D tensor", m1.ndim());
+    }
+    if m2.ndim() != 2 {
+        bail!(Runtime, "mat2 must be a matrix, got {}-D tensor", m2.ndim());
+    }
+    check_mm(m1, m2)?;
+    let shape = [m1.shape()[0], m2.shape()[1]];
+    let (beta_t, alpha_t) = (Tensor::wrapped_number(beta), Tensor::wrapped_number(alpha));
+    let inp = expand_to(&input.detach(), &shape)?;
+    let prod = mm_raw(m1, m2)?;
+    let scaled = if alpha.as_complex() == num_complex::Complex64::new(1.0, 0.0) {
+        prod
+    } else {
+        mul(&prod, &alpha_t)?
+    };
+    // beta == 0 ignores `input` entirely (NaNs in it do not propagate).
+    let out = if beta.as_complex() == num_complex::Complex64::new(0.0, 0.0) {
+        super::copy::cast(&scaled, result_type(&[input, m1, m2]))
+    } else {
+        add(&mul(&inp, &beta_t)?, &scaled)?
+    };
+    let out = out.detach();
+    let (r1, r2) = (m1.requires_grad(), m2.requires_grad());
+    record(
+        "AddmmBackward0",
+        &[input, m1, m2],
+        &out,
+        || (save_if(r2, m1), save_if(r1, m2)),
+        move |ctx, (s1, s2), g| {
+            let gi = Some(mul(g, &conj(&beta_t)?)?);
+            let alpha_c = conj(&alpha_t)?;
+            let g1 = match s2 {
+                Some(m2) => Some(mul(&mm(g, &adjoint(&m2.unpack(ctx)?)?)?, &alpha_c)?),
+                None => None,
+            };
+            let g2 = match s1 {
+                Some(m1) => Some(mul(&mm(&adjoint(&m1.unpack(ctx)?)?, g)?, &alpha_c)?),
+                None => None,
+            };
+            Ok(grads![gi, g1, g2])
+        },
+    );
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemm_handles_transposed_and_batched_operands() {
+        let a = Tensor::from_vec((0..6).map(|x| x as f64).collect(), &[2, 3]).unwrap();
+        let b = Tensor::from_vec((0..6).map(|x| x as f64).collect(), &[3, 2]).unwrap();
+        assert_eq!(
+            mm(&a, &b).unwrap().to_vec::<f64>(),
+            vec![10.0, 13.0, 28.0, 40.0]
+        );
+        // a^T @ a^T... via strides: (3x2) @ (2x3), no copies.
+        let at = transpose(&a, 0, 1).unwrap();
+        let bt = transpose(&b, 0, 1).unwrap();
+        let p = mm(&at, &bt).unwrap();
+        assert_eq!(p.shape(), &[3, 3]);
+        assert_eq!(p.to_vec::<f64>()[..3], [3.0, 9.0, 15.0]);
+        let ai = Tensor::from_vec((0..6).collect::<Vec<i64>>(), &[2, 3]).unwrap();
+        let bi = Tensor::from_vec((0..6).collect::<Vec<i64>>(), &[3, 2]).unwrap();
+        assert_eq!(mm(&ai, &bi).unwrap().to_vec::<i64>(), vec![10, 13, 28, 40]);
+        let e = Tensor::zeros(&[2, 0], DType::Float32);
+        let f = Tensor::zeros(&[0, 3], DType::Float32);
+        assert_eq!(mm(&e, &f).unwrap().to_vec::<f32>(), vec![0.0; 6]);
+    }
+}

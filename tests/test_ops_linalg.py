@@ -1,0 +1,128 @@
+"""Matrix products: values, gradients (finite differences and torch), grad_fn names and errors."""
+
+import numpy as np
+import pytest
+from helpers import arrays, check_op, has_torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ferrograd as fg
+
+
+@st.composite
+def matmul_shapes(draw):
+    """Operand shapes matmul accepts: 1-D, 2-D and broadcast batches."""
+    m, k, n = (draw(st.integers(0, 3)) for _ in range(3))
+    k = max(k, 1) if draw(st.booleans()) else k
+    batch_a = draw(st.lists(st.integers(1, 3), max_size=2))
+    batch_b = [1 if draw(st.booleans()) else d for d in batch_a]
+    if draw(st.booleans()):
+        batch_b = batch_b[1:]
+    a = [k] if draw(st.booleans()) and not batch_a else [*batch_a, m, k]
+    b = [k] if draw(st.booleans()) and not batch_b else [*batch_b, k, n]
+    if draw(st.booleans()):
+        a, b = list(a), list(b)
+    return tuple(a), tuple(b)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_matmul_values_and_grads(data):
+    sa, sb = data.draw(matmul_shapes())
+    a, b = data.draw(arrays(sa)), data.draw(arrays(sb))
+    check_op(lambda T, x, y: x @ y, a, b)
+
+
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_mm_bmm_addmm(data):
+    m, k, n, bs = (data.draw(st.integers(1, 3)) for _ in range(4))
+    a, b = data.draw(arrays((m, k))), data.draw(arrays((k, n)))
+    check_op(lambda T, x, y: T.mm(x, y), a, b)
+    check_op(lambda T, x, y: T.mm(x.t(), y.t().t()), a.T.copy(), b)
+    c = data.draw(arrays((n,)))
+    check_op(lambda T, i, x, y: T.addmm(i, x, y, beta=0.5, alpha=2.0), c, a, b)
+    ba, bb = data.draw(arrays((bs, m, k))), data.draw(arrays((bs, k, n)))
+    check_op(lambda T, x, y: T.bmm(x, y), ba, bb)
+    v, w = data.draw(arrays((k,))), data.draw(arrays((k,)))
+    check_op(lambda T, x, y: T.dot(x, y), v, w)
+    check_op(lambda T, x, y: T.mv(x, y), a, v)
+    check_op(lambda T, x, y: T.outer(x, y), v, c)
+
+
+def test_double_backward_through_mm():
+    x = fg.tensor(np.random.rand(3, 3), requires_grad=True)
+    y = (x @ x).sum()
+    (g,) = fg.autograd.grad(y, x, create_graph=True)
+    (gg,) = fg.autograd.grad(g.sum(), x)
+    # d/dx sum(x @ x) = 1 @ x^T + x^T @ 1; its sum's gradient is 2 * n everywhere... per row/col.
+    ones = np.ones((3, 3))
+    expected = ones @ ones + ones @ ones
+    np.testing.assert_allclose(gg.numpy(), expected)
+
+
+def test_complex_and_int_products():
+    a = np.array([[1 + 2j, 3 - 1j], [0.5j, 2]], dtype=np.complex128)
+    b = np.array([[2 - 1j, 1j], [1, 1 + 1j]], dtype=np.complex128)
+    np.testing.assert_allclose((fg.tensor(a) @ fg.tensor(b)).numpy(), a @ b)
+    i = np.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal((fg.tensor(i) @ fg.tensor(i.T.copy())).numpy(), i @ i.T)
+    f = np.random.rand(4, 5).astype(np.float32)
+    np.testing.assert_allclose((fg.tensor(f).t() @ fg.tensor(f)).numpy(), f.T @ f, rtol=1e-5)
+
+
+@pytest.mark.skipif(not has_torch, reason="needs torch")
+def test_complex_grads_match_torch():
+    import torch
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3))
+    b = rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2))
+    grads = []
+    for T in (fg, torch):
+        x, y = T.tensor(a, requires_grad=True), T.tensor(b, requires_grad=True)
+        (x @ y).abs().sum().backward()
+        grads.append((x.grad.numpy(), y.grad.numpy()))
+    for g, t in zip(*grads):
+        np.testing.assert_allclose(g, t)
+
+
+@pytest.mark.parametrize(
+    "sa, sb, name",
+    [
+        ((3,), (3,), "DotBackward0"),
+        ((2, 3), (3,), "MvBackward0"),
+        ((2, 3), (3, 4), "MmBackward0"),
+        ((5, 2, 3), (3, 4), "UnsafeViewBackward0"),
+        ((5, 2, 3), (3,), "UnsafeViewBackward0"),
+        ((5, 2, 3), (5, 3, 4), "UnsafeViewBackward0"),
+        ((3,), (5, 3, 4), "UnsafeViewBackward0"),
+        ((2, 3), (5, 3, 4), "CloneBackward0"),
+        ((2, 1, 2, 3), (4, 3, 2), "UnsafeViewBackward0"),
+    ],
+)
+def test_grad_fn_names(sa, sb, name):
+    a = fg.tensor(np.ones(sa), requires_grad=True)
+    b = fg.tensor(np.ones(sb))
+    assert (a @ b).grad_fn.name() == name
+    assert fg.bmm(fg.ones(2, 2, 2, requires_grad=True), fg.ones(2, 2, 2)).grad_fn.name() == "BmmBackward0"
+
+
+@pytest.mark.parametrize(
+    "fn, exc, msg",
+    [
+        (lambda: fg.ones(2, 3) @ fg.ones(4, 5), RuntimeError, r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"),
+        (lambda: fg.tensor(1.0) @ fg.ones(3), RuntimeError, "both arguments to matmul need to be at least 1D, but they are 0D and 1D"),
+        (lambda: fg.ones(2, 3) @ fg.ones(3, 4, dtype=fg.float64), RuntimeError, "expected m1 and m2 to have the same dtype, but got: float != double"),
+        (lambda: fg.ones(3) @ fg.ones(3, dtype=fg.float64), RuntimeError, "dot : expected both vectors to have same dtype, but found Float and Double"),
+        (lambda: fg.ones(3) @ fg.ones(4), RuntimeError, r"inconsistent tensor size, expected tensor \[3\] and src \[4\]"),
+        (lambda: fg.ones(2, 3) @ fg.ones(4), RuntimeError, r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)"),
+        (lambda: fg.ones(2, 2, 3) @ fg.ones(2, 4, 5), RuntimeError, r"Expected size for first two dimensions of batch2 tensor to be: \[2, 3\] but got: \[2, 4\]."),
+        (lambda: fg.bmm(fg.ones(2, 3), fg.ones(2, 3)), RuntimeError, "batch1 must be a 3D tensor"),
+        (lambda: fg.mm(fg.ones(3), fg.ones(3, 3)), RuntimeError, "self must be a matrix"),
+        (lambda: fg.ones(2, 3, 2) @ fg.ones(3, 3, 2), RuntimeError, "The size of tensor a"),
+    ],
+)
+def test_errors(fn, exc, msg):
+    with pytest.raises(exc, match=msg):
+        fn()
