@@ -9,26 +9,48 @@ import numpy as _np
 
 from . import _C
 from ._C import (
+    Generator,
     Tensor,
+    arange,
+    bernoulli,
     bool,  # noqa: A004 - PyTorch exposes the dtype under this name too
     cdouble,
     cfloat,
     complex64,
     complex128,
+    default_generator,
     double,
     dtype,
     empty,
+    empty_like,
+    eye,
     float,  # noqa: A004
     float32,
     float64,
     from_numpy,
     full,
+    full_like,
+    initial_seed,
     int64,
     is_grad_enabled,
     is_inference_mode_enabled,
+    linspace,
     long,
+    manual_seed,
+    multinomial,
+    normal,
     ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    seed,
     zeros,
+    zeros_like,
 )
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 

@@ -8,6 +8,7 @@ mod errors;
 mod factories;
 mod node;
 mod ops;
+mod ops_inplace;
 mod tensor;
 
 use pyo3::prelude::*;

@@ -4,9 +4,12 @@
 
 pub mod binary;
 pub mod copy;
+pub mod creation;
 pub mod elementwise;
 pub mod index;
+pub mod inplace;
 pub mod num;
+pub mod random;
 pub mod reduce;
 pub mod shape;
 pub mod unary;
