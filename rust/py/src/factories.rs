@@ -1,8 +1,9 @@
 //! Tensor creation: from NumPy memory and by shape.
 
-use crate::convert::{dtype_arg, sizes};
+use crate::convert::{dtype_arg, operand, scalar, sizes};
 use crate::errors::IntoPyResult;
-use crate::tensor::PyTensor;
+use crate::tensor::{maybe_detach, PyTensor};
+use ferrograd_core::ops::{creation, random};
 use ferrograd_core::tensor::{Layout, Storage};
 use ferrograd_core::{DType, Scalar, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
@@ -179,10 +180,388 @@ fn full(
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
     let _ = device;
-    let value = crate::convert::scalar(fill_value)?;
+    let value = scalar(fill_value)?;
     let shape = shape_of(&PyTuple::new(size.py(), [size])?)?;
     finish(
         Tensor::full(&shape, value, dtype_or(dtype, value.default_dtype())?),
+        requires_grad,
+    )
+}
+
+fn dtype_opt(dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
+    dtype.filter(|d| !d.is_none()).map(dtype_arg).transpose()
+}
+
+/// `arange(end)` or `arange(start, end, step=1)`.
+#[pyfunction]
+#[pyo3(signature = (start, end=None, step=None, *, dtype=None, requires_grad=false, device=None, layout=None))]
+#[allow(clippy::too_many_arguments)]
+fn arange(
+    start: &Bound<'_, PyAny>,
+    end: Option<&Bound<'_, PyAny>>,
+    step: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    device: Option<&Bound<'_, PyAny>>,
+    layout: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = (device, layout);
+    let (s, e) = match end.filter(|e| !e.is_none()) {
+        Some(e) => (scalar(start)?, scalar(e)?),
+        None => (Scalar::Int(0), scalar(start)?),
+    };
+    let st = step.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
+    finish(
+        creation::arange(s, e, st, dtype_opt(dtype)?).py()?,
+        requires_grad,
+    )
+}
+
+#[pyfunction]
+#[pyo3(signature = (start, end, steps, *, dtype=None, requires_grad=false, device=None))]
+fn linspace(
+    start: &Bound<'_, PyAny>,
+    end: &Bound<'_, PyAny>,
+    steps: i64,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = device;
+    let (s, e) = (scalar(start)?, scalar(end)?);
+    let complex = matches!(s, Scalar::Complex(_)) || matches!(e, Scalar::Complex(_));
+    let default = if complex {
+        DType::Complex64
+    } else {
+        DType::Float32
+    };
+    finish(
+        creation::linspace(s, e, steps, dtype_or(dtype, default)?).py()?,
+        requires_grad,
+    )
+}
+
+#[pyfunction]
+#[pyo3(signature = (n, m=None, *, dtype=None, requires_grad=false, device=None))]
+fn eye(
+    n: i64,
+    m: Option<i64>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = device;
+    finish(
+        creation::eye(n, m, dtype_or(dtype, DType::Float32)?).py()?,
+        requires_grad,
+    )
+}
+
+macro_rules! like_factories {
+    ($($name:ident => $value:expr;)*) => {$(
+        #[pyfunction]
+        #[pyo3(signature = (input, *, dtype=None, requires_grad=false, device=None, memory_format=None))]
+        fn $name(
+            input: PyRef<'_, PyTensor>,
+            dtype: Option<&Bound<'_, PyAny>>,
+            requires_grad: bool,
+            device: Option<&Bound<'_, PyAny>>,
+            memory_format: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<PyTensor> {
+            let _ = (device, memory_format);
+            finish(creation::full_like(&input.t, $value, dtype_opt(dtype)?), requires_grad)
+        }
+    )*};
+}
+
+like_factories! {
+    zeros_like => Scalar::Int(0);
+    ones_like => Scalar::Int(1);
+    empty_like => Scalar::Int(0);
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, fill_value, *, dtype=None, requires_grad=false, device=None, memory_format=None))]
+fn full_like(
+    input: PyRef<'_, PyTensor>,
+    fill_value: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    device: Option<&Bound<'_, PyAny>>,
+    memory_format: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = (device, memory_format);
+    let value = scalar(fill_value)?;
+    finish(
+        creation::full_like(&input.t, value, dtype_opt(dtype)?),
+        requires_grad,
+    )
+}
+
+/// The global generator, as `manual_seed` returns it.
+#[pyclass(name = "Generator", module = "ferrograd", frozen)]
+pub struct PyGenerator;
+
+#[pymethods]
+impl PyGenerator {
+    fn manual_seed(slf: PyRef<'_, Self>, seed: i64) -> PyRef<'_, Self> {
+        random::manual_seed(seed as u64);
+        slf
+    }
+    fn seed(&self) -> u64 {
+        random::seed()
+    }
+    fn initial_seed(&self) -> u64 {
+        random::initial_seed()
+    }
+    #[getter]
+    fn device(&self) -> &'static str {
+        "cpu"
+    }
+}
+
+#[pyfunction]
+fn manual_seed(seed: &Bound<'_, PyAny>) -> PyResult<PyGenerator> {
+    let s: i128 = seed.extract()?;
+    if s < -(1i128 << 63) || s >= (1i128 << 64) {
+        return Err(PyRuntimeError::new_err(format!(
+            "Overflow when unpacking long long"
+        )));
+    }
+    random::manual_seed(s as u64);
+    Ok(PyGenerator)
+}
+
+#[pyfunction]
+fn seed() -> u64 {
+    random::seed()
+}
+
+#[pyfunction]
+fn initial_seed() -> u64 {
+    random::initial_seed()
+}
+
+fn sample(
+    py: Python<'_>,
+    shape: Vec<usize>,
+    dtype: DType,
+    requires_grad: bool,
+    init: impl FnOnce(&Tensor) -> ferrograd_core::Result<()> + Send,
+) -> PyResult<PyTensor> {
+    let n = shape.iter().product();
+    finish(
+        maybe_detach(py, n, || random::sampled(&shape, dtype, init)).py()?,
+        requires_grad,
+    )
+}
+
+#[pyfunction]
+#[pyo3(signature = (*size, generator=None, dtype=None, requires_grad=false, device=None))]
+fn rand(
+    py: Python<'_>,
+    size: &Bound<'_, PyTuple>,
+    generator: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = (generator, device);
+    let dtype = dtype_or(dtype, DType::Float32)?;
+    sample(py, shape_of(size)?, dtype, requires_grad, |t| {
+        random::uniform_(t, 0.0, 1.0)
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (*size, generator=None, dtype=None, requires_grad=false, device=None))]
+fn randn(
+    py: Python<'_>,
+    size: &Bound<'_, PyTuple>,
+    generator: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = (generator, device);
+    let dtype = dtype_or(dtype, DType::Float32)?;
+    sample(py, shape_of(size)?, dtype, requires_grad, |t| {
+        random::normal_(t, 0.0, 1.0)
+    })
+}
+
+/// `randint(high, size)` or `randint(low, high, size)`.
+#[pyfunction]
+#[pyo3(signature = (*args, generator=None, dtype=None, requires_grad=false, device=None))]
+fn randint(
+    py: Python<'_>,
+    args: &Bound<'_, PyTuple>,
+    generator: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = (generator, device);
+    let (low, high, size) = match args.len() {
+        2 => (0, args.get_item(0)?.extract()?, args.get_item(1)?),
+        3 => (
+            args.get_item(0)?.extract()?,
+            args.get_item(1)?.extract()?,
+            args.get_item(2)?,
+        ),
+        n => {
+            return Err(PyTypeError::new_err(format!(
+                "randint() takes 2 or 3 positional arguments but {n} were given"
+            )))
+        }
+    };
+    let shape = shape_of(&PyTuple::new(py, [size])?)?;
+    let dtype = dtype_or(dtype, DType::Int64)?;
+    sample(py, shape, dtype, requires_grad, |t| {
+        random::random_(t, low, high)
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, *, dtype=None, requires_grad=false, device=None, memory_format=None))]
+fn rand_like(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    device: Option<&Bound<'_, PyAny>>,
+    memory_format: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = (device, memory_format);
+    let dtype = dtype_or(dtype, input.t.dtype())?;
+    sample(py, input.t.shape().to_vec(), dtype, requires_grad, |t| {
+        random::uniform_(t, 0.0, 1.0)
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, *, dtype=None, requires_grad=false, device=None, memory_format=None))]
+fn randn_like(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    device: Option<&Bound<'_, PyAny>>,
+    memory_format: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = (device, memory_format);
+    let dtype = dtype_or(dtype, input.t.dtype())?;
+    sample(py, input.t.shape().to_vec(), dtype, requires_grad, |t| {
+        random::normal_(t, 0.0, 1.0)
+    })
+}
+
+/// `randint_like(input, high)` or `randint_like(input, low, high)`.
+#[pyfunction]
+#[pyo3(signature = (input, low_or_high, high=None, *, dtype=None, requires_grad=false, device=None, memory_format=None))]
+#[allow(clippy::too_many_arguments)]
+fn randint_like(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    low_or_high: i64,
+    high: Option<i64>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    device: Option<&Bound<'_, PyAny>>,
+    memory_format: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = (device, memory_format);
+    let (low, high) = match high {
+        Some(h) => (low_or_high, h),
+        None => (0, low_or_high),
+    };
+    let dtype = dtype_or(dtype, input.t.dtype())?;
+    sample(py, input.t.shape().to_vec(), dtype, requires_grad, |t| {
+        random::random_(t, low, high)
+    })
+}
+
+/// `bernoulli(input)`: 1 with each element's probability.
+#[pyfunction]
+#[pyo3(signature = (input, p=None, *, generator=None))]
+fn bernoulli(
+    input: PyRef<'_, PyTensor>,
+    p: Option<f64>,
+    generator: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = generator;
+    match p {
+        Some(p) => {
+            let out = Tensor::zeros(input.t.shape(), input.t.dtype());
+            random::bernoulli_scalar_(&out, p).py()?;
+            Ok(out.into())
+        }
+        None => Ok(random::bernoulli(&input.t).py()?.into()),
+    }
+}
+
+/// `normal(mean, std)` with tensors, or `normal(mean, std, size)` with numbers.
+#[pyfunction]
+#[pyo3(signature = (mean, std=None, size=None, *, generator=None, dtype=None, requires_grad=false, device=None))]
+#[allow(clippy::too_many_arguments)]
+fn normal(
+    py: Python<'_>,
+    mean: &Bound<'_, PyAny>,
+    std: Option<&Bound<'_, PyAny>>,
+    size: Option<&Bound<'_, PyAny>>,
+    generator: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = (generator, device);
+    let std_obj = match std {
+        Some(s) => s.clone(),
+        None => 1.0f64.into_pyobject(py)?.into_any(),
+    };
+    if let Some(size) = size.filter(|s| !s.is_none()) {
+        let (m, s) = (scalar(mean)?.as_f64(), scalar(&std_obj)?.as_f64());
+        let shape = shape_of(&PyTuple::new(py, [size])?)?;
+        let dtype = dtype_or(dtype, DType::Float32)?;
+        return sample(py, shape, dtype, requires_grad, |t| {
+            random::normal_(t, m, s)
+        });
+    }
+    let (m, s) = (operand(mean)?, operand(&std_obj)?);
+    if m.is_wrapped_number() && s.is_wrapped_number() {
+        return Err(PyTypeError::new_err(
+            "normal() received an invalid combination of arguments: with float mean and std, pass size",
+        ));
+    }
+    finish(random::normal_tensors(&m, &s).py()?, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, num_samples, replacement=false, *, generator=None))]
+fn multinomial(
+    input: PyRef<'_, PyTensor>,
+    num_samples: i64,
+    replacement: bool,
+    generator: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = generator;
+    Ok(random::multinomial(&input.t, num_samples, replacement)
+        .py()?
+        .into())
+}
+
+#[pyfunction]
+#[pyo3(signature = (n, *, generator=None, dtype=None, requires_grad=false, device=None))]
+fn randperm(
+    n: i64,
+    generator: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = (generator, device);
+    finish(
+        random::randperm(n, dtype_or(dtype, DType::Int64)?).py()?,
         requires_grad,
     )
 }
@@ -193,5 +572,27 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ones, m)?)?;
     m.add_function(wrap_pyfunction!(empty, m)?)?;
     m.add_function(wrap_pyfunction!(full, m)?)?;
+    m.add_function(wrap_pyfunction!(arange, m)?)?;
+    m.add_function(wrap_pyfunction!(linspace, m)?)?;
+    m.add_function(wrap_pyfunction!(eye, m)?)?;
+    m.add_function(wrap_pyfunction!(zeros_like, m)?)?;
+    m.add_function(wrap_pyfunction!(ones_like, m)?)?;
+    m.add_function(wrap_pyfunction!(empty_like, m)?)?;
+    m.add_function(wrap_pyfunction!(full_like, m)?)?;
+    m.add_function(wrap_pyfunction!(manual_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(seed, m)?)?;
+    m.add_function(wrap_pyfunction!(initial_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(rand, m)?)?;
+    m.add_function(wrap_pyfunction!(randn, m)?)?;
+    m.add_function(wrap_pyfunction!(randint, m)?)?;
+    m.add_function(wrap_pyfunction!(rand_like, m)?)?;
+    m.add_function(wrap_pyfunction!(randn_like, m)?)?;
+    m.add_function(wrap_pyfunction!(randint_like, m)?)?;
+    m.add_function(wrap_pyfunction!(bernoulli, m)?)?;
+    m.add_function(wrap_pyfunction!(normal, m)?)?;
+    m.add_function(wrap_pyfunction!(multinomial, m)?)?;
+    m.add_function(wrap_pyfunction!(randperm, m)?)?;
+    m.add_class::<PyGenerator>()?;
+    m.add("default_generator", PyGenerator)?;
     Ok(())
 }

@@ -10,6 +10,7 @@ mod node;
 mod ops;
 mod ops_index;
 mod ops_linalg;
+mod ops_inplace;
 mod tensor;
 
 use pyo3::prelude::*;

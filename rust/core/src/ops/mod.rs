@@ -8,11 +8,14 @@
 
 pub mod binary;
 pub mod copy;
+pub mod creation;
 pub mod elementwise;
 pub mod fastmath;
 pub mod index;
 pub mod matmul;
+pub mod inplace;
 pub mod num;
+pub mod random;
 pub mod reduce;
 pub mod shape;
 pub mod unary;

@@ -1,0 +1,371 @@
+//! In-place ops (`add_`, `mul_`, `exp_`, `fill_`, `copy_`, ...).
+//!
+//! Without autograd an in-place op writes straight into the storage; the
+//! optimizer's arithmetic (`add_`, `sub_`, `mul_`, `div_` on floats) runs as
+//! fused slice loops. While recording, the op runs out of place on a clone
+//! of the old value, the result is written back, and the op's node becomes
+//! the tensor's `grad_fn`; the version bump makes any node that saved the
+//! old value fail its check at backward, as in PyTorch.
+
+use super::binary::{add_scaled, dtype_display};
+use super::copy::{cast, clone, to_dtype};
+use super::elementwise::{update, PARALLEL_MIN_ELEMENTS};
+use super::unary::{where_, zeros_like};
+use crate::autograd::{is_grad_enabled, record};
+use crate::tensor::layout::{broadcast_shapes, fmt_shape};
+use crate::tensor::{DType, Element, Scalar, Tensor};
+use crate::{bail, grads, with_dtype, Result};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+const CHUNK: usize = 1 << 14;
+
+/// Whether an in-place write to `t` must be recorded for autograd; errors
+/// where PyTorch refuses the write.
+fn must_record(t: &Tensor, others: &[&Tensor]) -> Result<bool> {
+    if !is_grad_enabled() {
+        return Ok(false);
+    }
+    let view_base = t.view_base();
+    match &view_base {
+        Some(base) if base.is_leaf() && base.requires_grad() => bail!(
+            Runtime,
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
+        ),
+        None if t.is_leaf() && t.requires_grad() => bail!(
+            Runtime,
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        ),
+        _ => {}
+    }
+    let record = t.requires_grad() || others.iter().any(|o| o.requires_grad());
+    if record && view_base.is_some() {
+        bail!(
+            Runtime,
+            "in-place operations on views of tensors that require grad are not supported yet"
+        );
+    }
+    Ok(record)
+}
+
+/// PyTorch's `canCast`: no complex to real, float to integer, or to bool.
+fn can_cast(from: DType, to: DType) -> bool {
+    !(from.is_complex() && !to.is_complex()
+        || from.is_floating_point() && !to.is_differentiable()
+        || from != DType::Bool && to == DType::Bool)
+}
+
+/// The result of an op may be written into `t`: same shape, castable dtype.
+fn check_result(t: &Tensor, shape: &[usize], dtype: DType) -> Result<()> {
+    if shape != t.shape() {
+        bail!(
+            Runtime,
+            "output with shape {} doesn't match the broadcast shape {}",
+            fmt_shape(t.shape()),
+            fmt_shape(shape)
+        );
+    }
+    if !can_cast(dtype, t.dtype()) {
+        bail!(
+            Runtime,
+            "result type {} can't be cast to the desired output type {}",
+            dtype_display(dtype),
+            dtype_display(t.dtype())
+        );
+    }
+    Ok(())
+}
+
+/// Copies `src`'s values (broadcast, converted) into `t` and bumps its version.
+fn write(t: &Tensor, src: &Tensor) -> Result<()> {
+    let src = cast(src, t.dtype());
+    with_dtype!(t.dtype(), T => update::<T, T>(t, &src, |_, s| s))
+}
+
+/// Runs `op` (the out-of-place form, given the old value) as an in-place
+/// update of `t`; `others` are the op's other tensor operands.
+fn apply(t: &Tensor, others: &[&Tensor], op: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<()> {
+    if !must_record(t, others)? {
+        let out = op(&t.detach())?;
+        check_result(t, out.shape(), out.dtype())?;
+        return write(t, &out);
+    }
+    // Cloning links the new node to the old history (CloneBackward0).
+    let old = clone(t)?;
+    let out = op(&old)?;
+    check_result(t, out.shape(), out.dtype())?;
+    let out = to_dtype(&out, t.dtype())?;
+    write(t, &out)?;
+    if let Some(node) = out.grad_fn() {
+        t.set_grad_fn(node, out.output_nr());
+    }
+    Ok(())
+}
+
+/// `d = f(d, s)` with `src` in `t`'s dtype: slice loops when `t` is
+/// contiguous and `src` is contiguous of the same shape (or one element) on
+/// another storage, else the generic strided kernel.
+fn update_fast<T: Element>(
+    t: &Tensor,
+    src: &Tensor,
+    f: impl Fn(T, T) -> T + Sync + Send,
+) -> Result<()> {
+    let (lt, ls) = (t.layout(), src.layout());
+    let direct = lt.is_contiguous()
+        && !Arc::ptr_eq(t.storage(), src.storage())
+        && (ls.numel() == 1 || ls.is_contiguous() && ls.shape == lt.shape);
+    if !direct {
+        return update(t, src, f);
+    }
+    let n = lt.numel();
+    let s = src.storage().read::<T>();
+    let mut d = t.storage().write::<T>();
+    let dst = &mut d[lt.offset..lt.offset + n];
+    let par = n >= PARALLEL_MIN_ELEMENTS;
+    if ls.numel() == 1 {
+        let y = s[ls.offset];
+        if par {
+            dst.par_chunks_mut(CHUNK)
+                .for_each(|c| c.iter_mut().for_each(|x| *x = f(*x, y)));
+        } else {
+            dst.iter_mut().for_each(|x| *x = f(*x, y));
+        }
+    } else {
+        let srcs = &s[ls.offset..ls.offset + n];
+        if par {
+            dst.par_chunks_mut(CHUNK)
+                .zip(srcs.par_chunks(CHUNK))
+                .for_each(|(c, sc)| c.iter_mut().zip(sc).for_each(|(x, &y)| *x = f(*x, y)));
+        } else {
+            dst.iter_mut().zip(srcs).for_each(|(x, &y)| *x = f(*x, y));
+        }
+    }
+    drop((s, d));
+    t.bump_version();
+    Ok(())
+}
+
+/// The fused no-autograd path of float `add_`/`sub_`/`mul_`/`div_`, if it
+/// applies: `t` real floating and the operands' result type is `t`'s dtype.
+fn arith_fast(t: &Tensor, other: &Tensor, op: Arith2, alpha: f64) -> Option<Result<()>> {
+    let dtype = t.dtype();
+    if !matches!(dtype, DType::Float32 | DType::Float64) || super::result_type(&[t, other]) != dtype
+    {
+        return None;
+    }
+    if let Err(e) = check_result(t, &broadcast_shapes(t.shape(), other.shape()).ok()?, dtype) {
+        return Some(Err(e));
+    }
+    let src = cast(other, dtype);
+    macro_rules! run {
+        ($T:ty) => {{
+            let a = alpha as $T;
+            match op {
+                // PyTorch's CPU add with alpha is one fused multiply-add.
+                Arith2::Add if alpha == 1.0 => update_fast::<$T>(t, &src, |d, s| d + s),
+                Arith2::Add => update_fast::<$T>(t, &src, move |d, s| s.mul_add(a, d)),
+                Arith2::Mul => update_fast::<$T>(t, &src, |d, s| d * s),
+                Arith2::Div => update_fast::<$T>(t, &src, |d, s| d / s),
+            }
+        }};
+    }
+    Some(match dtype {
+        DType::Float32 => run!(f32),
+        _ => run!(f64),
+    })
+}
+
+#[derive(Clone, Copy)]
+enum Arith2 {
+    Add,
+    Mul,
+    Div,
+}
+
+fn fast_ok(t: &Tensor, other: &Tensor) -> Result<bool> {
+    Ok(!must_record(t, &[other])?)
+}
+
+/// `t.add_(other, alpha=alpha)`.
+pub fn add_(t: &Tensor, other: &Tensor, alpha: Scalar) -> Result<()> {
+    if fast_ok(t, other)? && !matches!(alpha, Scalar::Complex(_)) {
+        if let Some(r) = arith_fast(t, other, Arith2::Add, alpha.as_f64()) {
+            return r;
+        }
+    }
+    apply(t, &[other], |s| add_scaled(s, other, alpha))
+}
+
+/// `t.sub_(other, alpha=alpha)`.
+pub fn sub_(t: &Tensor, other: &Tensor, alpha: Scalar) -> Result<()> {
+    if fast_ok(t, other)? && !matches!(alpha, Scalar::Complex(_)) {
+        if let Some(r) = arith_fast(t, other, Arith2::Add, -alpha.as_f64()) {
+            return r;
+        }
+    }
+    apply(t, &[other], |s| {
+        if alpha == Scalar::Int(1) {
+            super::binary::sub(s, other)
+        } else {
+            super::binary::sub(
+                s,
+                &super::binary::mul(other, &Tensor::wrapped_number(alpha))?,
+            )
+        }
+    })
+}
+
+pub fn mul_(t: &Tensor, other: &Tensor) -> Result<()> {
+    if fast_ok(t, other)? {
+        if let Some(r) = arith_fast(t, other, Arith2::Mul, 1.0) {
+            return r;
+        }
+    }
+    apply(t, &[other], |s| super::binary::mul(s, other))
+}
+
+pub fn div_(t: &Tensor, other: &Tensor) -> Result<()> {
+    if fast_ok(t, other)? {
+        if let Some(r) = arith_fast(t, other, Arith2::Div, 1.0) {
+            return r;
+        }
+    }
+    apply(t, &[other], |s| super::binary::div(s, other))
+}
+
+/// An in-place form of any binary op (`pow_`, `remainder_`, ...).
+pub fn binary_(
+    t: &Tensor,
+    other: &Tensor,
+    op: fn(&Tensor, &Tensor) -> Result<Tensor>,
+) -> Result<()> {
+    apply(t, &[other], |s| op(s, other))
+}
+
+/// An in-place form of any unary op (`exp_`, `neg_`, `clamp_`, ...).
+pub fn unary_(t: &Tensor, op: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<()> {
+    apply(t, &[], op)
+}
+
+/// A tensor of `t`'s shape filled with `value`, recorded as `name`: the
+/// old values get no gradient.
+fn filled(t: &Tensor, value: Scalar, name: &'static str) -> Tensor {
+    let out = Tensor::full(t.shape(), value, t.dtype());
+    record(
+        name,
+        &[t],
+        &out,
+        || (),
+        |_, _, g| Ok(grads![Some(zeros_like(g))]),
+    );
+    out
+}
+
+/// `t.fill_(value)`.
+pub fn fill_(t: &Tensor, value: Scalar) -> Result<()> {
+    if !must_record(t, &[])? {
+        return fill_direct(t, value);
+    }
+    apply(t, &[], |s| Ok(filled(s, value, "FillBackward2")))
+}
+
+/// `t.zero_()`.
+pub fn zero_(t: &Tensor) -> Result<()> {
+    if !must_record(t, &[])? {
+        return fill_direct(t, Scalar::Int(0));
+    }
+    apply(t, &[], |s| Ok(filled(s, Scalar::Int(0), "ZeroBackward0")))
+}
+
+fn fill_direct(t: &Tensor, value: Scalar) -> Result<()> {
+    with_dtype!(t.dtype(), T => {
+        let v = Tensor::scalar(value, T::DTYPE);
+        update_fast::<T>(t, &v, |_, s| s)
+    })
+}
+
+/// Overwrites `t` with values from `init` (the random initialisers); the
+/// old values get no gradient.
+pub fn overwrite_(
+    t: &Tensor,
+    name: &'static str,
+    init: impl FnOnce(&Tensor) -> Result<()>,
+) -> Result<()> {
+    if !must_record(t, &[])? {
+        return init(t);
+    }
+    apply(t, &[], |s| {
+        let out = filled(s, Scalar::Int(0), name);
+        init(&out)?;
+        Ok(out)
+    })
+}
+
+/// `t.masked_fill_(mask, value)`.
+pub fn masked_fill_(t: &Tensor, mask: &Tensor, value: Scalar) -> Result<()> {
+    if mask.dtype() != DType::Bool {
+        let name = match mask.dtype() {
+            DType::Int64 => "long int",
+            DType::Float32 => "float",
+            DType::Float64 => "double",
+            DType::Complex64 => "c10::complex<float>",
+            _ => "c10::complex<double>",
+        };
+        bail!(
+            Runtime,
+            "masked_fill_ only supports boolean masks, but got mask with dtype {name}"
+        );
+    }
+    check_result(t, &broadcast_shapes(t.shape(), mask.shape())?, t.dtype())?;
+    apply(t, &[], |s| {
+        let out = where_(mask, &Tensor::scalar(value, s.dtype()), &s.detach())?;
+        let m = mask.clone();
+        record(
+            "MaskedFillBackward0",
+            &[s],
+            &out,
+            || m,
+            |_, m, g| Ok(grads![Some(where_(m, &zeros_like(g), g)?)]),
+        );
+        Ok(out)
+    })
+}
+
+/// `t.copy_(src)`: `src` broadcast to `t`'s shape and converted to its dtype.
+pub fn copy_(t: &Tensor, src: &Tensor) -> Result<()> {
+    check_result(t, &broadcast_shapes(t.shape(), src.shape())?, t.dtype())?;
+    if !must_record(t, &[src])? {
+        return write(t, src);
+    }
+    apply(t, &[src], |s| {
+        let out = super::shape::expand_to(&cast(&src.detach(), t.dtype()), s.shape())?;
+        let out = clone(&out)?;
+        let (src_dtype, src_shape) = (src.dtype(), src.shape().to_vec());
+        record(
+            "CopyBackwards",
+            &[s, src],
+            &out,
+            || (),
+            move |_, _, g| {
+                let gs = super::reduce::sum_to(&cast(g, src_dtype), &src_shape)?;
+                Ok(grads![Some(zeros_like(g)), Some(gs)])
+            },
+        );
+        Ok(out)
+    })
+}
+
+/// `t.detach_()`: drops the history in place.
+pub fn detach_(t: &Tensor) -> Result<()> {
+    if t.view_base().is_some() {
+        bail!(
+            Runtime,
+            "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence detach_() cannot be called on these gradients. To fix this error, please refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+        );
+    }
+    let mut m = t.meta();
+    m.grad_fn = None;
+    m.output_nr = 0;
+    m.requires_grad = false;
+    Ok(())
+}

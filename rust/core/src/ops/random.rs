@@ -1,0 +1,306 @@
+//! Random numbers from one seedable global generator.
+//!
+//! Each sampling op draws a single `u64` from the global generator and fills
+//! fixed-size chunks of the output from small generators seeded by that
+//! value and the chunk index, so large tensors fill in parallel and the
+//! result depends only on the seed, never on the thread count.
+
+use super::copy::cast;
+use super::elementwise::PARALLEL_MIN_ELEMENTS;
+use crate::tensor::{DType, Element, Scalar, ScalarConvert, Tensor};
+use crate::{bail, with_dtype, Result};
+use parking_lot::Mutex;
+use rand::rngs::{SmallRng, StdRng};
+use rand::{Rng, RngCore, SeedableRng};
+use rand_distr::StandardNormal;
+use rayon::prelude::*;
+use std::sync::LazyLock;
+
+/// PyTorch's default seed for its CPU generator.
+const DEFAULT_SEED: u64 = 67280421310721;
+const CHUNK: usize = 1 << 14;
+
+struct Generator {
+    initial_seed: u64,
+    rng: StdRng,
+}
+
+static GENERATOR: LazyLock<Mutex<Generator>> = LazyLock::new(|| {
+    Mutex::new(Generator {
+        initial_seed: DEFAULT_SEED,
+        rng: StdRng::seed_from_u64(DEFAULT_SEED),
+    })
+});
+
+/// `manual_seed(seed)`: restarts the global generator from `seed`.
+pub fn manual_seed(seed: u64) {
+    let mut g = GENERATOR.lock();
+    g.initial_seed = seed;
+    g.rng = StdRng::seed_from_u64(seed);
+}
+
+/// `seed()`: reseeds from OS entropy and returns the new seed.
+pub fn seed() -> u64 {
+    let s = rand::random::<u64>() >> 1;
+    manual_seed(s);
+    s
+}
+
+pub fn initial_seed() -> u64 {
+    GENERATOR.lock().initial_seed
+}
+
+fn next_seed() -> u64 {
+    GENERATOR.lock().rng.next_u64()
+}
+
+fn chunk_rng(seed: u64, chunk: usize) -> SmallRng {
+    SmallRng::seed_from_u64(seed ^ (chunk as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// `n` samples of `sample(rng, i)` (`i` the flat index), chunked as above.
+fn samples<T: Element>(n: usize, sample: impl Fn(&mut SmallRng, usize) -> T + Sync) -> Vec<T> {
+    let seed = next_seed();
+    let fill = |(c, chunk): (usize, &mut [T])| {
+        let mut rng = chunk_rng(seed, c);
+        for (j, x) in chunk.iter_mut().enumerate() {
+            *x = sample(&mut rng, c * CHUNK + j);
+        }
+    };
+    let mut out = vec![T::default(); n];
+    if n >= PARALLEL_MIN_ELEMENTS {
+        out.par_chunks_mut(CHUNK).enumerate().for_each(fill);
+    } else {
+        out.chunks_mut(CHUNK).enumerate().for_each(fill);
+    }
+    out
+}
+
+/// Overwrites `t`'s elements (any layout) with samples and bumps its version.
+fn fill_with<T: Element>(t: &Tensor, sample: impl Fn(&mut SmallRng, usize) -> T + Sync) {
+    let vals = samples(t.numel(), sample);
+    let l = t.layout();
+    let mut d = t.storage().write::<T>();
+    if l.is_contiguous() {
+        d[l.offset..l.offset + vals.len()].copy_from_slice(&vals);
+    } else {
+        for (o, v) in l.offsets().zip(vals) {
+            d[o] = v;
+        }
+    }
+    drop(d);
+    t.bump_version();
+}
+
+fn not_implemented(kernel: &str, dtype: DType) -> crate::Error {
+    super::binary::float_dtype_error(kernel, dtype)
+}
+
+/// `uniform_(from, to)` in place.
+pub fn uniform_(t: &Tensor, from: f64, to: f64) -> Result<()> {
+    if from > to {
+        bail!(
+            Runtime,
+            "uniform_ expects to return a [from, to) range, but found from={from} > to={to}"
+        );
+    }
+    let span = to - from;
+    match t.dtype() {
+        DType::Float32 => {
+            let (a, s) = (from as f32, span as f32);
+            fill_with::<f32>(t, |r, _| a + s * r.gen::<f32>())
+        }
+        DType::Float64 => fill_with::<f64>(t, |r, _| from + span * r.gen::<f64>()),
+        d => return Err(not_implemented("check_uniform_bounds", d)),
+    }
+    Ok(())
+}
+
+/// `normal_(mean, std)` in place.
+pub fn normal_(t: &Tensor, mean: f64, std: f64) -> Result<()> {
+    if std < 0.0 {
+        bail!(Runtime, "normal expects std >= 0.0, but found std {std}");
+    }
+    match t.dtype() {
+        DType::Float32 => {
+            let (m, s) = (mean as f32, std as f32);
+            fill_with::<f32>(t, |r, _| m + s * r.sample::<f32, _>(StandardNormal))
+        }
+        DType::Float64 => {
+            fill_with::<f64>(t, |r, _| mean + std * r.sample::<f64, _>(StandardNormal))
+        }
+        d => return Err(not_implemented("normal_kernel_cpu", d)),
+    }
+    Ok(())
+}
+
+/// `random_(from, to)`: integers drawn uniformly from `[from, to)`.
+pub fn random_(t: &Tensor, from: i64, to: i64) -> Result<()> {
+    if from >= to {
+        bail!(
+            Runtime,
+            "random_ expects 'from' to be less than 'to', but got from={from} >= to={to}"
+        );
+    }
+    if t.dtype() == DType::Bool && (from < 0 || to > 2) {
+        bail!(Runtime, "to - 1 is out of bounds for bool");
+    }
+    if t.dtype().is_complex() {
+        return Err(not_implemented("random_from_to_kernel_cpu", t.dtype()));
+    }
+    with_dtype!(t.dtype(), T => fill_with::<T>(t, |r, _| T::from_scalar(Scalar::Int(r.gen_range(from..to)))));
+    Ok(())
+}
+
+/// `bernoulli_(p)` in place: 1 with probability `p`.
+pub fn bernoulli_scalar_(t: &Tensor, p: f64) -> Result<()> {
+    if !(0.0..=1.0).contains(&p) {
+        bail!(
+            Runtime,
+            "bernoulli_ expects p to be in [0, 1], but got p={p}"
+        );
+    }
+    if t.dtype().is_complex() {
+        return Err(not_implemented("bernoulli_scalar_cpu_", t.dtype()));
+    }
+    with_dtype!(t.dtype(), T => fill_with::<T>(t, |r, _| T::from_scalar(Scalar::Bool(r.gen::<f64>() < p))));
+    Ok(())
+}
+
+/// `bernoulli_(p)` with per-element probabilities `p` (broadcast to `t`).
+pub fn bernoulli_tensor_(t: &Tensor, p: &Tensor) -> Result<()> {
+    let p = super::shape::expand_to(&cast(p, DType::Float64).detach(), t.shape())?;
+    let probs = p.to_vec::<f64>();
+    if probs.iter().any(|q| !(0.0..=1.0).contains(q)) {
+        bail!(
+            Runtime,
+            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)"
+        );
+    }
+    if t.dtype().is_complex() {
+        return Err(not_implemented("bernoulli_tensor_cpu_p_", t.dtype()));
+    }
+    with_dtype!(t.dtype(), T => fill_with::<T>(t, |r, i| T::from_scalar(Scalar::Bool(r.gen::<f64>() < probs[i]))));
+    Ok(())
+}
+
+/// `bernoulli(p)`: a new tensor of `p`'s shape and dtype.
+pub fn bernoulli(p: &Tensor) -> Result<Tensor> {
+    let out = Tensor::zeros(p.shape(), p.dtype());
+    bernoulli_tensor_(&out, p)?;
+    Ok(out)
+}
+
+/// A new tensor of `shape` filled by `init`.
+pub fn sampled(
+    shape: &[usize],
+    dtype: DType,
+    init: impl FnOnce(&Tensor) -> Result<()>,
+) -> Result<Tensor> {
+    let out = Tensor::zeros(shape, dtype);
+    init(&out)?;
+    Ok(out)
+}
+
+/// `normal(mean, std)` with tensor arguments (broadcast together).
+pub fn normal_tensors(mean: &Tensor, std: &Tensor) -> Result<Tensor> {
+    if std.to_scalars().iter().any(|s| s.as_f64() < 0.0) {
+        bail!(Runtime, "normal expects all elements of std >= 0.0");
+    }
+    let dtype = super::result_type(&[mean, std]);
+    let shape = crate::tensor::layout::broadcast_shapes(mean.shape(), std.shape())?;
+    let z = sampled(&shape, dtype, |t| normal_(t, 0.0, 1.0))?;
+    let (m, s) = (mean.detach(), std.detach());
+    super::binary::add(&m, &super::binary::mul(&z, &s)?)
+}
+
+/// `randperm(n)`: a random permutation of `0..n`.
+pub fn randperm(n: i64, dtype: DType) -> Result<Tensor> {
+    if n < 0 {
+        bail!(Runtime, "n must be non-negative, got{n}");
+    }
+    let mut v: Vec<i64> = (0..n).collect();
+    let mut rng = StdRng::seed_from_u64(next_seed());
+    for i in (1..v.len()).rev() {
+        v.swap(i, rng.gen_range(0..=i));
+    }
+    Ok(cast(&Tensor::from_vec(v, &[n as usize])?, dtype))
+}
+
+/// `multinomial(probs, num_samples, replacement)` over the last dimension.
+pub fn multinomial(p: &Tensor, num_samples: i64, replacement: bool) -> Result<Tensor> {
+    if p.ndim() == 0 || p.ndim() > 2 {
+        bail!(Runtime, "prob_dist must be 1 or 2 dim");
+    }
+    if !p.dtype().is_floating_point() {
+        bail!(
+            Runtime,
+            "multinomial only supports floating-point dtypes for input, got: {}",
+            super::binary::dtype_display(p.dtype())
+        );
+    }
+    if num_samples <= 0 {
+        bail!(Runtime, "cannot sample n_sample <= 0 samples");
+    }
+    let cats = *p.shape().last().expect("ndim >= 1");
+    let k = num_samples as usize;
+    if !replacement && k > cats {
+        bail!(
+            Runtime,
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        );
+    }
+    let rows = cast(p, DType::Float64).to_vec::<f64>();
+    if rows.iter().any(|q| !q.is_finite() || *q < 0.0) {
+        bail!(
+            Runtime,
+            "probability tensor contains either `inf`, `nan` or element < 0"
+        );
+    }
+    let mut rng = StdRng::seed_from_u64(next_seed());
+    let mut out = Vec::with_capacity(rows.len() / cats.max(1) * k);
+    for row in rows.chunks(cats.max(1)) {
+        let mut w = row.to_vec();
+        for _ in 0..k {
+            let total: f64 = w.iter().sum();
+            if total <= 0.0 {
+                bail!(
+                    Runtime,
+                    "invalid multinomial distribution (sum of probabilities <= 0)"
+                );
+            }
+            let mut u = rng.gen::<f64>() * total;
+            let mut pick = w.iter().rposition(|&q| q > 0.0).unwrap_or(0);
+            for (j, &q) in w.iter().enumerate() {
+                if u < q {
+                    pick = j;
+                    break;
+                }
+                u -= q;
+            }
+            out.push(pick as i64);
+            if !replacement {
+                w[pick] = 0.0;
+            }
+        }
+    }
+    let mut shape = p.shape().to_vec();
+    *shape.last_mut().expect("ndim >= 1") = k;
+    Tensor::from_vec(out, &shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeding_reproduces_samples() {
+        manual_seed(7);
+        let a = sampled(&[100_000], DType::Float32, |t| normal_(t, 0.0, 1.0)).unwrap();
+        manual_seed(7);
+        let b = sampled(&[100_000], DType::Float32, |t| normal_(t, 0.0, 1.0)).unwrap();
+        assert_eq!(a.to_vec::<f32>(), b.to_vec::<f32>());
+        let mean = a.to_vec::<f32>().iter().map(|&x| x as f64).sum::<f64>() / 1e5;
+        assert!(mean.abs() < 0.02);
+    }
+}

@@ -1,0 +1,227 @@
+//! In-place tensor methods. Each returns the very object it was called on.
+
+use crate::convert::{operand, scalar};
+use crate::errors::IntoPyResult;
+use crate::tensor::{maybe_detach, PyTensor};
+use ferrograd_core::ops::{binary, inplace, random, unary};
+use ferrograd_core::{Result, Scalar, Tensor};
+use pyo3::prelude::*;
+
+type Slf<'py> = Bound<'py, PyTensor>;
+
+/// Runs `f` on the tensor (GIL released when large) and returns `slf`.
+fn run<'py>(slf: &Slf<'py>, f: impl FnOnce(&Tensor) -> Result<()> + Send) -> PyResult<Slf<'py>> {
+    let t = &slf.get().t;
+    maybe_detach(slf.py(), t.numel(), || f(t)).py()?;
+    Ok(slf.clone())
+}
+
+fn unary<'py>(slf: &Slf<'py>, op: fn(&Tensor) -> Result<Tensor>) -> PyResult<Slf<'py>> {
+    run(slf, |t| inplace::unary_(t, op))
+}
+
+fn alpha_arg(alpha: Option<&Bound<'_, PyAny>>) -> PyResult<Scalar> {
+    Ok(alpha.map(scalar).transpose()?.unwrap_or(Scalar::Int(1)))
+}
+
+fn opt_scalar(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Scalar>> {
+    v.filter(|v| !v.is_none()).map(scalar).transpose()
+}
+
+macro_rules! unary_inplace {
+    ($($name:ident => $op:path;)*) => {
+        #[pymethods]
+        impl PyTensor {$(
+            fn $name<'py>(slf: &Slf<'py>) -> PyResult<Slf<'py>> {
+                unary(slf, $op)
+            }
+        )*}
+    };
+}
+
+unary_inplace! {
+    neg_ => unary::neg;
+    negative_ => unary::neg;
+    abs_ => unary::abs;
+    exp_ => unary::exp;
+    log_ => unary::log;
+    sqrt_ => unary::sqrt;
+    sin_ => unary::sin;
+    cos_ => unary::cos;
+    tanh_ => unary::tanh;
+    sigmoid_ => unary::sigmoid;
+    relu_ => unary::relu;
+    sgn_ => unary::sgn;
+    round_ => unary::round;
+}
+
+#[pymethods]
+impl PyTensor {
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn add_<'py>(
+        slf: &Slf<'py>,
+        other: &Bound<'_, PyAny>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Slf<'py>> {
+        let (b, a) = (operand(other)?, alpha_arg(alpha)?);
+        run(slf, |t| inplace::add_(t, &b, a))
+    }
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn sub_<'py>(
+        slf: &Slf<'py>,
+        other: &Bound<'_, PyAny>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Slf<'py>> {
+        let (b, a) = (operand(other)?, alpha_arg(alpha)?);
+        run(slf, |t| inplace::sub_(t, &b, a))
+    }
+    fn mul_<'py>(slf: &Slf<'py>, other: &Bound<'_, PyAny>) -> PyResult<Slf<'py>> {
+        let b = operand(other)?;
+        run(slf, |t| inplace::mul_(t, &b))
+    }
+    fn div_<'py>(slf: &Slf<'py>, other: &Bound<'_, PyAny>) -> PyResult<Slf<'py>> {
+        let b = operand(other)?;
+        run(slf, |t| inplace::div_(t, &b))
+    }
+    fn pow_<'py>(slf: &Slf<'py>, exponent: &Bound<'_, PyAny>) -> PyResult<Slf<'py>> {
+        if exponent.downcast::<PyTensor>().is_err() {
+            let e = scalar(exponent)?;
+            return run(slf, |t| inplace::unary_(t, |s| binary::pow_scalar(s, e)));
+        }
+        let b = operand(exponent)?;
+        run(slf, |t| inplace::binary_(t, &b, binary::pow))
+    }
+    fn __iadd__(slf: &Slf<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        Self::add_(slf, other, None).map(drop)
+    }
+    fn __isub__(slf: &Slf<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        Self::sub_(slf, other, None).map(drop)
+    }
+    fn __imul__(slf: &Slf<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        Self::mul_(slf, other).map(drop)
+    }
+    fn __itruediv__(slf: &Slf<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        Self::div_(slf, other).map(drop)
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clamp_<'py>(
+        slf: &Slf<'py>,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Slf<'py>> {
+        let (lo, hi) = (opt_scalar(min)?, opt_scalar(max)?);
+        run(slf, |t| inplace::unary_(t, |s| unary::clamp(s, lo, hi)))
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clip_<'py>(
+        slf: &Slf<'py>,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Slf<'py>> {
+        Self::clamp_(slf, min, max)
+    }
+    fn masked_fill_<'py>(
+        slf: &Slf<'py>,
+        mask: PyRef<'_, PyTensor>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<Slf<'py>> {
+        if let Ok(v) = value.downcast::<PyTensor>() {
+            let n = v.get().t.ndim();
+            if n != 0 {
+                return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+                    "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {n} dimension(s)."
+                )));
+            }
+        }
+        let (m, v) = (mask.t.clone(), scalar(value)?);
+        run(slf, |t| inplace::masked_fill_(t, &m, v))
+    }
+    fn fill_<'py>(slf: &Slf<'py>, value: &Bound<'_, PyAny>) -> PyResult<Slf<'py>> {
+        let v = scalar(value)?;
+        run(slf, |t| inplace::fill_(t, v))
+    }
+    fn zero_<'py>(slf: &Slf<'py>) -> PyResult<Slf<'py>> {
+        run(slf, inplace::zero_)
+    }
+    #[pyo3(signature = (src, non_blocking=false))]
+    fn copy_<'py>(
+        slf: &Slf<'py>,
+        src: &Bound<'_, PyAny>,
+        non_blocking: bool,
+    ) -> PyResult<Slf<'py>> {
+        let _ = non_blocking;
+        let s = crate::convert::tensor_arg(src, "copy_(): argument 'src'")?;
+        run(slf, |t| inplace::copy_(t, &s))
+    }
+    fn detach_<'py>(slf: &Slf<'py>) -> PyResult<Slf<'py>> {
+        run(slf, inplace::detach_)
+    }
+
+    #[pyo3(name = "uniform_", signature = (from_=0.0, to=1.0, *, generator=None))]
+    fn uniform_inplace<'py>(
+        slf: &Slf<'py>,
+        from_: f64,
+        to: f64,
+        generator: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Slf<'py>> {
+        let _ = generator;
+        run(slf, |t| {
+            inplace::overwrite_(t, "UniformBackward0", |s| random::uniform_(s, from_, to))
+        })
+    }
+    #[pyo3(name = "normal_", signature = (mean=0.0, std=1.0, *, generator=None))]
+    fn normal_inplace<'py>(
+        slf: &Slf<'py>,
+        mean: f64,
+        std: f64,
+        generator: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Slf<'py>> {
+        let _ = generator;
+        run(slf, |t| {
+            inplace::overwrite_(t, "NormalBackward0", |s| random::normal_(s, mean, std))
+        })
+    }
+    #[pyo3(name = "bernoulli_", signature = (p=None, *, generator=None))]
+    fn bernoulli_inplace<'py>(
+        slf: &Slf<'py>,
+        p: Option<&Bound<'_, PyAny>>,
+        generator: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Slf<'py>> {
+        let _ = generator;
+        match p {
+            Some(p) if p.downcast::<PyTensor>().is_ok() => {
+                let pt = p.downcast::<PyTensor>()?.get().t.clone();
+                run(slf, |t| {
+                    inplace::overwrite_(t, "BernoulliBackward1", |s| {
+                        random::bernoulli_tensor_(s, &pt)
+                    })
+                })
+            }
+            p => {
+                let p = p.map(|p| p.extract::<f64>()).transpose()?.unwrap_or(0.5);
+                run(slf, |t| {
+                    inplace::overwrite_(t, "BernoulliBackward0", |s| {
+                        random::bernoulli_scalar_(s, p)
+                    })
+                })
+            }
+        }
+    }
+    /// `random_(to)` or `random_(from, to)`.
+    #[pyo3(name = "random_", signature = (from_, to=None, *, generator=None))]
+    fn random_inplace<'py>(
+        slf: &Slf<'py>,
+        from_: i64,
+        to: Option<i64>,
+        generator: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Slf<'py>> {
+        let _ = generator;
+        let (lo, hi) = match to {
+            Some(h) => (from_, h),
+            None => (0, from_),
+        };
+        run(slf, |t| {
+            inplace::overwrite_(t, "RandomBackward1", |s| random::random_(s, lo, hi))
+        })
+    }
+}

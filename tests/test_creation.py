@@ -1,0 +1,180 @@
+"""Factories and random numbers: values, dtypes and errors against torch."""
+
+import numpy as np
+import pytest
+from helpers import has_torch, shapes
+from hypothesis import given, settings
+
+import ferrograd as fg
+
+if has_torch:
+    import torch
+
+needs_torch = pytest.mark.skipif(not has_torch, reason="torch is the reference")
+
+
+def same(a, b):
+    assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+    assert tuple(a.shape) == tuple(b.shape)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "args",
+    [(5,), (0,), (2, 9), (2, 9, 3), (9, 2, -3), (0, 1, 0.1), (1, 2.5, 0.5), (0.0, 5), (-3.5, 2.25, 0.75), (3, 3)],
+)
+def test_arange_matches_torch(args):
+    same(fg.arange(*args), torch.arange(*args))
+    same(fg.arange(*args, dtype=fg.float64), torch.arange(*args, dtype=torch.float64))
+
+
+@needs_torch
+@pytest.mark.parametrize("args", [(0, 10, 0), (10, 0, 1), (-1,)])
+def test_arange_errors(args):
+    with pytest.raises(RuntimeError) as ours:
+        fg.arange(*args)
+    with pytest.raises(RuntimeError) as theirs:
+        torch.arange(*args)
+    assert str(ours.value) == str(theirs.value)
+
+
+@needs_torch
+@pytest.mark.parametrize("args", [(0, 1, 5), (0, 10, 4), (-2, 3, 1), (1, 2, 0), (0, 1, 7)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_linspace_matches_torch(args, dtype):
+    ours = fg.linspace(*args, dtype=getattr(fg, dtype))
+    theirs = torch.linspace(*args, dtype=getattr(torch, dtype))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, atol=1e-6)
+    assert ours.dtype == getattr(fg, dtype)
+
+
+def test_linspace_negative_steps():
+    with pytest.raises(RuntimeError, match="number of steps must be non-negative"):
+        fg.linspace(0, 1, -1)
+
+
+@needs_torch
+@pytest.mark.parametrize("n,m", [(0, None), (3, None), (2, 4), (4, 2)])
+def test_eye(n, m):
+    same(fg.eye(n, m) if m is not None else fg.eye(n), torch.eye(n, m) if m is not None else torch.eye(n))
+    with pytest.raises(RuntimeError, match="n must be greater or equal to 0, got -1"):
+        fg.eye(-1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(shape=shapes())
+def test_like_factories(shape):
+    x = fg.tensor(np.ones(shape), dtype=fg.float64)
+    for fn, v in ((fg.zeros_like, 0), (fg.ones_like, 1), (fg.empty_like, None)):
+        y = fn(x)
+        assert y.shape == x.shape and y.dtype == fg.float64
+        if v is not None:
+            assert (y.numpy() == v).all()
+    y = fg.full_like(x, 7, dtype=fg.int64)
+    assert y.dtype == fg.int64 and y.shape == x.shape and (y.numpy() == 7).all()
+    assert fg.zeros_like(x, requires_grad=True).requires_grad
+
+
+@settings(max_examples=25, deadline=None)
+@given(shape=shapes(max_side=6))
+def test_random_shapes_and_ranges(shape):
+    r = fg.rand(shape)
+    assert r.shape == shape and r.dtype == fg.float32
+    assert ((r.numpy() >= 0) & (r.numpy() < 1)).all()
+    assert fg.randn(*shape).shape == shape
+    i = fg.randint(-2, 3, shape)
+    assert i.dtype == fg.int64 and ((i.numpy() >= -2) & (i.numpy() < 3)).all()
+
+
+def test_sizes_as_varargs_or_sequence():
+    assert fg.rand(2, 3).shape == (2, 3)
+    assert fg.randn([2, 3]).shape == (2, 3)
+    assert fg.rand(()).shape == ()
+    assert fg.randn(0, 3).shape == (0, 3)
+    assert fg.randint(5, (4,)).shape == (4,)
+
+
+def test_manual_seed_reproduces():
+    for make in (lambda: fg.rand(100), lambda: fg.randn(70000), lambda: fg.randint(0, 100, (50,)),
+                 lambda: fg.randperm(20), lambda: fg.bernoulli(fg.full((30,), 0.5)),
+                 lambda: fg.empty(5, 5).normal_(), lambda: fg.empty(5).uniform_(-1, 1)):
+        g = fg.manual_seed(1234)
+        a = make()
+        fg.manual_seed(1234)
+        b = make()
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        assert g.initial_seed() == 1234 == fg.initial_seed()
+    c = fg.rand(100)
+    assert not np.array_equal(c.numpy(), fg.rand(100).numpy())
+    s = fg.seed()
+    assert fg.initial_seed() == s
+
+
+def test_distribution_moments():
+    fg.manual_seed(0)
+    x = fg.randn(200000).numpy()
+    assert abs(x.mean()) < 0.01 and abs(x.std() - 1) < 0.01
+    u = fg.rand(200000, dtype=fg.float64).numpy()
+    assert abs(u.mean() - 0.5) < 0.01
+    n = fg.normal(3.0, 2.0, (100000,)).numpy()
+    assert abs(n.mean() - 3) < 0.05 and abs(n.std() - 2) < 0.05
+    b = fg.bernoulli(fg.full((100000,), 0.25)).numpy()
+    assert abs(b.mean() - 0.25) < 0.01
+    m = fg.normal(fg.zeros(3), fg.ones(3) * 0.0)
+    assert (m.numpy() == 0).all()
+
+
+def test_in_place_initialisers_on_views():
+    x = fg.zeros(4, 6)
+    x.t().uniform_(5, 6)
+    assert ((x.numpy() >= 5) & (x.numpy() < 6)).all()
+    v = x.narrow(1, 0, 2)
+    v.normal_(100, 0.001)
+    assert np.allclose(x.numpy()[:, :2], 100, atol=0.1) and (x.numpy()[:, 2:] < 6).all()
+    before = x._version
+    x.bernoulli_(1.0)
+    assert (x.numpy() == 1).all() and x._version == before + 1
+    y = fg.zeros(10, dtype=fg.int64).random_(3, 5)
+    assert ((y.numpy() >= 3) & (y.numpy() < 5)).all()
+
+
+def test_randperm_and_multinomial():
+    p = fg.randperm(50)
+    assert sorted(p.tolist()) == list(range(50)) and p.dtype == fg.int64
+    s = fg.multinomial(fg.tensor([0.0, 1.0, 0.0]), 4, replacement=True)
+    assert s.tolist() == [1, 1, 1, 1]
+    w = fg.multinomial(fg.tensor([[1.0, 2.0, 3.0]]), 3)
+    assert sorted(w.tolist()[0]) == [0, 1, 2]
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda T: T.randn(3, dtype=T.long),
+        lambda T: T.rand(3, dtype=T.long),
+        lambda T: T.randint(5, 5, (3,)),
+        lambda T: T.bernoulli(T.tensor([1.5])),
+        lambda T: T.zeros(3).uniform_(2, 1),
+        lambda T: T.zeros(3).normal_(0, -1),
+        lambda T: T.ones(3).bernoulli_(1.5),
+        lambda T: T.multinomial(T.tensor([-1.0, 2.0]), 1),
+    ],
+)
+def test_random_errors_match_torch(call):
+    with pytest.raises(RuntimeError) as ours:
+        call(fg)
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_rand_like_family():
+    x = fg.zeros(2, 3, dtype=fg.float64)
+    assert fg.rand_like(x).dtype == fg.float64 and fg.randn_like(x).shape == (2, 3)
+    r = fg.randint_like(x, 4)
+    assert r.dtype == fg.float64 and ((r.numpy() >= 0) & (r.numpy() < 4)).all()
+    r = fg.randint_like(x, 2, 4)
+    assert ((r.numpy() >= 2) & (r.numpy() < 4)).all()
+    assert fg.rand(2, requires_grad=True).requires_grad

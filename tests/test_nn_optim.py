@@ -1,0 +1,104 @@
+"""nn and optim: a training step matches torch given the same weights, and
+the seeds' fine-tuning recipe (frozen base, new head) trains only the head."""
+
+import numpy as np
+import pytest
+from helpers import has_torch
+
+import ferrograd as torch
+from ferrograd import nn, optim
+
+
+def mlp(T, sizes=(6, 8, 8, 3)):
+    layers = []
+    for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
+        layers.append(T.nn.Linear(a, b))
+        if i < len(sizes) - 2:
+            layers.append(T.nn.ReLU())
+    return T.nn.Sequential(*layers)
+
+
+def copy_weights(src, dst, T):
+    with T.no_grad():
+        for (name, p), (_, q) in zip(src.named_parameters(), dst.named_parameters()):
+            q.copy_(T.tensor(p.detach().numpy()))
+
+
+def test_module_registration_and_naming():
+    model = mlp(torch)
+    names = [n for n, _ in model.named_parameters()]
+    assert names == ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"]
+    assert all(isinstance(p, nn.Parameter) and p.requires_grad for p in model.parameters())
+    assert repr(model).startswith("Sequential(\n  (0): Linear(in_features=6, out_features=8, bias=True)")
+    model.eval()
+    assert not model.training and not model[0].training
+    model.train()
+    assert model[2].training
+
+
+def test_training_step_matches_torch():
+    real = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 6)).astype(np.float32)
+    y = rng.integers(0, 3, 5)
+    ref = mlp(real)
+    ours = mlp(torch)
+    copy_weights(ref, ours, torch)
+    opt_ref = real.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)
+    opt = optim.SGD(ours.parameters(), lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)
+    for _ in range(4):
+        for T, model, o in ((real, ref, opt_ref), (torch, ours, opt)):
+            o.zero_grad()
+            loss = T.nn.functional.cross_entropy(model(T.tensor(x)), T.tensor(y))
+            loss.backward()
+            o.step()
+        assert abs(loss.item() - real.nn.functional.cross_entropy(ref(real.tensor(x)), real.tensor(y)).item()) < 1e-4
+    for p, q in zip(ref.parameters(), ours.parameters()):
+        np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_mse_and_functional_pieces():
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    t = torch.tensor([[0.0, 2.0], [3.0, 5.0]])
+    loss = nn.functional.mse_loss(x, t)
+    loss.backward()
+    assert loss.item() == pytest.approx(0.5)
+    np.testing.assert_allclose(x.grad.numpy(), [[0.5, 0.0], [0.0, -0.5]])
+    s = nn.functional.softmax(x.detach(), dim=1)
+    np.testing.assert_allclose(s.sum(1).numpy(), [1.0, 1.0], rtol=1e-6)
+
+
+def test_finetuning_a_frozen_base_trains_only_the_head():
+    model = mlp(torch, (4, 8, 8, 3))
+    for param in model.parameters():
+        param.requires_grad = False
+    model[4] = nn.Linear(8, 2)  # parameters of new modules require grad by default
+    base_before = [p.detach().clone() for p in model[0].parameters()]
+    optimizer = optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+    x = torch.randn(16, 4)
+    target = torch.randint(0, 2, (16,))
+    losses = []
+    for _ in range(30):
+        optimizer.zero_grad()
+        out = model(x)
+        assert out.grad_fn is not None
+        loss = nn.functional.cross_entropy(out, target)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+    assert all(p.grad is None for p in model[0].parameters())
+    for before, p in zip(base_before, model[0].parameters()):
+        assert (before == p).all().item()
+    assert model[4].weight.grad is not None
+
+
+@pytest.mark.skipif(not has_torch, reason="torch not installed")
+def test_module_double_and_float():
+    model = nn.Linear(3, 2)
+    model.double()
+    assert model.weight.dtype == torch.float64
+    out = model(torch.ones(1, 3, dtype=torch.float64))
+    assert out.dtype == torch.float64
+    model.float()
+    assert model.weight.dtype == torch.float32
