@@ -22,7 +22,18 @@ def same(a, b):
 @needs_torch
 @pytest.mark.parametrize(
     "args",
-    [(5,), (0,), (2, 9), (2, 9, 3), (9, 2, -3), (0, 1, 0.1), (1, 2.5, 0.5), (0.0, 5), (-3.5, 2.25, 0.75), (3, 3)],
+    [
+        (5,),
+        (0,),
+        (2, 9),
+        (2, 9, 3),
+        (9, 2, -3),
+        (0, 1, 0.1),
+        (1, 2.5, 0.5),
+        (0.0, 5),
+        (-3.5, 2.25, 0.75),
+        (3, 3),
+    ],
 )
 def test_arange_matches_torch(args):
     same(fg.arange(*args), torch.arange(*args))
@@ -96,9 +107,15 @@ def test_sizes_as_varargs_or_sequence():
 
 
 def test_manual_seed_reproduces():
-    for make in (lambda: fg.rand(100), lambda: fg.randn(70000), lambda: fg.randint(0, 100, (50,)),
-                 lambda: fg.randperm(20), lambda: fg.bernoulli(fg.full((30,), 0.5)),
-                 lambda: fg.empty(5, 5).normal_(), lambda: fg.empty(5).uniform_(-1, 1)):
+    for make in (
+        lambda: fg.rand(100),
+        lambda: fg.randn(70000),
+        lambda: fg.randint(0, 100, (50,)),
+        lambda: fg.randperm(20),
+        lambda: fg.bernoulli(fg.full((30,), 0.5)),
+        lambda: fg.empty(5, 5).normal_(),
+        lambda: fg.empty(5).uniform_(-1, 1),
+    ):
         g = fg.manual_seed(1234)
         a = make()
         fg.manual_seed(1234)

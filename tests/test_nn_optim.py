@@ -52,7 +52,10 @@ def test_training_step_matches_torch():
             loss = T.nn.functional.cross_entropy(model(T.tensor(x)), T.tensor(y))
             loss.backward()
             o.step()
-        assert abs(loss.item() - real.nn.functional.cross_entropy(ref(real.tensor(x)), real.tensor(y)).item()) < 1e-4
+        assert (
+            abs(loss.item() - real.nn.functional.cross_entropy(ref(real.tensor(x)), real.tensor(y)).item())
+            < 1e-4
+        )
     for p, q in zip(ref.parameters(), ours.parameters()):
         np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-5, atol=1e-6)
 

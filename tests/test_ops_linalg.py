@@ -111,13 +111,41 @@ def test_grad_fn_names(sa, sb, name):
 @pytest.mark.parametrize(
     "fn, exc, msg",
     [
-        (lambda: fg.ones(2, 3) @ fg.ones(4, 5), RuntimeError, r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"),
-        (lambda: fg.tensor(1.0) @ fg.ones(3), RuntimeError, "both arguments to matmul need to be at least 1D, but they are 0D and 1D"),
-        (lambda: fg.ones(2, 3) @ fg.ones(3, 4, dtype=fg.float64), RuntimeError, "expected m1 and m2 to have the same dtype, but got: float != double"),
-        (lambda: fg.ones(3) @ fg.ones(3, dtype=fg.float64), RuntimeError, "dot : expected both vectors to have same dtype, but found Float and Double"),
-        (lambda: fg.ones(3) @ fg.ones(4), RuntimeError, r"inconsistent tensor size, expected tensor \[3\] and src \[4\]"),
-        (lambda: fg.ones(2, 3) @ fg.ones(4), RuntimeError, r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)"),
-        (lambda: fg.ones(2, 2, 3) @ fg.ones(2, 4, 5), RuntimeError, r"Expected size for first two dimensions of batch2 tensor to be: \[2, 3\] but got: \[2, 4\]."),
+        (
+            lambda: fg.ones(2, 3) @ fg.ones(4, 5),
+            RuntimeError,
+            r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)",
+        ),
+        (
+            lambda: fg.tensor(1.0) @ fg.ones(3),
+            RuntimeError,
+            "both arguments to matmul need to be at least 1D, but they are 0D and 1D",
+        ),
+        (
+            lambda: fg.ones(2, 3) @ fg.ones(3, 4, dtype=fg.float64),
+            RuntimeError,
+            "expected m1 and m2 to have the same dtype, but got: float != double",
+        ),
+        (
+            lambda: fg.ones(3) @ fg.ones(3, dtype=fg.float64),
+            RuntimeError,
+            "dot : expected both vectors to have same dtype, but found Float and Double",
+        ),
+        (
+            lambda: fg.ones(3) @ fg.ones(4),
+            RuntimeError,
+            r"inconsistent tensor size, expected tensor \[3\] and src \[4\]",
+        ),
+        (
+            lambda: fg.ones(2, 3) @ fg.ones(4),
+            RuntimeError,
+            r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)",
+        ),
+        (
+            lambda: fg.ones(2, 2, 3) @ fg.ones(2, 4, 5),
+            RuntimeError,
+            r"Expected size for first two dimensions of batch2 tensor to be: \[2, 3\] but got: \[2, 4\].",
+        ),
         (lambda: fg.bmm(fg.ones(2, 3), fg.ones(2, 3)), RuntimeError, "batch1 must be a 3D tensor"),
         (lambda: fg.mm(fg.ones(3), fg.ones(3, 3)), RuntimeError, "self must be a matrix"),
         (lambda: fg.ones(2, 3, 2) @ fg.ones(3, 3, 2), RuntimeError, "The size of tensor a"),

@@ -7,6 +7,7 @@ from typing import Optional, Union
 
 from .. import _C
 from .._C import Tensor
+from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 
 _TensorOrTensors = Union[Tensor, Sequence[Tensor]]
@@ -68,4 +69,15 @@ def _zeros_like(t: Tensor) -> Tensor:
     return _C.zeros(*t.shape, dtype=t.dtype)
 
 
-__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "Tensor"]
+__all__ = [
+    "Function",
+    "FunctionCtx",
+    "Tensor",
+    "backward",
+    "enable_grad",
+    "grad",
+    "inference_mode",
+    "no_grad",
+    "once_differentiable",
+    "set_grad_enabled",
+]

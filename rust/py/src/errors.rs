@@ -21,6 +21,15 @@ pub fn to_py(e: Error) -> PyErr {
 /// Function), carried through the core unchanged.
 pub struct PyErrPayload(pub PyErr);
 
+/// Wraps a Python exception so the engine can carry it back to the caller.
+pub fn external(err: PyErr) -> Error {
+    let message = err.to_string();
+    Error::External {
+        message,
+        payload: std::sync::Arc::new(PyErrPayload(err)),
+    }
+}
+
 /// `.py()?` turns a core `Result` into a `PyResult`.
 pub trait IntoPyResult<T> {
     fn py(self) -> pyo3::PyResult<T>;

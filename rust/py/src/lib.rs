@@ -6,11 +6,12 @@ mod convert;
 mod dtype;
 mod errors;
 mod factories;
+mod function;
 mod node;
 mod ops;
 mod ops_index;
-mod ops_linalg;
 mod ops_inplace;
+mod ops_linalg;
 mod tensor;
 
 use pyo3::prelude::*;
@@ -24,6 +25,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dtype::register(m)?;
     autograd::register(m)?;
     factories::register(m)?;
+    function::register(m)?;
     ops::register(m)?;
     ops_linalg::register(m)?;
     ops_index::register(m)?;

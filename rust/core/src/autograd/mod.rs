@@ -9,7 +9,9 @@ pub mod saved;
 
 pub use engine::{backward, grad};
 pub use grad_mode::{is_grad_enabled, set_grad_enabled, GradModeGuard};
-pub use node::{record, record_multi, BackwardCtx, BackwardFn, Edge, Grads, Node};
+pub use node::{
+    any_requires_grad, record, record_multi, BackwardCtx, BackwardFn, Edge, Grads, Node,
+};
 pub use saved::SavedTensor;
 
 use crate::tensor::Tensor;

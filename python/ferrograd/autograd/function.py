@@ -1,0 +1,125 @@
+"""Custom differentiable operations: subclass ``Function`` and call ``apply``.
+
+The node a Function records is run by the Rust engine, which takes the GIL
+only to call ``backward``.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from .. import _C
+from .._C import Tensor
+from .grad_mode import no_grad
+
+_GRAPH_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward."
+)
+
+
+class FunctionCtx:
+    """The ``ctx`` a Function's forward and backward share; any attribute may be set on it."""
+
+    def __init__(self) -> None:
+        self._saved: list | None = []
+        self._dirty: tuple = ()
+        self._non_differentiable: tuple = ()
+        self.materialize_grads = True
+        self.needs_input_grad: tuple = ()
+
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
+        # (tensor, version at saving, output number when it is an output)
+        self._saved = [(t, t._version if t is not None else 0, None) for t in tensors]
+
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
+        self.saved_for_forward = tensors
+
+    def mark_dirty(self, *tensors: Tensor) -> None:
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self.materialize_grads = bool(value)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._saved is None:
+            raise RuntimeError(_GRAPH_FREED)
+        name = getattr(self, "_node_name", "")
+        for t, version, output_nr in self._saved:
+            if t is not None:
+                _C._check_saved_version(t, version, name, output_nr)
+        return tuple(t for t, _, _ in self._saved)
+
+    def _detach_saved_outputs(self, outputs: tuple) -> None:
+        """Saved outputs are kept detached: the output's node holds this ctx,
+        and a reference back would be a cycle the garbage collector cannot see."""
+        if not self._saved:
+            return
+        for k, (t, version, _) in enumerate(self._saved):
+            nr = next((i for i, o in enumerate(outputs) if o is t), None)
+            if nr is not None:
+                self._saved[k] = (t.detach(), version, nr)
+
+    def _release_saved(self) -> None:
+        self._saved = None
+
+
+class Function:
+    """Base class of custom autograd operations.
+
+    Define ``forward(ctx, *args)`` (or ``forward(*args)`` plus
+    ``setup_context(ctx, inputs, output)``) and ``backward(ctx, *grad_outputs)``
+    as static methods, then call ``MyFn.apply(*args)``.
+    """
+
+    @staticmethod
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> None:
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom autograd.Function to use it with backward mode AD."
+        )
+
+    vjp = backward
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        uses_setup_context = cls.setup_context is not Function.setup_context
+        with no_grad():
+            if uses_setup_context:
+                output = cls.forward(*args, **kwargs)
+            else:
+                output = cls.forward(ctx, *args, **kwargs)
+        if uses_setup_context:
+            cls.setup_context(ctx, args, output)
+        is_tuple = isinstance(output, tuple)
+        outputs = output if is_tuple else (output,)
+        ctx._detach_saved_outputs(outputs)
+        wired = _C._function_record(cls, ctx, args, outputs, list(ctx._dirty), list(ctx._non_differentiable))
+        return wired if is_tuple else wired[0]
+
+
+def once_differentiable(fn):
+    """Marks a ``backward`` that is not itself differentiable: it runs without recording."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            return fn(ctx, *args)
+
+    return wrapper

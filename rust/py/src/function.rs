@@ -1,0 +1,230 @@
+//! Custom Python `autograd.Function`s as graph nodes: the Rust engine calls
+//! the Python `backward`, taking the GIL only for that node.
+
+use crate::errors::{external, IntoPyResult};
+use crate::tensor::PyTensor;
+use ferrograd_core::autograd::node::OutputMeta;
+use ferrograd_core::autograd::{any_requires_grad, BackwardCtx, BackwardFn, Grads, Node};
+use ferrograd_core::{bail, Result, Tensor};
+use pyo3::prelude::*;
+use pyo3::types::{PyTuple, PyType};
+use std::sync::Arc;
+
+struct PyFunctionBackward {
+    name: String,
+    class: Py<PyType>,
+    ctx: Py<PyAny>,
+    /// For each forward argument: whether it was a tensor (and so has an edge).
+    tensor_args: Vec<bool>,
+}
+
+impl BackwardFn for PyFunctionBackward {
+    fn apply(&self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
+        Python::attach(|py| self.call_backward(py, ctx, grads).map_err(external))?
+    }
+
+    fn release_saved(&self) {
+        Python::attach(|py| {
+            // This also runs while a graph is freed, possibly while an
+            // exception is being raised: keep that exception intact.
+            let pending = PyErr::take(py);
+            // Best effort: a failure to clear only keeps memory a little longer.
+            let _ = self.ctx.bind(py).call_method0("_release_saved");
+            if let Some(e) = pending {
+                e.restore(py);
+            }
+        });
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl PyFunctionBackward {
+    fn call_backward(
+        &self,
+        py: Python<'_>,
+        ctx: &BackwardCtx<'_>,
+        grads: Grads,
+    ) -> PyResult<Result<Grads>> {
+        let pyctx = self.ctx.bind(py);
+        let materialize: bool = pyctx.getattr("materialize_grads")?.extract()?;
+        let args = grads
+            .into_iter()
+            .zip(ctx.node.outputs())
+            .map(|(g, meta)| match g {
+                Some(g) => Ok(Bound::new(py, PyTensor::from(g))?.into_any()),
+                None if materialize => Ok(Bound::new(
+                    py,
+                    PyTensor::from(Tensor::zeros(&meta.shape, meta.dtype)),
+                )?
+                .into_any()),
+                None => Ok(py.None().into_bound(py)),
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let mut call_args = vec![pyctx.clone()];
+        call_args.extend(args);
+        let result = self
+            .class
+            .bind(py)
+            .getattr("backward")?
+            .call1(PyTuple::new(py, call_args)?)?;
+        let results: Vec<Bound<'_, PyAny>> = match result.downcast::<PyTuple>() {
+            Ok(t) => t.iter().collect(),
+            Err(_) => vec![result],
+        };
+        let expected = self.tensor_args.len();
+        // Trailing Nones beyond the inputs are allowed, as in PyTorch.
+        let significant = results
+            .iter()
+            .rposition(|r| !r.is_none())
+            .map_or(0, |i| i + 1);
+        if results.len() < expected || significant > expected {
+            return Ok(Err(ferrograd_core::Error::Runtime(format!(
+                "function {} returned an incorrect number of gradients (expected {}, got {})",
+                self.name,
+                expected,
+                results.len()
+            ))));
+        }
+        let mut out = Grads::new();
+        for (i, (r, is_tensor)) in results.iter().zip(&self.tensor_args).enumerate() {
+            if !is_tensor {
+                if !r.is_none() {
+                    return Ok(Err(ferrograd_core::Error::Runtime(format!(
+                        "function {} returned a gradient different than None at position {}, but the corresponding forward input was not a Variable",
+                        self.name,
+                        i + 1
+                    ))));
+                }
+                continue;
+            }
+            if r.is_none() {
+                out.push(None);
+            } else {
+                out.push(Some(crate::convert::tensor_arg(r, "backward output")?));
+            }
+        }
+        Ok(Ok(out))
+    }
+}
+
+/// Wires the outputs of a custom Function's forward into the graph.
+/// `args` are the forward arguments; returns the outputs to give the user.
+#[pyfunction]
+#[pyo3(signature = (cls, ctx, args, outputs, dirty, non_differentiable))]
+fn _function_record<'py>(
+    py: Python<'py>,
+    cls: &Bound<'py, PyType>,
+    ctx: &Bound<'py, PyAny>,
+    args: &Bound<'py, PyTuple>,
+    outputs: &Bound<'py, PyTuple>,
+    dirty: Vec<Bound<'py, PyAny>>,
+    non_differentiable: Vec<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let inputs: Vec<Option<Tensor>> = args
+        .iter()
+        .map(|a| a.downcast::<PyTensor>().ok().map(|t| t.get().t.clone()))
+        .collect();
+    let input_refs: Vec<&Tensor> = inputs.iter().flatten().collect();
+    let recording = any_requires_grad(&input_refs);
+    let is_in = |obj: &Bound<'py, PyAny>, set: &[Bound<'py, PyAny>]| set.iter().any(|d| d.is(obj));
+    let mut result = Vec::with_capacity(outputs.len());
+    let mut wired: Vec<(Tensor, u32)> = Vec::new();
+    let mut metas = smallvec::SmallVec::new();
+    for (nr, out) in outputs.iter().enumerate() {
+        let Ok(t) = out.downcast::<PyTensor>() else {
+            result.push(out);
+            continue;
+        };
+        let tensor = t.get().t.clone();
+        metas.push(OutputMeta {
+            shape: tensor.shape().into(),
+            dtype: tensor.dtype(),
+        });
+        let returned_input = args.iter().any(|a| a.is(&out));
+        let dirty_output = is_in(&out, &dirty);
+        if dirty_output {
+            tensor.bump_version();
+        }
+        let differentiable =
+            recording && !is_in(&out, &non_differentiable) && tensor.dtype().is_differentiable();
+        if differentiable && dirty_output {
+            // In place: the input itself becomes an output of this node.
+            wired.push((tensor, nr as u32));
+            result.push(out);
+        } else if differentiable {
+            // An input returned unchanged is returned as a new alias.
+            let target = if returned_input {
+                tensor.detach()
+            } else {
+                tensor
+            };
+            wired.push((target.clone(), nr as u32));
+            result.push(if returned_input {
+                Bound::new(py, PyTensor::from(target))?.into_any()
+            } else {
+                out
+            });
+        } else {
+            result.push(out);
+        }
+    }
+    if recording && !wired.is_empty() {
+        let name = format!("{}Backward", cls.name()?);
+        let edges = inputs.iter().flatten().map(|t| t.gradient_edge()).collect();
+        let backward = PyFunctionBackward {
+            name: name.clone(),
+            class: cls.clone().unbind(),
+            ctx: ctx.clone().unbind(),
+            tensor_args: inputs.iter().map(|i| i.is_some()).collect(),
+        };
+        let node = Arc::new(Node::new(name, edges, metas, Box::new(backward)));
+        for (t, nr) in wired {
+            t.set_grad_fn(node.clone(), nr);
+        }
+        // The node holds the ctx: the ctx keeps only the name, never the node.
+        ctx.setattr("_node_name", node.name())?;
+    }
+    PyTuple::new(py, result)
+}
+
+/// The version a tensor's storage is at, for saved-tensor checks in Python.
+#[pyfunction]
+fn _check_saved_version(
+    t: PyRef<'_, PyTensor>,
+    saved_version: u64,
+    node_name: &str,
+    output_nr: Option<u32>,
+) -> PyResult<()> {
+    let current = t.t.version();
+    if current == saved_version {
+        return Ok(());
+    }
+    let which = match output_nr {
+        Some(nr) => format!(", which is output {nr} of {node_name},"),
+        None => {
+            t.t.grad_fn()
+                .map(|f| format!(", which is output {} of {},", t.t.output_nr(), f.name()))
+                .unwrap_or_default()
+        }
+    };
+    let r: Result<()> = (|| {
+        bail!(
+            Runtime,
+            "one of the variables needed for gradient computation has been modified by an inplace operation: [{}]{} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with ferrograd.autograd.set_detect_anomaly(True).",
+            t.t.type_description(),
+            which,
+            current,
+            saved_version
+        )
+    })();
+    r.py()
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_function_record, m)?)?;
+    m.add_function(wrap_pyfunction!(_check_saved_version, m)?)?;
+    Ok(())
+}

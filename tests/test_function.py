@@ -1,0 +1,291 @@
+"""Custom autograd Functions run by the Rust engine."""
+
+import gc
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+import ferrograd as torch
+from ferrograd.autograd import Function, once_differentiable
+
+
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x.exp()
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y
+
+
+class LogSumExp(Function):
+    """Numerically stable log-sum-exp over all elements."""
+
+    @staticmethod
+    def forward(ctx, x):
+        m = x.amax()
+        out = (x - m).exp().sum().log() + m
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        return g * (x - out).exp()
+
+
+class StraightThrough(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.round()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+class ScaleBy(Function):
+    """Non-tensor arguments get no gradient (None)."""
+
+    @staticmethod
+    def forward(ctx, x, factor):
+        ctx.factor = factor
+        return x * factor
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.factor, None
+
+
+def test_custom_function_values_grad_fn_and_gradient():
+    x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = Exp.apply(x)
+    assert y.grad_fn.name() == "ExpBackward"
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([0.5, -1.0, 2.0]), rtol=1e-6)
+
+
+def test_logsumexp_matches_composite():
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    LogSumExp.apply(x).backward()
+    e = np.exp([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(x.grad.numpy(), e / e.sum(), rtol=1e-6)
+
+
+def test_straight_through_and_non_tensor_args():
+    x = torch.tensor([0.4, 1.6], requires_grad=True)
+    (StraightThrough.apply(x) * 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+    x.grad = None
+    ScaleBy.apply(x, 2.5).sum().backward()
+    assert x.grad.tolist() == [2.5, 2.5]
+
+
+def test_custom_function_trains_in_a_loop():
+    w = torch.tensor([1.0], requires_grad=True)
+    for _ in range(100):
+        loss = (Exp.apply(w) - 2.0) ** 2
+        loss.sum().backward()
+        with torch.no_grad():
+            w.sub_(0.05 * w.grad)
+        w.grad = None
+    assert abs(np.exp(w.item()) - 2.0) < 1e-2
+
+
+def test_wrong_number_of_gradients_raises():
+    class Bad(Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x + y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    a = torch.tensor([1.0], requires_grad=True)
+    b = torch.tensor([1.0], requires_grad=True)
+    with pytest.raises(
+        RuntimeError,
+        match=r"function BadBackward returned an incorrect number of gradients \(expected 2, got 1\)",
+    ):
+        Bad.apply(a, b).sum().backward()
+
+
+def test_wrong_gradient_shape_raises():
+    class BadShape(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return torch.ones(3)
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(
+        RuntimeError,
+        match=r"Function BadShapeBackward returned an invalid gradient at index 0 - got \[3\] but expected shape compatible with \[2\]",
+    ):
+        BadShape.apply(x).sum().backward()
+
+
+def test_exception_in_backward_reaches_caller_and_engine_stays_usable():
+    class Boom(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            raise ValueError("boom in backward")
+
+    x = torch.tensor([1.0], requires_grad=True)
+    with pytest.raises(ValueError, match="boom in backward"):
+        Boom.apply(x).sum().backward()
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [2.0]
+
+
+def test_saved_tensor_modified_in_place_is_detected():
+    class SaveInput(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x
+
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 1
+    y = SaveInput.apply(b)
+    with torch.no_grad():
+        b.add_(1)
+    with pytest.raises(
+        RuntimeError,
+        match="one of the variables needed for gradient computation has been modified by an inplace operation",
+    ):
+        y.sum().backward()
+
+
+def test_saved_tensors_are_freed_after_backward():
+    x = torch.tensor([1.0], requires_grad=True)
+    y = Exp.apply(x)
+    ctx_node = y.grad_fn
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.sum().backward()
+    assert ctx_node.name() == "ExpBackward"
+
+
+def test_once_differentiable_and_needs_input_grad():
+    seen = {}
+
+    class Double(Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            seen["needs"] = ctx.needs_input_grad
+            return x * 2 + y
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, g):
+            seen["grad_mode"] = torch.is_grad_enabled()
+            return g * 2, g
+
+    a = torch.tensor([1.0], requires_grad=True)
+    Double.apply(a, torch.tensor([1.0])).sum().backward(create_graph=True)
+    assert seen == {"needs": (True, False), "grad_mode": False}
+
+
+def test_setup_context_style():
+    class Square(Function):
+        @staticmethod
+        def forward(x):
+            return x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            (x,) = inputs
+            ctx.save_for_backward(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = torch.tensor([3.0], requires_grad=True)
+    Square.apply(x).sum().backward()
+    assert x.grad.tolist() == [6.0]
+
+
+def test_double_backward_through_custom_function():
+    class Cube(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x**2 * g
+
+    x = torch.tensor([2.0], requires_grad=True)
+    (g,) = torch.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
+    (gg,) = torch.autograd.grad(g.sum(), x)
+    assert g.tolist() == [12.0] and gg.tolist() == [12.0]
+
+
+def test_graphs_holding_python_objects_are_collected():
+    refs = []
+
+    class Marker:
+        pass
+
+    class Keep(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.marker = Marker()
+            refs.extend([weakref.ref(ctx.marker), weakref.ref(ctx)])
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = torch.tensor([1.0], requires_grad=True)
+    y = Keep.apply(x).exp()
+    gc.collect()
+    assert all(r() is not None for r in refs)
+    del y
+    gc.collect()
+    assert all(r() is None for r in refs)
+
+
+def test_custom_function_backward_from_many_threads():
+    errors = []
+
+    def work():
+        try:
+            for _ in range(20):
+                x = torch.tensor([0.5, 1.5], requires_grad=True)
+                Exp.apply(x).sum().backward()
+                np.testing.assert_allclose(x.grad.numpy(), np.exp([0.5, 1.5]), rtol=1e-6)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors
