@@ -3,10 +3,11 @@ the seeds' fine-tuning recipe (frozen base, new head) trains only the head."""
 
 import numpy as np
 import pytest
-from helpers import has_torch
 
 import ferrograd as torch
 from ferrograd import nn, optim
+
+from helpers import has_torch
 
 
 def mlp(T, sizes=(6, 8, 8, 3)):
@@ -20,7 +21,7 @@ def mlp(T, sizes=(6, 8, 8, 3)):
 
 def copy_weights(src, dst, T):
     with T.no_grad():
-        for (name, p), (_, q) in zip(src.named_parameters(), dst.named_parameters()):
+        for (_, p), (_, q) in zip(src.named_parameters(), dst.named_parameters()):
             q.copy_(T.tensor(p.detach().numpy()))
 
 
