@@ -7,6 +7,7 @@ mod dtype;
 mod errors;
 mod factories;
 mod function;
+mod hooks;
 mod node;
 mod ops;
 mod ops_index;
@@ -22,6 +23,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<node::PyNode>()?;
     m.add_class::<dtype::PyDType>()?;
     m.add_class::<tensor::StorageRef>()?;
+    m.add_class::<hooks::HookHandle>()?;
     dtype::register(m)?;
     autograd::register(m)?;
     factories::register(m)?;

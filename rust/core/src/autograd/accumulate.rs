@@ -26,8 +26,21 @@ pub fn accumulate_grad_node(leaf: &Tensor) -> Arc<Node> {
 
 impl BackwardFn for AccumulateGrad {
     fn apply(&self, _ctx: &BackwardCtx<'_>, mut grads: Grads) -> Result<Grads> {
-        if let Some(g) = grads[0].take() {
-            accumulate_into(&self.leaf, g)?;
+        let Some(mut g) = grads[0].take() else {
+            return Ok(Grads::new());
+        };
+        let (hooks, post) = {
+            let m = self.leaf.meta();
+            (m.leaf_hooks.clone(), m.post_accumulate_hooks.clone())
+        };
+        for (_, hook) in hooks {
+            if let Some(new) = hook(&g)? {
+                g = new;
+            }
+        }
+        accumulate_into(&self.leaf, g)?;
+        for (_, hook) in post {
+            hook(&self.leaf)?;
         }
         Ok(Grads::new())
     }

@@ -51,3 +51,60 @@ pub fn retain_grad(t: &Tensor) -> Result<()> {
     t.meta().retains_grad = true;
     Ok(())
 }
+
+/// Identifies a registered hook, for removal.
+static NEXT_HOOK_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// `t.register_hook(fn)`: `hook` sees (and may replace) the gradient
+/// computed for `t` during every backward. Returns an id for removal.
+pub fn register_hook(t: &Tensor, hook: node::GradHook) -> Result<u64> {
+    if !t.requires_grad() {
+        bail!(
+            Runtime,
+            "cannot register a hook on a tensor that doesn't require gradient"
+        );
+    }
+    let id = NEXT_HOOK_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    match t.grad_fn() {
+        Some(node) => node.add_tensor_hook(id, t.output_nr(), hook),
+        None => t.meta().leaf_hooks.push((id, hook)),
+    }
+    Ok(id)
+}
+
+/// `t.register_post_accumulate_grad_hook(fn)`: runs after a leaf's `.grad`
+/// was updated.
+pub fn register_post_accumulate_grad_hook(
+    t: &Tensor,
+    hook: node::PostAccumulateHook,
+) -> Result<u64> {
+    if !t.requires_grad() {
+        bail!(
+            Runtime,
+            "cannot register a hook on a tensor that doesn't require gradient"
+        );
+    }
+    if !t.is_leaf() {
+        bail!(
+            Runtime,
+            "post accumulate grad hooks cannot be registered on non-leaf tensors"
+        );
+    }
+    let id = NEXT_HOOK_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    t.meta().post_accumulate_hooks.push((id, hook));
+    Ok(id)
+}
+
+/// Removes a hook registered on `t`; false when it was already removed.
+pub fn remove_hook(t: &Tensor, id: u64) -> bool {
+    let mut m = t.meta();
+    let before = m.leaf_hooks.len() + m.post_accumulate_hooks.len();
+    m.leaf_hooks.retain(|(i, _)| *i != id);
+    m.post_accumulate_hooks.retain(|(i, _)| *i != id);
+    if m.leaf_hooks.len() + m.post_accumulate_hooks.len() != before {
+        return true;
+    }
+    let node = m.grad_fn.clone();
+    drop(m);
+    node.is_some_and(|n| n.remove_tensor_hook(id))
+}

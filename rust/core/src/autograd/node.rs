@@ -48,6 +48,9 @@ pub trait BackwardFn: Send + Sync {
 /// return a replacement gradient.
 pub type GradHook = Arc<dyn Fn(&Tensor) -> Result<Option<Tensor>> + Send + Sync>;
 
+/// A hook run with a leaf after its `.grad` was updated.
+pub type PostAccumulateHook = Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>;
+
 pub struct Node {
     name: Cow<'static, str>,
     next_edges: SmallVec<[Option<Edge>; 2]>,

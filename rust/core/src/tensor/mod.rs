@@ -47,6 +47,11 @@ pub struct AutogradMeta {
     pub retains_grad: bool,
     /// Set when this tensor is a view: the tensor it views.
     pub view_base: Option<Tensor>,
+    /// Hooks on a leaf's gradient, run before it is accumulated (a
+    /// non-leaf's hooks live on its `grad_fn`).
+    pub leaf_hooks: Vec<(u64, crate::autograd::node::GradHook)>,
+    /// Hooks run after a leaf's `.grad` was updated.
+    pub post_accumulate_hooks: Vec<(u64, crate::autograd::node::PostAccumulateHook)>,
 }
 
 impl Tensor {
