@@ -289,3 +289,36 @@ def test_custom_function_backward_from_many_threads():
     for t in threads:
         t.join(timeout=60)
     assert not errors
+
+
+def test_gradcheck_and_gradgradcheck_on_custom_functions():
+    from ferrograd.autograd import gradcheck, gradgradcheck
+
+    class Cube(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x**2 * g
+
+    x = torch.tensor([0.5, -1.2, 2.0], dtype=torch.float64, requires_grad=True)
+    assert gradcheck(Cube.apply, (x,))
+    assert gradgradcheck(Cube.apply, (x,))
+    assert gradcheck(LogSumExp.apply, (x,))
+
+    class WrongGrad(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+    assert not gradcheck(WrongGrad.apply, (x,), raise_exception=False)
+    with pytest.raises(torch.autograd.GradcheckError, match="Jacobian mismatch"):
+        gradcheck(WrongGrad.apply, (x,))

@@ -9,6 +9,7 @@ from .. import _C
 from .._C import Tensor
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 _TensorOrTensors = Union[Tensor, Sequence[Tensor]]
 
@@ -72,10 +73,13 @@ def _zeros_like(t: Tensor) -> Tensor:
 __all__ = [
     "Function",
     "FunctionCtx",
+    "GradcheckError",
     "Tensor",
     "backward",
     "enable_grad",
     "grad",
+    "gradcheck",
+    "gradgradcheck",
     "inference_mode",
     "no_grad",
     "once_differentiable",
