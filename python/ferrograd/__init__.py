@@ -115,7 +115,8 @@ for _name in (
     "logical_and logical_or logical_xor logical_not neg negative abs exp log sqrt sin cos tanh "
     "sigmoid relu sgn conj round clamp clip isnan isfinite isinf sum mean view_as reshape "
     "permute transpose swapaxes t unsqueeze squeeze flatten narrow select clone detach "
-    "matmul mm bmm dot mv outer ger"
+    "matmul mm bmm dot mv outer ger "
+    "max min amax amin argmax argmin all any softmax log_softmax logsumexp var std norm"
 ).split():
     globals()[_name] = _method_function(_name)
 del _name
