@@ -12,6 +12,7 @@ from ._C import (
     Tensor,
     addmm,
     bool,  # noqa: A004 - PyTorch exposes the dtype under this name too
+    cat,
     cdouble,
     cfloat,
     complex64,
@@ -29,6 +30,7 @@ from ._C import (
     is_inference_mode_enabled,
     long,
     ones,
+    stack,
     zeros,
 )
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
@@ -116,7 +118,8 @@ for _name in (
     "sigmoid relu sgn conj round clamp clip isnan isfinite isinf sum mean view_as reshape "
     "permute transpose swapaxes t unsqueeze squeeze flatten narrow select clone detach "
     "matmul mm bmm dot mv outer ger "
-    "max min amax amin argmax argmin all any softmax log_softmax logsumexp var std norm"
+    "max min amax amin argmax argmin all any softmax log_softmax logsumexp var std norm "
+    "split chunk unbind index_select gather masked_fill"
 ).split():
     globals()[_name] = _method_function(_name)
 del _name
