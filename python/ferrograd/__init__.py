@@ -15,6 +15,7 @@ from ._C import (
     arange,
     bernoulli,
     bool,  # noqa: A004 - PyTorch exposes the dtype under this name too
+    cat,
     cdouble,
     cfloat,
     complex64,
@@ -50,6 +51,7 @@ from ._C import (
     randn_like,
     randperm,
     seed,
+    stack,
     zeros,
     zeros_like,
 )
@@ -139,7 +141,9 @@ for _name in (
     "logical_and logical_or logical_xor logical_not neg negative abs exp log sqrt sin cos tanh "
     "sigmoid relu sgn conj round clamp clip isnan isfinite isinf sum mean view_as reshape "
     "permute transpose swapaxes t unsqueeze squeeze flatten narrow select clone detach "
-    "matmul mm bmm dot mv outer ger"
+    "matmul mm bmm dot mv outer ger "
+    "max min amax amin argmax argmin all any softmax log_softmax logsumexp var std norm "
+    "split chunk unbind index_select gather masked_fill"
 ).split():
     globals()[_name] = _method_function(_name)
 del _name

@@ -1,7 +1,363 @@
 //! Joining, splitting and indexing as tensor methods and module functions.
 
+use crate::convert::scalar;
+use crate::errors::IntoPyResult;
+use crate::tensor::{maybe_detach, PyTensor};
+use ferrograd_core::autograd::{is_grad_enabled, GradModeGuard};
+use ferrograd_core::ops::{index, shape};
+use ferrograd_core::{DType, Tensor};
+use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PyNone, PySequence, PySlice, PyTuple};
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+/// Tensors from a Python sequence of tensors.
+fn tensor_list(seq: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
+    seq.try_iter()?
+        .map(|x| {
+            let x = x?;
+            match x.downcast::<PyTensor>() {
+                Ok(t) => Ok(t.get().t.clone()),
+                Err(_) => Err(PyTypeError::new_err(format!(
+                    "expected Tensor as element in argument 0, but got {}",
+                    x.get_type().name()?
+                ))),
+            }
+        })
+        .collect()
+}
+
+fn tuple_of(py: Python<'_>, ts: Vec<Tensor>) -> PyResult<Bound<'_, PyTuple>> {
+    PyTuple::new(py, ts.into_iter().map(PyTensor::from))
+}
+
+/// One parsed item of an index expression.
+enum Item {
+    Int(i64),
+    /// `start:stop:step` as given (`None` where omitted).
+    Slice(Option<i64>, Option<i64>, Option<i64>),
+    NewAxis,
+    Ellipsis,
+    /// A Python bool: a new size-1 axis, selected (`True`) or emptied.
+    Bool(bool),
+    Tensor(Tensor),
+}
+
+/// An index object (list, NumPy array, ...) as a tensor; empty lists are
+/// int64 as in PyTorch.
+fn index_tensor(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    if let Ok(t) = obj.downcast::<PyTensor>() {
+        return Ok(t.get().t.clone());
+    }
+    let fg = obj.py().import("ferrograd")?;
+    let t: PyRef<'_, PyTensor> = fg.getattr("as_tensor")?.call1((obj,))?.extract()?;
+    let t = t.t.clone();
+    if t.numel() == 0 && t.dtype() != DType::Bool {
+        return Ok(ferrograd_core::ops::copy::cast(&t, DType::Int64));
+    }
+    Ok(t)
+}
+
+fn parse(key: &Bound<'_, PyAny>) -> PyResult<Vec<Item>> {
+    let items: Vec<Bound<'_, PyAny>> = match key.downcast::<PyTuple>() {
+        Ok(t) => t.iter().collect(),
+        Err(_) => vec![key.clone()],
+    };
+    items
+        .into_iter()
+        .map(|it| {
+            Ok(if it.is_instance_of::<PyBool>() {
+                Item::Bool(it.extract()?)
+            } else if it.is_instance_of::<PyInt>() {
+                Item::Int(it.extract()?)
+            } else if let Ok(sl) = it.downcast::<PySlice>() {
+                let part = |name: &str| -> PyResult<Option<i64>> {
+                    let v = sl.getattr(name)?;
+                    if v.is_none() {
+                        Ok(None)
+                    } else {
+                        Ok(Some(v.call_method0("__index__")?.extract()?))
+                    }
+                };
+                Item::Slice(part("start")?, part("stop")?, part("step")?)
+            } else if it.is_instance_of::<PyNone>() {
+                Item::NewAxis
+            } else if it.is_instance_of::<PyEllipsis>() {
+                Item::Ellipsis
+            } else if it.downcast::<PyTensor>().is_ok()
+                || it.is_instance_of::<PyList>()
+                || it.downcast::<PySequence>().is_ok()
+                || it.hasattr("__array__")?
+            {
+                let t = index_tensor(&it)?;
+                if t.dtype() == DType::Bool && t.ndim() == 0 {
+                    Item::Bool(t.item().py()?.as_bool())
+                } else {
+                    Item::Tensor(t)
+                }
+            } else if let Ok(i) = it.call_method0("__index__") {
+                Item::Int(i.extract()?)
+            } else {
+                return Err(PyIndexError::new_err(
+                    "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got ".to_string()
+                        + &it.get_type().name()?.to_string()
+                        + ")",
+                ));
+            })
+        })
+        .collect()
+}
+
+/// Python's slice bounds for a positive step: `(start, length)`.
+fn slice_bounds(start: Option<i64>, stop: Option<i64>, step: i64, size: i64) -> (i64, i64) {
+    let clamp = |v: i64| {
+        if v < 0 {
+            (v + size).max(0)
+        } else {
+            v.min(size)
+        }
+    };
+    let start = start.map_or(0, clamp);
+    let stop = stop.map_or(size, clamp);
+    let len = if stop > start {
+        (stop - start + step - 1) / step
+    } else {
+        0
+    };
+    (start, len)
+}
+
+/// Applies the basic items (views) and collects advanced ones: the view and
+/// the per-dim advanced indices of it (empty when there are none).
+fn apply_basic(t: &Tensor, items: &[Item]) -> PyResult<(Tensor, Vec<Option<Tensor>>)> {
+    let specified: usize = items
+        .iter()
+        .map(|it| match it {
+            Item::Int(_) | Item::Slice(..) => 1,
+            Item::Tensor(x) if x.dtype() == DType::Bool => x.ndim(),
+            Item::Tensor(_) => 1,
+            _ => 0,
+        })
+        .sum();
+    if specified > t.ndim() {
+        return Err(PyIndexError::new_err(format!(
+            "too many indices for tensor of dimension {}",
+            t.ndim()
+        )));
+    }
+    if items.iter().filter(|i| matches!(i, Item::Ellipsis)).count() > 1 {
+        return Err(PyIndexError::new_err(
+            "an index can only have a single ellipsis ('...')",
+        ));
+    }
+    let mut x = t.clone();
+    let (mut dim, mut real_dim) = (0usize, 0usize);
+    let mut adv: Vec<Option<Tensor>> = Vec::new();
+    let place = |adv: &mut Vec<Option<Tensor>>, at: usize, idx: Tensor| {
+        adv.resize(at, None);
+        adv.push(Some(idx));
+    };
+    for it in items {
+        match it {
+            Item::Int(i) => {
+                let size = x.shape()[dim] as i64;
+                if *i < -size || *i >= size {
+                    return Err(PyIndexError::new_err(format!(
+                        "index {} is out of bounds for dimension {} with size {}",
+                        i, real_dim, size
+                    )));
+                }
+                x = shape::select(&x, dim as i64, *i).py()?;
+                real_dim += 1;
+            }
+            Item::Slice(start, stop, step) => {
+                let step = step.unwrap_or(1);
+                if step <= 0 {
+                    return Err(PyValueError::new_err("step must be greater than zero"));
+                }
+                let (s, len) = slice_bounds(*start, *stop, step, x.shape()[dim] as i64);
+                x = shape::slice(&x, dim, s as usize, len as usize, step as usize).py()?;
+                dim += 1;
+                real_dim += 1;
+            }
+            Item::NewAxis => {
+                x = shape::unsqueeze(&x, dim as i64).py()?;
+                dim += 1;
+            }
+            Item::Ellipsis => {
+                let skip = t.ndim() - specified;
+                dim += skip;
+                real_dim += skip;
+            }
+            Item::Bool(keep) => {
+                let keep = *keep;
+                x = shape::unsqueeze(&x, dim as i64).py()?;
+                let sel: Vec<i64> = if keep { vec![0] } else { vec![] };
+                let n = sel.len();
+                place(&mut adv, dim, Tensor::from_vec(sel, &[n]).py()?);
+                dim += 1;
+            }
+            Item::Tensor(idx) => {
+                let used = if idx.dtype() == DType::Bool {
+                    idx.ndim()
+                } else {
+                    1
+                };
+                place(&mut adv, dim, idx.clone());
+                for _ in 1..used {
+                    adv.push(None);
+                }
+                dim += used;
+                real_dim += used;
+            }
+        }
+    }
+    // Masks occupy several dims: keep only the entry where each starts.
+    let mut normalized = Vec::new();
+    let mut k = 0;
+    while k < adv.len() {
+        let entry = adv[k].clone();
+        let used = match &entry {
+            Some(m) if m.dtype() == DType::Bool => m.ndim().max(1),
+            _ => 1,
+        };
+        normalized.push(entry);
+        k += used;
+    }
+    Ok((x, normalized))
+}
+
+#[pymethods]
+impl PyTensor {
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let items = parse(key)?;
+        let (x, adv) = apply_basic(&self.t, &items)?;
+        if adv.iter().all(|a| a.is_none()) {
+            if x.same(&self.t) {
+                // `x[...]` / `x[()]`: a new view of the same data.
+                return Ok(shape::expand_to(&x, x.shape()).py()?.into());
+            }
+            return Ok(x.into());
+        }
+        Ok(maybe_detach(py, x.numel(), || index::index(&x, &adv))
+            .py()?
+            .into())
+    }
+
+    fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let value = crate::convert::operand(value)?;
+        if is_grad_enabled() && (self.t.requires_grad() || value.requires_grad()) {
+            if self.t.is_leaf() && self.t.requires_grad() {
+                return Err(PyRuntimeError::new_err(
+                    "a leaf Variable that requires grad is being used in an in-place operation.",
+                ));
+            }
+            return Err(PyRuntimeError::new_err(
+                "index assignment that records autograd history is not supported yet; use ferrograd.no_grad() or an out-of-place op",
+            ));
+        }
+        let items = parse(key)?;
+        let _no_grad = GradModeGuard::new(false);
+        let (x, adv) = apply_basic(&self.t, &items)?;
+        if adv.iter().all(|a| a.is_none()) {
+            return index::assign(&x, &value).py();
+        }
+        index::put(&x, &adv, &value, false).py()
+    }
+
+    #[pyo3(signature = (indices, values, accumulate=false))]
+    fn index_put_(
+        slf: PyRef<'_, Self>,
+        indices: &Bound<'_, PyAny>,
+        values: PyRef<'_, PyTensor>,
+        accumulate: bool,
+    ) -> PyResult<Py<PyTensor>> {
+        let idx: Vec<Option<Tensor>> = indices
+            .try_iter()?
+            .map(|i| {
+                let i = i?;
+                Ok(if i.is_none() {
+                    None
+                } else {
+                    Some(index_tensor(&i)?)
+                })
+            })
+            .collect::<PyResult<_>>()?;
+        if is_grad_enabled() && (slf.t.requires_grad() || values.t.requires_grad()) {
+            return Err(PyRuntimeError::new_err(
+                "index_put_ that records autograd history is not supported yet",
+            ));
+        }
+        index::put(&slf.t, &idx, &values.t, accumulate).py()?;
+        Ok(slf.into())
+    }
+
+    #[pyo3(signature = (split_size_or_sections, dim=0))]
+    fn split<'py>(
+        &self,
+        py: Python<'py>,
+        split_size_or_sections: &Bound<'py, PyAny>,
+        dim: i64,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let parts = match split_size_or_sections.extract::<i64>() {
+            Ok(n) if n >= 0 => index::split(&self.t, n as usize, dim),
+            Ok(n) => {
+                return Err(PyRuntimeError::new_err(format!(
+                    "split expects split_size be non-negative, but got split_size={n}"
+                )))
+            }
+            Err(_) => index::split_with_sizes(
+                &self.t,
+                &split_size_or_sections.extract::<Vec<i64>>()?,
+                dim,
+            ),
+        };
+        tuple_of(py, parts.py()?)
+    }
+    #[pyo3(signature = (chunks, dim=0))]
+    fn chunk<'py>(&self, py: Python<'py>, chunks: i64, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
+        tuple_of(py, index::chunk(&self.t, chunks, dim).py()?)
+    }
+    #[pyo3(signature = (dim=0))]
+    fn unbind<'py>(&self, py: Python<'py>, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
+        tuple_of(py, index::unbind(&self.t, dim).py()?)
+    }
+    fn index_select(&self, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(index::index_select(&self.t, dim, &index.t).py()?.into())
+    }
+    fn gather(&self, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(index::gather(&self.t, dim, &index.t).py()?.into())
+    }
+    fn masked_fill(
+        &self,
+        mask: PyRef<'_, PyTensor>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        Ok(index::masked_fill(&self.t, &mask.t, scalar(value)?)
+            .py()?
+            .into())
+    }
+}
+
+/// `ferrograd.cat(tensors, dim=0)`.
+#[pyfunction]
+#[pyo3(signature = (tensors, dim=0))]
+fn cat(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+    let ts = tensor_list(tensors)?;
+    let n = ts.iter().map(|t| t.numel()).sum();
+    Ok(maybe_detach(py, n, || index::cat(&ts, dim)).py()?.into())
+}
+
+/// `ferrograd.stack(tensors, dim=0)`.
+#[pyfunction]
+#[pyo3(signature = (tensors, dim=0))]
+fn stack(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+    let ts = tensor_list(tensors)?;
+    let n = ts.iter().map(|t| t.numel()).sum();
+    Ok(maybe_detach(py, n, || index::stack(&ts, dim)).py()?.into())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(cat, m)?)?;
+    m.add_function(wrap_pyfunction!(stack, m)?)?;
     Ok(())
 }

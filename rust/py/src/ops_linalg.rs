@@ -1,11 +1,13 @@
 //! Matrix products and reductions as tensor methods.
 
-use crate::convert::{operand, scalar};
+use crate::convert::{dims, dtype_arg, operand, scalar};
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor};
-use ferrograd_core::ops::matmul;
+use ferrograd_core::ops::{binary, copy, matmul, reduce};
 use ferrograd_core::{Result, Scalar, Tensor};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 
 type Product = fn(&Tensor, &Tensor) -> Result<Tensor>;
 
@@ -69,6 +71,245 @@ impl PyTensor {
         })
         .py()?
         .into())
+    }
+}
+
+/// `(values, indices)` as a named tuple, like `torch.return_types.max`.
+fn values_indices(py: Python<'_>, name: &str, v: Tensor, i: Tensor) -> PyResult<Py<PyAny>> {
+    static TYPES: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let factory = TYPES.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        let ns = pyo3::types::PyDict::new(py);
+        py.run(
+            c"import collections\ndef make(name):\n    t = collections.namedtuple(name, ['values', 'indices'])\n    t.__module__ = 'ferrograd.return_types'\n    return t\ncache = {}\ndef get(name):\n    if name not in cache:\n        cache[name] = make(name)\n    return cache[name]\n",
+            Some(&ns),
+            None,
+        )?;
+        Ok(ns.get_item("get")?.expect("defined").unbind())
+    })?;
+    let cls = factory.bind(py).call1((name,))?;
+    Ok(cls.call1((PyTensor::from(v), PyTensor::from(i)))?.unbind())
+}
+
+/// A `dim` argument, `None` and `()` meaning every dimension.
+fn reduce_dims_arg(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<i64>> {
+    Ok(dims(dim)?.unwrap_or_default())
+}
+
+/// `t` converted to `dtype` first when a `dtype=` keyword is given.
+fn with_dtype_kw(t: &Tensor, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Tensor> {
+    match dtype {
+        Some(d) if !d.is_none() => copy::to_dtype(t, dtype_arg(d)?).py(),
+        _ => Ok(t.clone()),
+    }
+}
+
+type Extreme = (
+    fn(&Tensor) -> Result<Tensor>,
+    fn(&Tensor, i64, bool) -> Result<(Tensor, Tensor)>,
+    fn(&Tensor, &Tensor) -> Result<Tensor>,
+);
+
+/// `max()`, `max(dim, keepdim)` and `max(other)` (and the same for min).
+fn extreme(
+    py: Python<'_>,
+    t: &Tensor,
+    dim: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    name: &str,
+    (all, along, elementwise): Extreme,
+) -> PyResult<Py<PyAny>> {
+    let out = match dim {
+        None => PyTensor::from(maybe_detach(py, t.numel(), || all(t)).py()?),
+        Some(d) if d.downcast::<PyTensor>().is_ok() => {
+            let other = operand(d)?;
+            PyTensor::from(elementwise(t, &other).py()?)
+        }
+        Some(d) => {
+            let d: i64 = d.extract()?;
+            let (v, i) = maybe_detach(py, t.numel(), || along(t, d, keepdim)).py()?;
+            return values_indices(py, name, v, i);
+        }
+    };
+    Ok(Bound::new(py, out)?.into_any().unbind())
+}
+
+#[pymethods]
+impl PyTensor {
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn max(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let ops: Extreme = (reduce::max_all, reduce::max_dim, binary::maximum);
+        extreme(py, &self.t, dim, keepdim, "max", ops)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn min(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let ops: Extreme = (reduce::min_all, reduce::min_dim, binary::minimum);
+        extreme(py, &self.t, dim, keepdim, "min", ops)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn amax(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        let d = reduce_dims_arg(dim)?;
+        Ok(
+            maybe_detach(py, self.t.numel(), || reduce::amax(&self.t, &d, keepdim))
+                .py()?
+                .into(),
+        )
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn amin(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        let d = reduce_dims_arg(dim)?;
+        Ok(
+            maybe_detach(py, self.t.numel(), || reduce::amin(&self.t, &d, keepdim))
+                .py()?
+                .into(),
+        )
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn argmax(&self, py: Python<'_>, dim: Option<i64>, keepdim: bool) -> PyResult<PyTensor> {
+        Ok(
+            maybe_detach(py, self.t.numel(), || reduce::argmax(&self.t, dim, keepdim))
+                .py()?
+                .into(),
+        )
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn argmin(&self, py: Python<'_>, dim: Option<i64>, keepdim: bool) -> PyResult<PyTensor> {
+        Ok(
+            maybe_detach(py, self.t.numel(), || reduce::argmin(&self.t, dim, keepdim))
+                .py()?
+                .into(),
+        )
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn all(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
+        Ok(reduce::all(&self.t, &reduce_dims_arg(dim)?, keepdim)
+            .py()?
+            .into())
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn any(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
+        Ok(reduce::any(&self.t, &reduce_dims_arg(dim)?, keepdim)
+            .py()?
+            .into())
+    }
+    #[pyo3(signature = (dim, dtype=None))]
+    fn softmax(
+        &self,
+        py: Python<'_>,
+        dim: i64,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let t = with_dtype_kw(&self.t, dtype)?;
+        Ok(maybe_detach(py, t.numel(), || reduce::softmax(&t, dim))
+            .py()?
+            .into())
+    }
+    #[pyo3(signature = (dim, dtype=None))]
+    fn log_softmax(
+        &self,
+        py: Python<'_>,
+        dim: i64,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let t = with_dtype_kw(&self.t, dtype)?;
+        Ok(maybe_detach(py, t.numel(), || reduce::log_softmax(&t, dim))
+            .py()?
+            .into())
+    }
+    #[pyo3(signature = (dim, keepdim=false))]
+    fn logsumexp(
+        &self,
+        py: Python<'_>,
+        dim: &Bound<'_, PyAny>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        let d = reduce_dims_arg(Some(dim))?;
+        Ok(maybe_detach(py, self.t.numel(), || {
+            reduce::logsumexp(&self.t, &d, keepdim)
+        })
+        .py()?
+        .into())
+    }
+    #[pyo3(signature = (dim=None, unbiased=true, keepdim=false, *, correction=None))]
+    fn var(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        unbiased: bool,
+        keepdim: bool,
+        correction: Option<f64>,
+    ) -> PyResult<PyTensor> {
+        let (d, c) = (
+            reduce_dims_arg(dim)?,
+            correction.unwrap_or(if unbiased { 1.0 } else { 0.0 }),
+        );
+        Ok(
+            maybe_detach(py, self.t.numel(), || reduce::var(&self.t, &d, c, keepdim))
+                .py()?
+                .into(),
+        )
+    }
+    #[pyo3(signature = (dim=None, unbiased=true, keepdim=false, *, correction=None))]
+    fn std(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        unbiased: bool,
+        keepdim: bool,
+        correction: Option<f64>,
+    ) -> PyResult<PyTensor> {
+        let (d, c) = (
+            reduce_dims_arg(dim)?,
+            correction.unwrap_or(if unbiased { 1.0 } else { 0.0 }),
+        );
+        Ok(
+            maybe_detach(py, self.t.numel(), || reduce::std(&self.t, &d, c, keepdim))
+                .py()?
+                .into(),
+        )
+    }
+    #[pyo3(signature = (p=None, dim=None, keepdim=false))]
+    fn norm(
+        &self,
+        py: Python<'_>,
+        p: Option<&Bound<'_, PyAny>>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        if let Some(p) = p.filter(|p| !p.is_none()) {
+            let two = p.extract::<f64>().map(|v| v == 2.0).unwrap_or(false);
+            if !two && p.extract::<String>().map(|s| s != "fro").unwrap_or(true) {
+                return Err(PyRuntimeError::new_err(format!(
+                    "norm(): only p=2 and p='fro' are supported yet, got p={}",
+                    p.repr()?
+                )));
+            }
+        }
+        let d = reduce_dims_arg(dim)?;
+        Ok(
+            maybe_detach(py, self.t.numel(), || reduce::norm2(&self.t, &d, keepdim))
+                .py()?
+                .into(),
+        )
     }
 }
 

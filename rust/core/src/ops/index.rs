@@ -3,11 +3,12 @@
 
 use super::copy::cast;
 use super::elementwise::update;
+use super::num::Arith;
 use super::shape::slice;
 use crate::autograd::record;
-use crate::tensor::layout::Layout;
-use crate::tensor::{Shape, Tensor};
-use crate::{grads, with_dtype, Result};
+use crate::tensor::layout::{wrap_dim, Layout};
+use crate::tensor::{DType, Shape, Tensor};
+use crate::{bail, grads, with_dtype, Result};
 
 /// Zeros of `shape` with `g` written at positions `start, start+step, ...`
 /// of `dim`: the gradient of a slice (and of `select`).
@@ -35,6 +36,695 @@ pub fn slice_backward(
         &out,
         || (),
         move |_, _, gg| Ok(grads![Some(slice(gg, dim, start, count, step)?)]),
+    );
+    Ok(out)
+}
+
+/// Storage offsets into `l` of `index`'s elements along `dim` (row-major
+/// over `index`, whose other coordinates address `l` directly): the
+/// geometry of `gather` and its adjoint `scatter_add`.
+fn gather_offsets(l: &Layout, dim: usize, index: &Tensor) -> Result<Vec<usize>> {
+    let ishape = index.shape();
+    let ndim = ishape.len();
+    let size = l.shape.get(dim).copied().unwrap_or(1) as i64;
+    let mut pos = vec![0usize; ndim];
+    let mut out = Vec::with_capacity(index.numel());
+    for v in cast(index, DType::Int64).to_vec::<i64>() {
+        if v < 0 || v >= size {
+            bail!(
+                Runtime,
+                "index {} is out of bounds for dimension {} with size {}",
+                v,
+                dim,
+                size
+            );
+        }
+        let mut off = l.offset as isize;
+        for d in 0..ndim {
+            let p = if d == dim { v as usize } else { pos[d] };
+            off += p as isize * l.strides[d];
+        }
+        out.push(off as usize);
+        for d in (0..ndim).rev() {
+            pos[d] += 1;
+            if pos[d] < ishape[d] {
+                break;
+            }
+            pos[d] = 0;
+        }
+    }
+    Ok(out)
+}
+
+fn check_gather(t: &Tensor, dim: usize, index: &Tensor, op: &str) -> Result<()> {
+    if index.dtype() != DType::Int64 {
+        bail!(Runtime, "{op}(): Expected dtype int64 for index");
+    }
+    if index.ndim() != t.ndim().max(1)
+        && !(index.ndim() == 0 && t.ndim() <= 1)
+        && !(t.ndim() == 0 && index.ndim() <= 1)
+    {
+        bail!(
+            Runtime,
+            "Index tensor must have the same number of dimensions as input tensor"
+        );
+    }
+    for d in 0..index.ndim().min(t.ndim()) {
+        if d != dim && index.shape()[d] > t.shape()[d] {
+            bail!(
+                Runtime,
+                "Size does not match at dimension {} expected index {} to be no larger than self {} apart from dimension {}",
+                d,
+                crate::tensor::layout::fmt_shape(index.shape()),
+                crate::tensor::layout::fmt_shape(t.shape()),
+                dim
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `gather(dim, index)`: `out[i][j] = t[i][index[i][j]]` for `dim = 1`.
+pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
+    let d = wrap_dim(dim, t.ndim())?;
+    check_gather(t, d, index, "gather")?;
+    let offsets = gather_offsets(t.layout(), d, index)?;
+    let out = with_dtype!(t.dtype(), T => {
+        let data = t.storage().read::<T>();
+        Tensor::from_vec(offsets.iter().map(|&o| data[o]).collect::<Vec<T>>(), index.shape())?
+    });
+    let (in_shape, idx): (Shape, Tensor) = (t.shape().into(), index.clone());
+    record(
+        "GatherBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| Ok(grads![Some(scatter_add_zeros(g, d, &idx, &in_shape)?)]),
+    );
+    Ok(out)
+}
+
+/// Zeros of `shape` with `src` added at `index` along `dim`: the gradient
+/// of `gather` (and of `max(dim)`); its own gradient is a gather.
+pub fn scatter_add_zeros(
+    src: &Tensor,
+    dim: usize,
+    index: &Tensor,
+    shape: &[usize],
+) -> Result<Tensor> {
+    let out = Tensor::zeros(shape, src.dtype());
+    let offsets = gather_offsets(out.layout(), dim, index)?;
+    with_dtype!(src.dtype(), T => {
+        let vals = src.to_vec::<T>();
+        let mut data = out.storage().write::<T>();
+        for (&o, v) in offsets.iter().zip(vals) {
+            data[o] = data[o].add(v);
+        }
+    });
+    let idx = index.clone();
+    record(
+        "ScatterAddBackward0",
+        &[src],
+        &out,
+        || (),
+        move |_, _, gg| Ok(grads![Some(gather(gg, dim as i64, &idx)?)]),
+    );
+    Ok(out)
+}
+
+/// Writes `src` (broadcast, cast) into the view `dst` in place.
+pub fn assign(dst: &Tensor, src: &Tensor) -> Result<()> {
+    let src = cast(src, dst.dtype());
+    with_dtype!(dst.dtype(), T => update::<T, T>(dst, &src, |_, s| s))
+}
+
+/// A window of `out` along `dim`: `len` positions from `start`.
+fn window(out: &Tensor, dim: usize, start: usize, len: usize) -> Tensor {
+    let mut l = out.layout().clone();
+    if len > 0 {
+        l.offset += start * l.strides[dim] as usize;
+    }
+    l.shape[dim] = len;
+    out.alias(l)
+}
+
+/// `cat(tensors, dim)` (`CatBackward0`). As in PyTorch, 1-D empty tensors
+/// are skipped whatever the other shapes are.
+pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    if tensors.is_empty() {
+        bail!(
+            Runtime,
+            "ferrograd.cat(): expected a non-empty list of Tensors"
+        );
+    }
+    if let Some(i) = tensors.iter().position(|t| t.ndim() == 0) {
+        bail!(
+            Runtime,
+            "zero-dimensional tensor (at position {}) cannot be concatenated",
+            i
+        );
+    }
+    let skipped = |t: &Tensor| t.ndim() == 1 && t.numel() == 0;
+    let reference = tensors.iter().find(|t| !skipped(t)).unwrap_or(&tensors[0]);
+    let d = wrap_dim(dim, reference.ndim())?;
+    let mut shape: Shape = reference.shape().into();
+    shape[d] = 0;
+    for (i, t) in tensors.iter().enumerate() {
+        if skipped(t) && !reference.same(t) {
+            continue;
+        }
+        if t.ndim() != shape.len() {
+            bail!(
+                Runtime,
+                "Tensors must have same number of dimensions: got {} and {}",
+                shape.len(),
+                t.ndim()
+            );
+        }
+        for k in 0..shape.len() {
+            if k != d && t.shape()[k] != shape[k] {
+                bail!(
+                    Runtime,
+                    "Sizes of tensors must match except in dimension {}. Expected size {} but got size {} for tensor number {} in the list.",
+                    d,
+                    shape[k],
+                    t.shape()[k],
+                    i
+                );
+            }
+        }
+        shape[d] += t.shape()[d];
+    }
+    let refs: Vec<&Tensor> = tensors.iter().collect();
+    let out = Tensor::zeros(&shape, super::result_type(&refs));
+    let mut spans = Vec::with_capacity(tensors.len());
+    let mut at = 0;
+    for t in tensors {
+        if skipped(t) && !reference.same(t) {
+            spans.push(None);
+            continue;
+        }
+        let len = t.shape()[d];
+        assign(&window(&out, d, at, len), t)?;
+        spans.push(Some((at, len)));
+        at += len;
+    }
+    record(
+        "CatBackward0",
+        &refs,
+        &out,
+        || (),
+        move |_, _, g| {
+            spans
+                .iter()
+                .map(|s| match *s {
+                    Some((start, len)) => Ok(Some(slice(g, d, start, len, 1)?)),
+                    None => Ok(Some(Tensor::zeros(&[0], g.dtype()))),
+                })
+                .collect()
+        },
+    );
+    Ok(out)
+}
+
+/// `stack(tensors, dim)` (`StackBackward0`).
+pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    let Some(first) = tensors.first() else {
+        bail!(Runtime, "stack expects a non-empty TensorList");
+    };
+    for (i, t) in tensors.iter().enumerate() {
+        if t.shape() != first.shape() {
+            bail!(
+                Runtime,
+                "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {}",
+                crate::tensor::layout::fmt_shape(first.shape()),
+                crate::tensor::layout::fmt_shape(t.shape()),
+                i
+            );
+        }
+    }
+    let d = wrap_dim(dim, first.ndim() + 1)?;
+    let parts = tensors
+        .iter()
+        .map(|t| super::shape::unsqueeze(&t.detach(), d as i64))
+        .collect::<Result<Vec<_>>>()?;
+    let out = cat(&parts, d as i64)?;
+    let refs: Vec<&Tensor> = tensors.iter().collect();
+    let n = tensors.len();
+    record(
+        "StackBackward0",
+        &refs,
+        &out,
+        || (),
+        move |_, _, g| {
+            (0..n)
+                .map(|i| Ok(Some(super::shape::select(g, d as i64, i as i64)?)))
+                .collect()
+        },
+    );
+    Ok(out)
+}
+
+/// Views of consecutive pieces of `dim` with the given lengths, sharing one
+/// multi-output node (`SplitBackward0` and friends): gradients of unused
+/// pieces count as zeros.
+pub fn split_sizes(
+    t: &Tensor,
+    dim: usize,
+    sizes: &[usize],
+    name: &'static str,
+) -> Result<Vec<Tensor>> {
+    let pieces = {
+        let _no_grad = crate::autograd::GradModeGuard::new(false);
+        let mut at = 0;
+        sizes
+            .iter()
+            .map(|&len| {
+                let p = slice(t, dim, at, len, 1);
+                at += len;
+                p
+            })
+            .collect::<Result<Vec<_>>>()?
+    };
+    let shapes: Vec<Shape> = pieces.iter().map(|p| p.shape().into()).collect();
+    let refs: Vec<&Tensor> = pieces.iter().collect();
+    crate::autograd::record_multi(
+        name,
+        &[t],
+        &refs,
+        || (),
+        move |_, _, grads| {
+            let dtype = grads.iter().flatten().next().map(|g| g.dtype());
+            let parts = grads
+                .iter()
+                .zip(&shapes)
+                .map(|(g, s)| match g {
+                    Some(g) => g.clone(),
+                    None => Tensor::zeros(s, dtype.unwrap_or(DType::Float32)),
+                })
+                .collect::<Vec<_>>();
+            Ok(grads![Some(cat(&parts, dim as i64)?)])
+        },
+    );
+    Ok(pieces)
+}
+
+/// `split(split_size, dim)`: pieces of `size` (the last may be shorter).
+pub fn split(t: &Tensor, size: usize, dim: i64) -> Result<Vec<Tensor>> {
+    if t.ndim() == 0 {
+        bail!(Runtime, "split expects at least a 1-dimensional tensor");
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    let n = t.shape()[d];
+    if size == 0 && n > 0 {
+        bail!(
+            Runtime,
+            "split_size can only be 0 if dimension size is 0, but got dimension size of {}",
+            n
+        );
+    }
+    let count = if size == 0 {
+        1
+    } else {
+        n.div_ceil(size).max(1)
+    };
+    let sizes: Vec<usize> = (0..count)
+        .map(|i| size.min(n - (i * size).min(n)))
+        .collect();
+    split_sizes(t, d, &sizes, "SplitBackward0")
+}
+
+/// `split([sizes], dim)` (`SplitWithSizesBackward0`).
+pub fn split_with_sizes(t: &Tensor, sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
+    let d = wrap_dim(dim, t.ndim())?;
+    let total: i64 = sizes.iter().sum();
+    if sizes.iter().any(|&s| s < 0) || total != t.shape()[d] as i64 {
+        bail!(
+            Runtime,
+            "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {}), but got split_sizes=[{}]",
+            t.shape()[d],
+            d,
+            sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")
+        );
+    }
+    let sizes: Vec<usize> = sizes.iter().map(|&s| s as usize).collect();
+    split_sizes(t, d, &sizes, "SplitWithSizesBackward0")
+}
+
+/// `chunk(chunks, dim)`: `split` with `ceil(size / chunks)`.
+pub fn chunk(t: &Tensor, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
+    if t.ndim() == 0 {
+        bail!(Runtime, "chunk expects at least a 1-dimensional tensor");
+    }
+    if chunks <= 0 {
+        bail!(
+            Runtime,
+            "chunk expects `chunks` to be greater than 0, got: {}",
+            chunks
+        );
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    let size = t.shape()[d].div_ceil(chunks as usize);
+    split(t, size, d as i64)
+}
+
+/// `unbind(dim)`: every position of `dim`, the dim removed (`UnbindBackward0`).
+pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
+    if t.ndim() == 0 {
+        bail!(
+            Index,
+            "Dimension specified as 0 but tensor has no dimensions"
+        );
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    let pieces = {
+        let _no_grad = crate::autograd::GradModeGuard::new(false);
+        (0..t.shape()[d])
+            .map(|i| super::shape::select(t, d as i64, i as i64))
+            .collect::<Result<Vec<_>>>()?
+    };
+    let shape: Shape = pieces.first().map(|p| p.shape().into()).unwrap_or_default();
+    let refs: Vec<&Tensor> = pieces.iter().collect();
+    crate::autograd::record_multi(
+        "UnbindBackward0",
+        &[t],
+        &refs,
+        || (),
+        move |_, _, grads| {
+            let dtype = grads.iter().flatten().next().map(|g| g.dtype());
+            let parts = grads
+                .iter()
+                .map(|g| match g {
+                    Some(g) => g.clone(),
+                    None => Tensor::zeros(&shape, dtype.unwrap_or(DType::Float32)),
+                })
+                .collect::<Vec<_>>();
+            Ok(grads![Some(stack(&parts, d as i64)?)])
+        },
+    );
+    Ok(pieces)
+}
+
+/// Coordinates of the true elements of a bool tensor, one int64 tensor per
+/// dimension (what a boolean mask index selects).
+fn mask_coordinates(mask: &Tensor) -> Vec<Tensor> {
+    let shape = mask.shape();
+    let vals = mask.to_vec::<bool>();
+    let strides = crate::tensor::layout::contiguous_strides(shape);
+    let hits: Vec<usize> = (0..vals.len()).filter(|&i| vals[i]).collect();
+    (0..shape.len())
+        .map(|d| {
+            let coords = hits
+                .iter()
+                .map(|&i| ((i as isize / strides[d]) as usize % shape[d]) as i64)
+                .collect();
+            Tensor::from_vec(coords, &[hits.len()]).expect("sized")
+        })
+        .collect()
+}
+
+/// PyTorch's `index(tensor, indices)` argument checks: masks become int64
+/// coordinates; the result has one optional int64 index per dimension.
+pub fn normalize_indices(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Vec<Option<Tensor>>> {
+    let mut out: Vec<Option<Tensor>> = Vec::with_capacity(t.ndim());
+    for idx in indices {
+        match idx {
+            Some(m) if m.dtype() == DType::Bool => {
+                let at = out.len();
+                for (k, &s) in m.shape().iter().enumerate() {
+                    if at + k >= t.ndim() {
+                        bail!(
+                            Index,
+                            "too many indices for tensor of dimension {}",
+                            t.ndim()
+                        );
+                    }
+                    if t.shape()[at + k] != s {
+                        bail!(
+                            Index,
+                            "The shape of the mask {} at index {} does not match the shape of the indexed tensor {} at index {}",
+                            crate::tensor::layout::fmt_shape(m.shape()),
+                            k,
+                            crate::tensor::layout::fmt_shape(t.shape()),
+                            at + k
+                        );
+                    }
+                }
+                if m.ndim() == 0 {
+                    bail!(
+                        Index,
+                        "a 0-d mask index is only supported from Python indexing"
+                    );
+                }
+                out.extend(mask_coordinates(m).into_iter().map(Some));
+            }
+            Some(i) if i.dtype() != DType::Int64 => bail!(
+                Index,
+                "tensors used as indices must be long, int, byte or bool tensors"
+            ),
+            other => out.push(other.clone()),
+        }
+    }
+    if out.len() > t.ndim() {
+        bail!(
+            Index,
+            "too many indices for tensor of dimension {}",
+            t.ndim()
+        );
+    }
+    out.resize(t.ndim(), None);
+    Ok(out)
+}
+
+/// Where advanced indexing reads (or writes): per broadcast index position a
+/// base offset, and the layout of the un-indexed dims relative to it.
+struct Plan {
+    bases: Vec<usize>,
+    rest: Layout,
+    /// Output shape in `[broadcast, rest]` order.
+    flat_shape: Shape,
+    /// Permutation from `[broadcast, rest]` to PyTorch's output order (when
+    /// the indexed dims are adjacent they stay in place).
+    perm: Option<Vec<i64>>,
+}
+
+fn plan(l: &Layout, indices: &[Option<Tensor>]) -> Result<Plan> {
+    let adv: Vec<usize> = (0..indices.len())
+        .filter(|&d| indices[d].is_some())
+        .collect();
+    let rest: Vec<usize> = (0..l.ndim()).filter(|d| !adv.contains(d)).collect();
+    let mut bshape = Shape::new();
+    for &d in &adv {
+        let s = indices[d].as_ref().expect("advanced").shape();
+        bshape = crate::tensor::layout::broadcast_shapes(&bshape, s).map_err(|_| {
+            let shapes: Vec<String> = adv
+                .iter()
+                .map(|&d| {
+                    crate::tensor::layout::fmt_shape(indices[d].as_ref().expect("advanced").shape())
+                })
+                .collect();
+            crate::Error::Index(format!(
+                "shape mismatch: indexing tensors could not be broadcast together with shapes {}",
+                shapes.join(", ")
+            ))
+        })?;
+    }
+    let nb = crate::tensor::layout::numel(&bshape);
+    let mut bases = vec![l.offset as isize; nb];
+    for &d in &adv {
+        let idx = indices[d].as_ref().expect("advanced");
+        let vals = idx.to_vec::<i64>();
+        let bl = Layout::contiguous(idx.shape()).broadcast_to(&bshape)?;
+        let size = l.shape[d] as i64;
+        for (b, o) in bases.iter_mut().zip(bl.offsets()) {
+            let v = vals[o];
+            if v < -size || v >= size {
+                bail!(
+                    Index,
+                    "index {} is out of bounds for dimension {} with size {}",
+                    v,
+                    d,
+                    size
+                );
+            }
+            let v = if v < 0 { v + size } else { v };
+            *b += v as isize * l.strides[d];
+        }
+    }
+    let rest_layout = Layout {
+        shape: rest.iter().map(|&d| l.shape[d]).collect(),
+        strides: rest.iter().map(|&d| l.strides[d]).collect(),
+        offset: 0,
+    };
+    let mut flat_shape = bshape.clone();
+    flat_shape.extend(rest_layout.shape.iter().copied());
+    let adjacent = adv.windows(2).all(|w| w[1] == w[0] + 1);
+    let before = adv.first().copied().unwrap_or(0);
+    let perm = (adjacent && before > 0).then(|| {
+        // [B..., rest_before..., rest_after...] -> [rest_before..., B..., rest_after...]
+        let (nbd, n) = (bshape.len(), flat_shape.len());
+        let mut p: Vec<i64> = (nbd..nbd + before).map(|i| i as i64).collect();
+        p.extend((0..nbd).map(|i| i as i64));
+        p.extend((nbd + before..n).map(|i| i as i64));
+        p
+    });
+    Ok(Plan {
+        bases: bases.into_iter().map(|b| b as usize).collect(),
+        rest: rest_layout,
+        flat_shape,
+        perm,
+    })
+}
+
+fn inverse(perm: &[i64]) -> Vec<i64> {
+    let mut inv = vec![0i64; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inv[p as usize] = i as i64;
+    }
+    inv
+}
+
+/// Advanced indexing with normalized indices (one optional int64 tensor per
+/// dim): a copy (`IndexBackward0`).
+pub fn index(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor> {
+    let indices = normalize_indices(t, indices)?;
+    let p = plan(t.layout(), &indices)?;
+    let flat = with_dtype!(t.dtype(), T => {
+        let data = t.storage().read::<T>();
+        let mut out: Vec<T> = Vec::with_capacity(crate::tensor::layout::numel(&p.flat_shape));
+        for &b in &p.bases {
+            out.extend(p.rest.offsets().map(|r| data[b + r]));
+        }
+        Tensor::from_vec(out, &p.flat_shape)?
+    });
+    let out = match &p.perm {
+        Some(perm) => super::copy::clone(&super::shape::permute(&flat, perm)?)?.detach(),
+        None => flat,
+    };
+    let in_shape: Shape = t.shape().into();
+    record(
+        "IndexBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| Ok(grads![Some(index_put_zeros(g, &in_shape, &indices)?)]),
+    );
+    Ok(out)
+}
+
+/// Zeros of `shape` with `values` accumulated at `indices` (normalized):
+/// the gradient of `index`; its own gradient is `index` again.
+pub fn index_put_zeros(
+    values: &Tensor,
+    shape: &[usize],
+    indices: &[Option<Tensor>],
+) -> Result<Tensor> {
+    let out = Tensor::zeros(shape, values.dtype());
+    put(&out, indices, values, true)?;
+    let idx = indices.to_vec();
+    record(
+        "IndexPutBackward0",
+        &[values],
+        &out,
+        || (),
+        move |_, _, gg| Ok(grads![Some(index(gg, &idx)?)]),
+    );
+    Ok(out)
+}
+
+/// Writes (or with `accumulate` adds) `values`, broadcast to the indexed
+/// shape, into `dst` at `indices`, in place and without history.
+pub fn put(
+    dst: &Tensor,
+    indices: &[Option<Tensor>],
+    values: &Tensor,
+    accumulate: bool,
+) -> Result<()> {
+    let indices = normalize_indices(dst, indices)?;
+    let p = plan(dst.layout(), &indices)?;
+    let out_shape: Shape = match &p.perm {
+        Some(perm) => perm.iter().map(|&i| p.flat_shape[i as usize]).collect(),
+        None => p.flat_shape.clone(),
+    };
+    let v = super::shape::expand_to(&cast(&values.detach(), dst.dtype()), &out_shape)?;
+    let v = match &p.perm {
+        Some(perm) => super::shape::permute(&v, &inverse(perm))?,
+        None => v,
+    };
+    with_dtype!(dst.dtype(), T => {
+        let vals = v.to_vec::<T>();
+        let mut data = dst.storage().write::<T>();
+        let mut it = vals.into_iter();
+        for &b in &p.bases {
+            for r in p.rest.offsets() {
+                let x = it.next().expect("sized");
+                data[b + r] = if accumulate { data[b + r].add(x) } else { x };
+            }
+        }
+    });
+    dst.bump_version();
+    Ok(())
+}
+
+/// `index_select(dim, index)` (`IndexSelectBackward0`).
+pub fn index_select(t: &Tensor, dim: i64, idx: &Tensor) -> Result<Tensor> {
+    let d = wrap_dim(dim, t.ndim())?;
+    if idx.ndim() > 1 {
+        bail!(Index, "index_select(): Index is supposed to be a vector");
+    }
+    if idx.dtype() != DType::Int64 {
+        bail!(Runtime, "index_select(): Expected dtype int64 for index");
+    }
+    let mut indices: Vec<Option<Tensor>> = vec![None; t.ndim()];
+    let flat = super::shape::reshape(&idx.detach(), &[-1])?;
+    if t.ndim() == 0 {
+        return super::shape::reshape(
+            &index_select(&super::shape::reshape(t, &[1])?, 0, idx)?,
+            &[],
+        );
+    }
+    indices[d] = Some(flat);
+    let out = index(&t.detach(), &indices)?;
+    let in_shape: Shape = t.shape().into();
+    record(
+        "IndexSelectBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| Ok(grads![Some(index_put_zeros(g, &in_shape, &indices)?)]),
+    );
+    Ok(out)
+}
+
+/// `masked_fill(mask, value)` out of place (`MaskedFillBackward0`).
+pub fn masked_fill(t: &Tensor, mask: &Tensor, value: crate::Scalar) -> Result<Tensor> {
+    if mask.dtype() != DType::Bool {
+        bail!(
+            Runtime,
+            "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+            mask.dtype().name()
+        );
+    }
+    let fill = Tensor::scalar(value, t.dtype());
+    let out = super::unary::where_(mask, &fill, &t.detach())?;
+    if out.shape() != t.shape() {
+        bail!(
+            Runtime,
+            "output with shape {} doesn't match the broadcast shape {}",
+            crate::tensor::layout::fmt_shape(t.shape()),
+            crate::tensor::layout::fmt_shape(out.shape())
+        );
+    }
+    let m = mask.clone();
+    record(
+        "MaskedFillBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| {
+            let zero = super::unary::zeros_like(g);
+            Ok(grads![Some(super::unary::where_(&m, &zero, g)?)])
+        },
     );
     Ok(out)
 }

@@ -3,10 +3,10 @@
 use super::copy::cast;
 use super::num::Arith;
 use super::shape::{expand_to, reshape};
-use crate::autograd::record;
+use crate::autograd::{record, SavedTensor};
 use crate::tensor::layout::{wrap_dim, Layout, Shape};
 use crate::tensor::{DType, Element, Scalar, Tensor};
-use crate::{bail, grads, with_dtype, Result};
+use crate::{bail, grads, with_dtype, with_real, Result};
 use rayon::prelude::*;
 
 /// Sorted, de-duplicated dimensions to reduce; empty means all.
@@ -25,6 +25,10 @@ pub fn reduce_dims(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
             );
         }
         out.push(w);
+    }
+    if ndim == 0 {
+        // A 0-d tensor accepts dim 0 / -1 and has no dimension to reduce.
+        out.clear();
     }
     out.sort_unstable();
     Ok(out)
@@ -210,4 +214,512 @@ pub fn sum_to(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
     let s = sum(t, &dims, true)?;
     let target: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
     reshape(&s, &target)
+}
+
+/// PyTorch's error for reducing an empty tensor over all dims (`max()`).
+fn check_nonempty_all(t: &Tensor, op: &str) -> Result<()> {
+    if t.numel() == 0 {
+        bail!(
+            Runtime,
+            "{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
+        );
+    }
+    Ok(())
+}
+
+/// PyTorch's error for reducing over an empty dimension.
+fn check_nonempty_dims(t: &Tensor, dims: &[usize], op: &str) -> Result<()> {
+    if t.numel() == 0 {
+        if let Some(d) = dims.iter().find(|&&d| t.shape()[d] == 0) {
+            bail!(
+                Index,
+                "{op}(): Expected reduction dim {d} to have non-zero size."
+            );
+        }
+    }
+    Ok(())
+}
+
+/// NaN-propagating max (or min) over `dims`, without history.
+fn extreme_raw(
+    t: &Tensor,
+    dims: &[usize],
+    keepdim: bool,
+    is_max: bool,
+    op: &str,
+) -> Result<Tensor> {
+    use super::num::Real;
+    let init = match (t.dtype(), is_max) {
+        (DType::Bool, m) => Scalar::Bool(!m),
+        (_, true) => Scalar::Float(f64::NEG_INFINITY),
+        (_, false) => Scalar::Float(f64::INFINITY),
+    };
+    with_real!(t.dtype(), T => {
+        let init = <T as crate::tensor::ScalarConvert>::from_scalar(init);
+        Ok(if is_max {
+            reduce::<T, T>(t, dims, keepdim, init, |a, x| a.max_nan(x), |a, b| a.max_nan(b))
+        } else {
+            reduce::<T, T>(t, dims, keepdim, init, |a, x| a.min_nan(x), |a, b| a.min_nan(b))
+        })
+    }, bail!(
+        Runtime,
+        "\"{}\" not implemented for '{}'",
+        op,
+        super::binary::dtype_display(t.dtype())
+    ))
+}
+
+/// The gradient of a max/min reduction: split evenly among the elements
+/// equal to the result (PyTorch's `evenly_distribute_backward`).
+fn extreme_backward(
+    g: &Tensor,
+    x: &Tensor,
+    out: &Tensor,
+    dims: &[usize],
+    keepdim: bool,
+) -> Result<Tensor> {
+    let in_shape: Shape = x.shape().into();
+    let out_k = unsqueeze_reduced(out, &in_shape, dims, keepdim)?;
+    let g_k = unsqueeze_reduced(g, &in_shape, dims, keepdim)?;
+    let mask = cast(&super::binary::eq(x, &out_k)?, g.dtype());
+    let all: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+    let count = sum(&mask, &all, true)?;
+    super::binary::mul(&super::binary::div(&g_k, &count)?, &mask)
+}
+
+fn extreme(
+    t: &Tensor,
+    dims: &[i64],
+    keepdim: bool,
+    is_max: bool,
+    name: &'static str,
+    op: &'static str,
+) -> Result<Tensor> {
+    let all = dims.is_empty();
+    let dims = reduce_dims(dims, t.ndim())?;
+    if all {
+        check_nonempty_all(t, op)?;
+    } else {
+        check_nonempty_dims(t, &dims, op)?;
+    }
+    let out = extreme_raw(t, &dims, keepdim, is_max, op)?;
+    record(
+        name,
+        &[t],
+        &out,
+        || (SavedTensor::input(t), SavedTensor::output(&out, 0)),
+        move |ctx, (sx, so), g| {
+            let (x, out) = (sx.unpack(ctx)?, so.unpack(ctx)?);
+            Ok(grads![Some(extreme_backward(g, &x, &out, &dims, keepdim)?)])
+        },
+    );
+    Ok(out)
+}
+
+/// `amax(dim, keepdim)`; `dims` empty means every dimension.
+pub fn amax(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    extreme(t, dims, keepdim, true, "AmaxBackward0", "amax")
+}
+
+pub fn amin(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    extreme(t, dims, keepdim, false, "AminBackward0", "amin")
+}
+
+/// `max()` over every element: a 0-d tensor (`MaxBackward1`).
+pub fn max_all(t: &Tensor) -> Result<Tensor> {
+    extreme(t, &[], false, true, "MaxBackward1", "max")
+}
+
+pub fn min_all(t: &Tensor) -> Result<Tensor> {
+    extreme(t, &[], false, false, "MinBackward1", "min")
+}
+
+/// Values and int64 positions of the max (or min) along `dim`, first
+/// occurrence winning and NaN counting as the extreme.
+fn arg_extreme(
+    t: &Tensor,
+    dim: usize,
+    keepdim: bool,
+    is_max: bool,
+    op: &str,
+) -> Result<(Tensor, Tensor)> {
+    use super::num::Real;
+    let l = t.layout();
+    let (ndim, size) = (l.ndim(), l.shape.get(dim).copied().unwrap_or(1));
+    let stride = l.strides.get(dim).copied().unwrap_or(0);
+    let outer = Layout {
+        shape: (0..ndim)
+            .filter(|&d| d != dim)
+            .map(|d| l.shape[d])
+            .collect(),
+        strides: (0..ndim)
+            .filter(|&d| d != dim)
+            .map(|d| l.strides[d])
+            .collect(),
+        offset: l.offset,
+    };
+    let reduced: Vec<usize> = if ndim == 0 { vec![] } else { vec![dim] };
+    let out_shape = reduced_shape(&l.shape, &reduced, keepdim);
+    with_real!(t.dtype(), T => {
+        let data = t.storage().read::<T>();
+        let mut values: Vec<T> = Vec::with_capacity(outer.numel());
+        let mut indices: Vec<i64> = Vec::with_capacity(outer.numel());
+        for base in outer.offsets() {
+            let (mut best, mut at) = (data[base], 0usize);
+            for j in 1..size {
+                let v = data[(base as isize + j as isize * stride) as usize];
+                let better = if best.is_nan_val() {
+                    false
+                } else if v.is_nan_val() {
+                    true
+                } else if is_max {
+                    v > best
+                } else {
+                    v < best
+                };
+                if better {
+                    best = v;
+                    at = j;
+                }
+            }
+            values.push(best);
+            indices.push(at as i64);
+        }
+        drop(data);
+        Ok((
+            Tensor::from_vec(values, &out_shape)?,
+            Tensor::from_vec(indices, &out_shape)?,
+        ))
+    }, bail!(
+        Runtime,
+        "{}(): does not support complex input",
+        op
+    ))
+}
+
+/// `max(dim, keepdim)`: `(values, indices)`; the gradient flows to the
+/// selected positions (`MaxBackward0`).
+pub fn max_dim(t: &Tensor, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+    extreme_dim(t, dim, keepdim, true, "MaxBackward0", "max")
+}
+
+pub fn min_dim(t: &Tensor, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+    extreme_dim(t, dim, keepdim, false, "MinBackward0", "min")
+}
+
+fn extreme_dim(
+    t: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    is_max: bool,
+    name: &'static str,
+    op: &'static str,
+) -> Result<(Tensor, Tensor)> {
+    let d = wrap_dim(dim, t.ndim())?;
+    if t.ndim() > 0 {
+        check_nonempty_dims(t, &[d], op)?;
+    }
+    let (values, indices) = arg_extreme(t, d, keepdim, is_max, op)?;
+    let in_shape: Shape = t.shape().into();
+    let idx = indices.clone();
+    record(
+        name,
+        &[t],
+        &values,
+        || (),
+        move |_, _, g| {
+            if in_shape.is_empty() {
+                return Ok(grads![Some(g.clone())]);
+            }
+            let dims = [d];
+            let g = unsqueeze_reduced(g, &in_shape, &dims, keepdim)?;
+            let i = unsqueeze_reduced(&idx, &in_shape, &dims, keepdim)?;
+            Ok(grads![Some(super::index::scatter_add_zeros(
+                &g, d, &i, &in_shape
+            )?)])
+        },
+    );
+    Ok((values, indices))
+}
+
+/// `argmax(dim, keepdim)`; no dim means over the flattened tensor.
+pub fn argmax(t: &Tensor, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+    arg(t, dim, keepdim, true, "argmax")
+}
+
+pub fn argmin(t: &Tensor, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+    arg(t, dim, keepdim, false, "argmin")
+}
+
+fn arg(t: &Tensor, dim: Option<i64>, keepdim: bool, is_max: bool, op: &str) -> Result<Tensor> {
+    let t = t.detach();
+    match dim {
+        None => {
+            if t.numel() == 0 {
+                bail!(
+                    Index,
+                    "{op}(): Expected reduction dim to be specified for input.numel() == 0."
+                );
+            }
+            let flat = reshape(&t, &[-1])?;
+            let (_, i) = arg_extreme(&flat, 0, false, is_max, op)?;
+            if keepdim {
+                let ones = vec![1i64; t.ndim()];
+                return reshape(&i, &ones);
+            }
+            Ok(i)
+        }
+        Some(dim) => {
+            let d = wrap_dim(dim, t.ndim())?;
+            if t.ndim() > 0 {
+                check_nonempty_dims(&t, &[d], op)?;
+            }
+            Ok(arg_extreme(&t, d, keepdim, is_max, op)?.1)
+        }
+    }
+}
+
+/// `all`/`any` over `dims` (empty: every dim) as a bool tensor.
+pub fn all(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    let dims = reduce_dims(dims, t.ndim())?;
+    let b = to_bool(t);
+    Ok(reduce::<bool, bool>(
+        &b,
+        &dims,
+        keepdim,
+        true,
+        |a, x| a & x,
+        |a, b| a & b,
+    ))
+}
+
+pub fn any(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    let dims = reduce_dims(dims, t.ndim())?;
+    let b = to_bool(t);
+    Ok(reduce::<bool, bool>(
+        &b,
+        &dims,
+        keepdim,
+        false,
+        |a, x| a | x,
+        |a, b| a | b,
+    ))
+}
+
+fn to_bool(t: &Tensor) -> Tensor {
+    super::binary::ne(t, &Tensor::wrapped_number(Scalar::Int(0))).expect("same shape")
+}
+
+/// A dim for softmax-like ops, which accept 0-d tensors with dim 0 or -1.
+fn softmax_dims(t: &Tensor, dim: i64) -> Result<(usize, Vec<usize>)> {
+    let d = wrap_dim(dim, t.ndim())?;
+    Ok((d, if t.ndim() == 0 { vec![] } else { vec![d] }))
+}
+
+fn check_float(t: &Tensor, kernel: &str) -> Result<()> {
+    if !t.dtype().is_floating_point() {
+        bail!(
+            Runtime,
+            "\"{}\" not implemented for '{}'",
+            kernel,
+            super::binary::dtype_display(t.dtype())
+        );
+    }
+    Ok(())
+}
+
+/// `x - max(x)` along `dims` (kept), finite maxima only: the stable shift
+/// used by softmax, log_softmax and logsumexp. No history.
+fn shifted(x: &Tensor, dims: &[usize]) -> Result<(Tensor, Tensor)> {
+    let m = extreme_raw(x, dims, true, true, "max")?;
+    let finite = super::unary::float_predicate(&m, f64::is_finite);
+    let m = super::unary::where_(&finite, &m, &super::unary::zeros_like(&m))?;
+    Ok((super::binary::sub(x, &m)?, m))
+}
+
+/// `softmax(dim)` (`SoftmaxBackward0`), computed stably.
+pub fn softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
+    check_float(t, "softmax_lastdim_kernel_impl")?;
+    let (d, dims) = softmax_dims(t, dim)?;
+    let (z, _) = shifted(&t.detach(), &dims)?;
+    let e = super::unary::exp(&z)?;
+    let out = super::binary::div(&e, &sum_raw(&e, &dims, true))?;
+    let sd = [d as i64];
+    record(
+        "SoftmaxBackward0",
+        &[t],
+        &out,
+        || SavedTensor::output(&out, 0),
+        move |ctx, so, g| {
+            let y = so.unpack(ctx)?;
+            let dot = sum(&super::binary::mul(g, &y)?, &sd, true)?;
+            Ok(grads![Some(super::binary::mul(
+                &y,
+                &super::binary::sub(g, &dot)?
+            )?)])
+        },
+    );
+    Ok(out)
+}
+
+/// `log_softmax(dim)` (`LogSoftmaxBackward0`), computed stably.
+pub fn log_softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
+    check_float(t, "log_softmax_lastdim_kernel_impl")?;
+    let (d, dims) = softmax_dims(t, dim)?;
+    let (z, _) = shifted(&t.detach(), &dims)?;
+    let lse = super::unary::log(&sum_raw(&super::unary::exp(&z)?, &dims, true))?;
+    let out = super::binary::sub(&z, &lse)?;
+    let sd = [d as i64];
+    record(
+        "LogSoftmaxBackward0",
+        &[t],
+        &out,
+        || SavedTensor::output(&out, 0),
+        move |ctx, so, g| {
+            let y = so.unpack(ctx)?;
+            let s = sum(g, &sd, true)?;
+            Ok(grads![Some(super::binary::sub(
+                g,
+                &super::binary::mul(&super::unary::exp(&y)?, &s)?
+            )?)])
+        },
+    );
+    Ok(out)
+}
+
+/// `logsumexp(dim, keepdim)` (`LogsumexpBackward0`).
+pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    let x = if t.dtype().is_floating_point() {
+        t.detach()
+    } else {
+        cast(t, DType::Float32)
+    };
+    let dims = reduce_dims(dims, t.ndim())?;
+    let (z, m) = shifted(&x, &dims)?;
+    let lse = super::unary::log(&sum_raw(&super::unary::exp(&z)?, &dims, true))?;
+    let out = super::binary::add(&lse, &m)?;
+    let out = if keepdim {
+        out
+    } else {
+        out.alias(Layout::contiguous(&reduced_shape(t.shape(), &dims, false)))
+    };
+    let in_shape: Shape = t.shape().into();
+    record(
+        "LogsumexpBackward0",
+        &[t],
+        &out,
+        || (SavedTensor::input(t), SavedTensor::output(&out, 0)),
+        move |ctx, (sx, so), g| {
+            let (x, out) = (sx.unpack(ctx)?, so.unpack(ctx)?);
+            let out = unsqueeze_reduced(&out, &in_shape, &dims, keepdim)?;
+            let g = unsqueeze_reduced(g, &in_shape, &dims, keepdim)?;
+            let w = super::unary::exp(&super::binary::sub(&x, &out)?)?;
+            Ok(grads![Some(super::binary::mul(&g, &w)?)])
+        },
+    );
+    Ok(out)
+}
+
+/// `var`/`std` over `dims` with `correction` (1: unbiased).
+pub fn var(t: &Tensor, dims: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
+    var_std(t, dims, correction, keepdim, false)
+}
+
+pub fn std(t: &Tensor, dims: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
+    var_std(t, dims, correction, keepdim, true)
+}
+
+fn var_std(
+    t: &Tensor,
+    dims: &[i64],
+    correction: f64,
+    keepdim: bool,
+    is_std: bool,
+) -> Result<Tensor> {
+    if !t.dtype().is_floating_point() {
+        bail!(
+            Runtime,
+            "std and var only support floating point and complex dtypes"
+        );
+    }
+    use super::binary::{div, mul, sub};
+    let dims = reduce_dims(dims, t.ndim())?;
+    let n = dims.iter().map(|&d| t.shape()[d]).product::<usize>() as f64;
+    let x = t.detach();
+    let count = Tensor::wrapped_number(Scalar::Int(n as i64));
+    let mu = div(&sum_raw(&x, &dims, true), &count)?;
+    let dev = sub(&x, &mu)?;
+    let denom = Tensor::wrapped_number(Scalar::Float((n - correction).max(0.0)));
+    let v = div(&sum_raw(&mul(&dev, &dev)?, &dims, keepdim), &denom)?;
+    let out = if is_std { super::unary::sqrt(&v)? } else { v };
+    let in_shape: Shape = t.shape().into();
+    let name = if is_std {
+        "StdBackward0"
+    } else {
+        "VarBackward0"
+    };
+    record(
+        name,
+        &[t],
+        &out,
+        || {
+            (
+                SavedTensor::input(t),
+                is_std.then(|| SavedTensor::output(&out, 0)),
+            )
+        },
+        move |ctx, (sx, so), g| {
+            let x = sx.unpack(ctx)?;
+            let all: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+            let dev = sub(&x, &mean(&x, &all, true)?)?;
+            let g = unsqueeze_reduced(g, &in_shape, &dims, keepdim)?;
+            let scale = match so {
+                // d std = d var / (2 std)
+                Some(o) => div(
+                    &g,
+                    &unsqueeze_reduced(&o.unpack(ctx)?, &in_shape, &dims, keepdim)?,
+                )?,
+                None => mul(&g, &Tensor::wrapped_number(Scalar::Float(2.0)))?,
+            };
+            Ok(grads![Some(div(&mul(&scale, &dev)?, &denom)?)])
+        },
+    );
+    Ok(out)
+}
+
+/// `norm(p=2, dim, keepdim)` for p = 2 (`LinalgVectorNormBackward0`).
+pub fn norm2(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    if !t.dtype().is_differentiable() {
+        bail!(
+            Runtime,
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}",
+            super::binary::dtype_display(t.dtype())
+        );
+    }
+    use super::binary::{div, mul};
+    let dims = reduce_dims(dims, t.ndim())?;
+    let x = t.detach();
+    let a = super::unary::abs(&x)?;
+    let out = super::unary::sqrt(&sum_raw(&mul(&a, &a)?, &dims, keepdim))?;
+    let in_shape: Shape = t.shape().into();
+    record(
+        "LinalgVectorNormBackward0",
+        &[t],
+        &out,
+        || (SavedTensor::input(t), SavedTensor::output(&out, 0)),
+        move |ctx, (sx, so), g| {
+            let (x, n) = (sx.unpack(ctx)?, so.unpack(ctx)?);
+            let n = unsqueeze_reduced(&n, &in_shape, &dims, keepdim)?;
+            let g = unsqueeze_reduced(g, &in_shape, &dims, keepdim)?;
+            // x / norm, zero where the norm is zero.
+            let zero = Tensor::wrapped_number(Scalar::Int(0));
+            let safe = super::unary::where_(
+                &super::binary::eq(&n, &zero)?,
+                &super::unary::ones_like(&n),
+                &n,
+            )?;
+            Ok(grads![Some(mul(&g, &div(&x, &safe)?)?)])
+        },
+    );
+    Ok(out)
 }
