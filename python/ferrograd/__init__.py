@@ -135,7 +135,10 @@ for _name in (
     "add sub mul multiply div true_divide pow maximum minimum eq ne lt le gt ge "
     "logical_and logical_or logical_xor logical_not neg negative abs exp log sqrt sin cos tanh "
     "sigmoid relu sgn conj round clamp clip isnan isfinite isinf sum mean view_as reshape "
-    "permute transpose swapaxes t unsqueeze squeeze flatten narrow select clone detach"
+    "permute transpose swapaxes t unsqueeze squeeze flatten narrow select clone detach "
+    "exp2 expm1 log2 log10 log1p floor ceil trunc fix frac reciprocal rsqrt square sinh cosh asin arcsin "
+    "acos arccos atan arctan sign erf atan2 arctan2 remainder floor_divide fmod hypot lerp addcmul addcdiv "
+    "bitwise_and bitwise_or bitwise_xor bitwise_not isclose allclose equal nan_to_num"
 ).split():
     globals()[_name] = _method_function(_name)
 del _name

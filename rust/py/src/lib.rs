@@ -9,6 +9,7 @@ mod factories;
 mod node;
 mod ops;
 mod ops_inplace;
+mod ops_math;
 mod tensor;
 
 use pyo3::prelude::*;
@@ -23,5 +24,6 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     autograd::register(m)?;
     factories::register(m)?;
     ops::register(m)?;
+    ops_math::register(m)?;
     Ok(())
 }
