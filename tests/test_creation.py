@@ -195,3 +195,12 @@ def test_rand_like_family():
     r = fg.randint_like(x, 2, 4)
     assert ((r.numpy() >= 2) & (r.numpy() < 4)).all()
     assert fg.rand(2, requires_grad=True).requires_grad
+
+
+def test_new_factories_take_the_tensor_dtype():
+    x = fg.zeros(2, dtype=fg.float64)
+    assert x.new_zeros(3, 4).dtype == fg.float64 and x.new_zeros((3, 4)).shape == (3, 4)
+    assert x.new_ones(2).tolist() == [1.0, 1.0] and x.new_empty(0).shape == (0,)
+    y = x.new_full((2, 2), 3, dtype=fg.int64)
+    assert y.dtype == fg.int64 and y.tolist() == [[3, 3], [3, 3]]
+    assert x.new_zeros(2, requires_grad=True).requires_grad

@@ -566,6 +566,65 @@ fn randperm(
     )
 }
 
+/// `t.new_zeros(size)` and friends: new tensors with `t`'s dtype by default.
+#[pymethods]
+impl PyTensor {
+    #[pyo3(signature = (*size, dtype=None, requires_grad=false, device=None))]
+    fn new_zeros(
+        &self,
+        size: &Bound<'_, PyTuple>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        requires_grad: bool,
+        device: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = device;
+        let dtype = dtype_or(dtype, self.t.dtype())?;
+        finish(Tensor::zeros(&shape_of(size)?, dtype), requires_grad)
+    }
+    #[pyo3(signature = (*size, dtype=None, requires_grad=false, device=None))]
+    fn new_empty(
+        &self,
+        size: &Bound<'_, PyTuple>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        requires_grad: bool,
+        device: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        self.new_zeros(size, dtype, requires_grad, device)
+    }
+    #[pyo3(signature = (*size, dtype=None, requires_grad=false, device=None))]
+    fn new_ones(
+        &self,
+        size: &Bound<'_, PyTuple>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        requires_grad: bool,
+        device: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = device;
+        let dtype = dtype_or(dtype, self.t.dtype())?;
+        finish(
+            Tensor::full(&shape_of(size)?, Scalar::Int(1), dtype),
+            requires_grad,
+        )
+    }
+    #[pyo3(signature = (size, fill_value, *, dtype=None, requires_grad=false, device=None))]
+    fn new_full(
+        &self,
+        size: &Bound<'_, PyAny>,
+        fill_value: &Bound<'_, PyAny>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        requires_grad: bool,
+        device: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = device;
+        let shape = shape_of(&PyTuple::new(size.py(), [size])?)?;
+        let dtype = dtype_or(dtype, self.t.dtype())?;
+        finish(
+            Tensor::full(&shape, scalar(fill_value)?, dtype),
+            requires_grad,
+        )
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(from_numpy, m)?)?;
     m.add_function(wrap_pyfunction!(zeros, m)?)?;

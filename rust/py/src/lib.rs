@@ -13,6 +13,7 @@ mod ops;
 mod ops_index;
 mod ops_inplace;
 mod ops_linalg;
+mod ops_math;
 mod tensor;
 
 use pyo3::prelude::*;
@@ -31,5 +32,6 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops::register(m)?;
     ops_linalg::register(m)?;
     ops_index::register(m)?;
+    ops_math::register(m)?;
     Ok(())
 }

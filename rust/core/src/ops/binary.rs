@@ -2,6 +2,9 @@
 //! come back in the broadcast shape and result dtype: the engine sums and
 //! casts them to each input's shape and dtype.
 
+// Generic kernels are instantiated for `bool` too, where `x < y` is intended.
+#![allow(clippy::bool_comparison)]
+
 use super::copy::cast;
 use super::elementwise::{update, zip_map};
 use super::num::{Arith, Float, Real};
@@ -355,4 +358,386 @@ pub(crate) fn dtype_display(dtype: DType) -> &'static str {
         DType::Complex64 => "ComplexFloat",
         DType::Complex128 => "ComplexDouble",
     }
+}
+
+/// `$f(x, y)` over int64 (`$int`) or real floating (`$float`) operands in
+/// their result dtype; other dtypes are an error naming `$kernel`.
+macro_rules! real_kernel {
+    ($a:expr, $b:expr, $kernel:literal, int |$xi:ident, $yi:ident| $int:expr, float |$x:ident, $y:ident| $float:expr) => {{
+        let dtype = result_type(&[$a, $b]);
+        let (ca, cb) = (cast($a, dtype), cast($b, dtype));
+        match dtype {
+            DType::Int64 => zip_map::<i64, i64, i64>(&ca, &cb, |$xi, $yi| $int)?,
+            d => crate::with_real_float!(d, T => zip_map::<T, T, T>(&ca, &cb, |$x: T, $y: T| $float)?,
+                return Err(float_dtype_error($kernel, d))),
+        }
+    }};
+}
+
+fn check_int_divisor(a: &Tensor, b: &Tensor) -> Result<()> {
+    if result_type(&[a, b]) == DType::Int64 && cast(b, DType::Int64).to_vec::<i64>().contains(&0) {
+        bail!(Runtime, "ZeroDivisionError");
+    }
+    Ok(())
+}
+
+/// Python's floor division on floats, as PyTorch computes it.
+fn floor_div_float<T: num_traits_float::FloatLike>(a: T, b: T) -> T {
+    if b == T::ZERO {
+        return a / b;
+    }
+    let m = a % b;
+    let mut div = (a - m) / b;
+    if m != T::ZERO && (b < T::ZERO) != (m < T::ZERO) {
+        div = div - T::ONE;
+    }
+    if div == T::ZERO {
+        return T::ZERO.copysign(a / b);
+    }
+    let f = div.floor();
+    if div - f > T::HALF {
+        f + T::ONE
+    } else {
+        f
+    }
+}
+
+/// The few float operations the float kernels here need, for f32 and f64.
+mod num_traits_float {
+    pub trait FloatLike:
+        Copy
+        + PartialOrd
+        + std::ops::Add<Output = Self>
+        + std::ops::Sub<Output = Self>
+        + std::ops::Div<Output = Self>
+        + std::ops::Rem<Output = Self>
+    {
+        const ZERO: Self;
+        const ONE: Self;
+        const HALF: Self;
+        fn floor(self) -> Self;
+        fn copysign(self, s: Self) -> Self;
+    }
+    macro_rules! impl_float_like {
+        ($($t:ty),*) => {$(
+            impl FloatLike for $t {
+                const ZERO: Self = 0.0;
+                const ONE: Self = 1.0;
+                const HALF: Self = 0.5;
+                fn floor(self) -> Self { <$t>::floor(self) }
+                fn copysign(self, s: Self) -> Self { <$t>::copysign(self, s) }
+            }
+        )*};
+    }
+    impl_float_like!(f32, f64);
+}
+
+/// `a // b`: floor division (no gradient, as in PyTorch).
+pub fn floor_divide(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    check_int_divisor(a, b)?;
+    Ok(real_kernel!(
+        a,
+        b,
+        "div_floor_cpu",
+        int | x,
+        y | {
+            let q = x.wrapping_div(y);
+            if (x % y != 0) && ((x < 0) != (y < 0)) {
+                q - 1
+            } else {
+                q
+            }
+        },
+        float | x,
+        y | floor_div_float(x, y)
+    ))
+}
+
+/// `a % b` with the sign of the divisor (Python's modulo).
+pub fn remainder(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    check_int_divisor(a, b)?;
+    let out = real_kernel!(
+        a,
+        b,
+        "remainder_cpu",
+        int | x,
+        y | {
+            let m = x.wrapping_rem(y);
+            if m != 0 && ((m < 0) != (y < 0)) {
+                m + y
+            } else {
+                m
+            }
+        },
+        float | x,
+        y | {
+            let m = x % y;
+            if m != 0.0 && ((m < 0.0) != (y < 0.0)) {
+                m + y
+            } else {
+                m
+            }
+        }
+    );
+    let name = if b.is_wrapped_number() {
+        "RemainderBackward0"
+    } else {
+        "RemainderBackward1"
+    };
+    record(
+        name,
+        &[a, b],
+        &out,
+        || (SavedTensor::input(a), SavedTensor::input(b)),
+        |ctx, (sa, sb), g| {
+            let (a, b) = (sa.unpack(ctx)?, sb.unpack(ctx)?);
+            let gb = neg(&mul(g, &floor_divide(&a, &b)?)?)?;
+            Ok(grads![Some(g.clone()), Some(gb)])
+        },
+    );
+    Ok(out)
+}
+
+/// `fmod(a, b)`: the remainder with the sign of the dividend (C's fmod).
+pub fn fmod(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    check_int_divisor(a, b)?;
+    let out = real_kernel!(
+        a,
+        b,
+        "fmod_cpu",
+        int | x,
+        y | x.wrapping_rem(y),
+        float | x,
+        y | x % y
+    );
+    let name = if b.is_wrapped_number() {
+        "FmodBackward0"
+    } else {
+        "FmodBackward1"
+    };
+    record(
+        name,
+        &[a, b],
+        &out,
+        || (SavedTensor::input(a), SavedTensor::input(b)),
+        |ctx, (sa, sb), g| {
+            let (a, b) = (sa.unpack(ctx)?, sb.unpack(ctx)?);
+            let gb = neg(&mul(g, &super::unary::trunc(&div(&a, &b)?)?)?)?;
+            Ok(grads![Some(g.clone()), Some(gb)])
+        },
+    );
+    Ok(out)
+}
+
+/// The operands in a floating result dtype (integers compute in float32).
+fn floating_pair(a: &Tensor, b: &Tensor) -> (Tensor, Tensor, DType) {
+    let mut dtype = result_type(&[a, b]);
+    if !dtype.is_differentiable() {
+        dtype = DType::Float32;
+    }
+    (cast(a, dtype), cast(b, dtype), dtype)
+}
+
+pub fn atan2(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let (ca, cb, dtype) = floating_pair(a, b);
+    let out = crate::with_real_float!(dtype, T => zip_map::<T, T, T>(&ca, &cb, |y: T, x: T| y.atan2(x))?,
+        return Err(float_dtype_error("atan2_cpu", dtype)));
+    record(
+        "Atan2Backward0",
+        &[a, b],
+        &out,
+        || (SavedTensor::input(a), SavedTensor::input(b)),
+        |ctx, (sa, sb), g| {
+            let (a, b) = (sa.unpack(ctx)?, sb.unpack(ctx)?);
+            let denom = add(&mul(&a, &a)?, &mul(&b, &b)?)?;
+            let ga = mul(g, &div(&b, &denom)?)?;
+            let gb = neg(&mul(g, &div(&a, &denom)?)?)?;
+            Ok(grads![Some(ga), Some(gb)])
+        },
+    );
+    Ok(out)
+}
+
+pub fn hypot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let (ca, cb, dtype) = floating_pair(a, b);
+    let out = crate::with_real_float!(dtype, T => zip_map::<T, T, T>(&ca, &cb, |x: T, y: T| x.hypot(y))?,
+        return Err(float_dtype_error("hypot_cpu", dtype)));
+    record(
+        "HypotBackward0",
+        &[a, b],
+        &out,
+        || {
+            (
+                SavedTensor::input(a),
+                SavedTensor::input(b),
+                SavedTensor::output(&out, 0),
+            )
+        },
+        |ctx, (sa, sb, so), g| {
+            let (a, b, o) = (sa.unpack(ctx)?, sb.unpack(ctx)?, so.unpack(ctx)?);
+            Ok(grads![
+                Some(mul(g, &div(&a, &o)?)?),
+                Some(mul(g, &div(&b, &o)?)?)
+            ])
+        },
+    );
+    Ok(out)
+}
+
+/// `lerp(start, end, weight)`: `start + weight * (end - start)`, computed
+/// from the nearer end as PyTorch does.
+pub fn lerp(start: &Tensor, end: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    let dtype = result_type(&[start, end]);
+    if !dtype.is_floating_point() {
+        return Err(float_dtype_error("lerp_kernel_scalar", dtype));
+    }
+    let (s, e, w) = (cast(start, dtype), cast(end, dtype), cast(weight, dtype));
+    let out = crate::with_real_float!(dtype, T => super::elementwise::zip3_map::<T, T, T, T>(&s, &e, &w, |s: T, e: T, w: T| {
+        if w.abs() < 0.5 { s + w * (e - s) } else { e - (e - s) * (1.0 - w) }
+    })?, unreachable!());
+    let scalar_weight = weight.is_wrapped_number();
+    let name = if scalar_weight {
+        "LerpBackward0"
+    } else {
+        "LerpBackward1"
+    };
+    let inputs: &[&Tensor] = if scalar_weight {
+        &[start, end]
+    } else {
+        &[start, end, weight]
+    };
+    record(
+        name,
+        inputs,
+        &out,
+        || {
+            (
+                SavedTensor::input(start),
+                SavedTensor::input(end),
+                SavedTensor::input(weight),
+            )
+        },
+        move |ctx, (ss, se, sw), g| {
+            let w = sw.unpack(ctx)?;
+            let gs = mul(g, &sub(&Tensor::wrapped_number(Scalar::Int(1)), &w)?)?;
+            let ge = mul(g, &w)?;
+            if scalar_weight {
+                return Ok(grads![Some(gs), Some(ge)]);
+            }
+            let gw = mul(g, &sub(&se.unpack(ctx)?, &ss.unpack(ctx)?)?)?;
+            Ok(grads![Some(gs), Some(ge), Some(gw)])
+        },
+    );
+    Ok(out)
+}
+
+/// `a + value * b * c` (`AddcmulBackward0`).
+pub fn addcmul(a: &Tensor, b: &Tensor, c: &Tensor, value: Scalar) -> Result<Tensor> {
+    let v = Tensor::wrapped_number(value);
+    let out = add(&a.detach(), &mul(&mul(&v, &b.detach())?, &c.detach())?)?;
+    record(
+        "AddcmulBackward0",
+        &[a, b, c],
+        &out,
+        || (SavedTensor::input(b), SavedTensor::input(c)),
+        move |ctx, (sb, sc), g| {
+            let v = Tensor::wrapped_number(value);
+            let (b, c) = (sb.unpack(ctx)?, sc.unpack(ctx)?);
+            Ok(grads![
+                Some(g.clone()),
+                Some(mul(&mul(g, &c)?, &v)?),
+                Some(mul(&mul(g, &b)?, &v)?)
+            ])
+        },
+    );
+    Ok(out)
+}
+
+/// `a + value * b / c` (`AddcdivBackward0`).
+pub fn addcdiv(a: &Tensor, b: &Tensor, c: &Tensor, value: Scalar) -> Result<Tensor> {
+    if result_type(&[b, c]) == DType::Int64 || result_type(&[b, c]) == DType::Bool {
+        bail!(
+            Runtime,
+            "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes."
+        );
+    }
+    let v = Tensor::wrapped_number(value);
+    let out = add(&a.detach(), &mul(&v, &div(&b.detach(), &c.detach())?)?)?;
+    record(
+        "AddcdivBackward0",
+        &[a, b, c],
+        &out,
+        || (SavedTensor::input(b), SavedTensor::input(c)),
+        move |ctx, (sb, sc), g| {
+            let v = Tensor::wrapped_number(value);
+            let (b, c) = (sb.unpack(ctx)?, sc.unpack(ctx)?);
+            let gb = div(&mul(g, &v)?, &c)?;
+            let gc = neg(&div(&mul(&mul(g, &v)?, &b)?, &mul(&c, &c)?)?)?;
+            Ok(grads![Some(g.clone()), Some(gb), Some(gc)])
+        },
+    );
+    Ok(out)
+}
+
+macro_rules! bitwise {
+    ($($name:ident $kernel:literal => $op:tt;)*) => {$(
+        /// Bitwise on integers, logical on bools.
+        pub fn $name(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+            let dtype = result_type(&[a, b]);
+            let (ca, cb) = (cast(a, dtype), cast(b, dtype));
+            match dtype {
+                DType::Bool => zip_map::<bool, bool, bool>(&ca, &cb, |x, y| x $op y),
+                DType::Int64 => zip_map::<i64, i64, i64>(&ca, &cb, |x, y| x $op y),
+                d => Err(float_dtype_error($kernel, d)),
+            }
+        }
+    )*};
+}
+
+bitwise! {
+    bitwise_and "bitwise_and_cpu" => &;
+    bitwise_or "bitwise_or_cpu" => |;
+    bitwise_xor "bitwise_xor_cpu" => ^;
+}
+
+pub fn bitwise_not(a: &Tensor) -> Result<Tensor> {
+    match a.dtype() {
+        DType::Bool => Ok(super::elementwise::map::<bool, bool>(a, |x| !x)),
+        DType::Int64 => Ok(super::elementwise::map::<i64, i64>(a, |x| !x)),
+        d => Err(float_dtype_error("bitwise_not_cpu", d)),
+    }
+}
+
+/// `isclose`: `|a - b| <= atol + rtol * |b|`, equal infinities and, with
+/// `equal_nan`, NaNs count as close.
+pub fn isclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64, equal_nan: bool) -> Result<Tensor> {
+    if a.dtype() != b.dtype() {
+        bail!(
+            Runtime,
+            "{} did not match {}",
+            dtype_display(a.dtype()),
+            dtype_display(b.dtype())
+        );
+    }
+    if a.dtype().is_complex() {
+        bail!(Runtime, "isclose is not supported for complex tensors");
+    }
+    let (ca, cb) = (cast(a, DType::Float64), cast(b, DType::Float64));
+    zip_map::<f64, f64, bool>(&ca, &cb, move |x, y| {
+        if x == y {
+            return true;
+        }
+        if x.is_nan() || y.is_nan() {
+            return equal_nan && x.is_nan() && y.is_nan();
+        }
+        x.is_finite() && y.is_finite() && (x - y).abs() <= atol + rtol * y.abs()
+    })
+}
+
+/// `equal(a, b)`: same shape and all elements equal.
+pub fn equal(a: &Tensor, b: &Tensor) -> Result<bool> {
+    if a.shape() != b.shape() {
+        return Ok(false);
+    }
+    Ok(eq(a, b)?.to_vec::<bool>().iter().all(|&x| x))
 }

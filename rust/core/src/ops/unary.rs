@@ -1,7 +1,10 @@
 //! Elementwise unary ops and `where`. Floating functions of integer
 //! tensors compute in the default float dtype, as PyTorch does.
 
-use super::binary::{div, float_dtype_error, gt, mul, sub};
+// Generic kernels are instantiated for `bool` too, where `x < y` is intended.
+#![allow(clippy::bool_comparison)]
+
+use super::binary::{add, div, float_dtype_error, gt, mul, sub};
 use super::copy::cast;
 use super::elementwise::{map, zip3_map};
 use super::num::{Arith, Float, Real, RealFloat};
@@ -377,4 +380,310 @@ pub fn round(a: &Tensor) -> Result<Tensor> {
         |_, _, g| Ok(grads![Some(zeros_like(g))]),
     );
     Ok(out)
+}
+
+/// Saved value of a unary op: its input or its output.
+macro_rules! saved {
+    (input, $a:ident, $o:ident) => {
+        SavedTensor::input($a)
+    };
+    (output, $a:ident, $o:ident) => {
+        SavedTensor::output(&$o, 0)
+    };
+}
+
+/// Real floating unary ops (integers compute in float32): the forward
+/// `|x| expr` with `T` the element type, and the gradient from `g` and the
+/// saved input or output `v`.
+macro_rules! real_unary {
+    ($($(#[$doc:meta])* $name:ident $grad_fn:literal |$x:ident| $e:expr, $kind:ident |$g:ident, $v:ident| $back:expr;)*) => {$(
+        $(#[$doc])*
+        pub fn $name(a: &Tensor) -> Result<Tensor> {
+            let t = floating(a);
+            let out = with_real_float!(t.dtype(), T => map::<T, T>(&t, |$x: T| $e),
+                return Err(float_dtype_error(stringify!($name), t.dtype())));
+            record($grad_fn, &[a], &out, || saved!($kind, a, out), |ctx, s, $g| {
+                let $v = s.unpack(ctx)?;
+                Ok(grads![Some($back)])
+            });
+            Ok(out)
+        }
+    )*};
+}
+
+fn one() -> Tensor {
+    Tensor::wrapped_number(Scalar::Int(1))
+}
+
+real_unary! {
+    exp2 "Exp2Backward0" |x| x.exp2(), output |g, o| mul(g, &mul(&o, &scalar(std::f64::consts::LN_2))?)?;
+    expm1 "Expm1Backward0" |x| x.exp_m1(), output |g, o| mul(g, &add(&o, &one())?)?;
+    log2 "Log2Backward0" |x| x.log2(), input |g, a| div(g, &mul(&a, &scalar(std::f64::consts::LN_2))?)?;
+    log10 "Log10Backward0" |x| x.log10(), input |g, a| div(g, &mul(&a, &scalar(std::f64::consts::LN_10))?)?;
+    log1p "Log1pBackward0" |x| x.ln_1p(), input |g, a| div(g, &add(&a, &one())?)?;
+    frac "FracBackward0" |x| x - x.trunc(), input |g, _a| g.clone();
+    reciprocal "ReciprocalBackward0" |x| 1.0 / x, output |g, o| neg(&mul(g, &mul(&o, &o)?)?)?;
+    rsqrt "RsqrtBackward0" |x| 1.0 / x.sqrt(), output |g, o| mul(g, &mul(&pow_o3(&o)?, &scalar(-0.5))?)?;
+    sinh "SinhBackward0" |x| x.sinh(), input |g, a| mul(g, &cosh(&a)?)?;
+    cosh "CoshBackward0" |x| x.cosh(), input |g, a| mul(g, &sinh(&a)?)?;
+    asin "AsinBackward0" |x| x.asin(), input |g, a| div(g, &sqrt(&sub(&one(), &mul(&a, &a)?)?)?)?;
+    acos "AcosBackward0" |x| x.acos(), input |g, a| neg(&div(g, &sqrt(&sub(&one(), &mul(&a, &a)?)?)?)?)?;
+    atan "AtanBackward0" |x| x.atan(), input |g, a| div(g, &add(&one(), &mul(&a, &a)?)?)?;
+    /// The error function (accurate to about 1e-9).
+    erf "ErfBackward0" |x| erf_f64(x as f64) as T, input |g, a| {
+        let d = mul(&exp(&neg(&mul(&a, &a)?)?)?, &scalar(std::f64::consts::FRAC_2_SQRT_PI))?;
+        mul(g, &d)?
+    };
+}
+
+fn pow_o3(o: &Tensor) -> Result<Tensor> {
+    mul(&mul(o, o)?, o)
+}
+
+/// erf by its Taylor series near 0 and the asymptotic series of erfc
+/// beyond 3, where the first converges slowly.
+fn erf_f64(x: f64) -> f64 {
+    let ax = x.abs();
+    if ax.is_nan() {
+        return x;
+    }
+    let r = if ax < 3.0 {
+        let (mut term, mut sum, x2) = (ax, ax, ax * ax);
+        for n in 1..200 {
+            term *= -x2 / n as f64;
+            let add = term / (2 * n + 1) as f64;
+            sum += add;
+            if add.abs() < 1e-17 * sum.abs() {
+                break;
+            }
+        }
+        sum * std::f64::consts::FRAC_2_SQRT_PI
+    } else {
+        let x2 = ax * ax;
+        let (mut term, mut sum) = (1.0f64, 1.0f64);
+        for n in 1..40 {
+            let next = -term * (2 * n - 1) as f64 / (2.0 * x2);
+            if next.abs() >= term.abs() {
+                break;
+            }
+            term = next;
+            sum += term;
+        }
+        1.0 - (-x2).exp() / (ax * std::f64::consts::PI.sqrt()) * sum
+    };
+    r.copysign(x)
+}
+
+/// Rounding ops: integers come back as a copy; the gradient is zero.
+macro_rules! rounding {
+    ($($name:ident $grad_fn:literal |$x:ident| $e:expr;)*) => {$(
+        pub fn $name(a: &Tensor) -> Result<Tensor> {
+            let out = match a.dtype() {
+                DType::Bool | DType::Int64 => super::copy::clone(&a.detach())?,
+                d => with_real_float!(d, T => map::<T, T>(a, |$x: T| $e),
+                    return Err(float_dtype_error(stringify!($name), d))),
+            };
+            record($grad_fn, &[a], &out, || (), |_, _, g| Ok(grads![Some(zeros_like(g))]));
+            Ok(out)
+        }
+    )*};
+}
+
+rounding! {
+    floor "FloorBackward0" |x| x.floor();
+    ceil "CeilBackward0" |x| x.ceil();
+    trunc "TruncBackward0" |x| x.trunc();
+}
+
+/// `sign`: -1, 0 or 1 (NaN stays NaN); bool is returned as a copy.
+pub fn sign(a: &Tensor) -> Result<Tensor> {
+    if a.dtype().is_complex() {
+        bail!(
+            Runtime,
+            "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."
+        );
+    }
+    let out = sgn(&a.detach())?;
+    record(
+        "SignBackward0",
+        &[a],
+        &out,
+        || (),
+        |_, _, g| Ok(grads![Some(zeros_like(g))]),
+    );
+    Ok(out)
+}
+
+/// `x * x` (PyTorch records it as `pow(x, 2)`).
+pub fn square(a: &Tensor) -> Result<Tensor> {
+    super::binary::pow_scalar(a, Scalar::Int(2))
+}
+
+/// `nan_to_num`: NaN and infinities replaced (by the dtype's extremes by default).
+pub fn nan_to_num(
+    a: &Tensor,
+    nan: f64,
+    posinf: Option<f64>,
+    neginf: Option<f64>,
+) -> Result<Tensor> {
+    let out = match a.dtype() {
+        DType::Bool | DType::Int64 => super::copy::clone(&a.detach())?,
+        d => with_real_float!(d, T => {
+            let (n, p, m) = (nan as T, posinf.map_or(T::MAX, |v| v as T), neginf.map_or(T::MIN, |v| v as T));
+            map::<T, T>(a, move |x: T| if x.is_nan() { n } else if x == T::INFINITY { p } else if x == T::NEG_INFINITY { m } else { x })
+        }, return Err(float_dtype_error("nan_to_num", d))),
+    };
+    record(
+        "NanToNumBackward0",
+        &[a],
+        &out,
+        || SavedTensor::input(a),
+        |ctx, sa, g| {
+            let keep = float_predicate(&sa.unpack(ctx)?, f64::is_finite);
+            Ok(grads![Some(mul(g, &cast(&keep, g.dtype()))?)])
+        },
+    );
+    Ok(out)
+}
+
+/// An activation `f(x)` over real floats whose gradient is `g * d(x, out)`.
+fn activation(
+    a: &Tensor,
+    name: &'static str,
+    f32_fn: impl Fn(f32) -> f32 + Sync + Send,
+    f64_fn: impl Fn(f64) -> f64 + Sync + Send,
+    grad: impl Fn(&Tensor, &Tensor) -> Result<Tensor> + Send + Sync + 'static,
+) -> Result<Tensor> {
+    let out = match a.dtype() {
+        DType::Float32 => map::<f32, f32>(a, f32_fn),
+        DType::Float64 => map::<f64, f64>(a, f64_fn),
+        d => return Err(float_dtype_error(name, d)),
+    };
+    record(
+        name,
+        &[a],
+        &out,
+        || (SavedTensor::input(a), SavedTensor::output(&out, 0)),
+        move |ctx, (sa, so), g| {
+            let d = grad(&sa.unpack(ctx)?, &so.unpack(ctx)?)?;
+            Ok(grads![Some(mul(g, &d)?)])
+        },
+    );
+    Ok(out)
+}
+
+/// `softplus(x, beta, threshold)`: `log(1 + exp(beta x)) / beta`, linear
+/// above the threshold.
+pub fn softplus(a: &Tensor, beta: f64, threshold: f64) -> Result<Tensor> {
+    let f = move |x: f64| {
+        if x * beta > threshold {
+            x
+        } else {
+            (x * beta).exp().ln_1p() / beta
+        }
+    };
+    activation(
+        a,
+        "SoftplusBackward0",
+        move |x| f(x as f64) as f32,
+        f,
+        move |a, _| {
+            let bx = mul(a, &scalar(beta))?;
+            let s = sigmoid(&bx)?;
+            where_(&gt(&bx, &scalar(threshold))?, &ones_like(&s), &s)
+        },
+    )
+}
+
+/// `gelu(x)`, exact (`approximate="none"`) or with the tanh approximation.
+pub fn gelu(a: &Tensor, tanh_approx: bool) -> Result<Tensor> {
+    const K: f64 = 0.797_884_560_802_865_4; // sqrt(2 / pi)
+    const C: f64 = 0.044715;
+    let f = move |x: f64| {
+        if tanh_approx {
+            0.5 * x * (1.0 + (K * (x + C * x * x * x)).tanh())
+        } else {
+            0.5 * x * (1.0 + erf_f64(x * std::f64::consts::FRAC_1_SQRT_2))
+        }
+    };
+    activation(
+        a,
+        "GeluBackward0",
+        move |x| f(x as f64) as f32,
+        f,
+        move |a, _| {
+            let half = scalar(0.5);
+            if tanh_approx {
+                let x2 = mul(a, a)?;
+                let inner = mul(&mul(a, &add(&one(), &mul(&x2, &scalar(C))?)?)?, &scalar(K))?;
+                let t = tanh(&inner)?;
+                let dinner = mul(&add(&one(), &mul(&x2, &scalar(3.0 * C))?)?, &scalar(K))?;
+                let left = mul(&add(&one(), &t)?, &half)?;
+                let right = mul(
+                    &mul(&mul(a, &half)?, &sub(&one(), &mul(&t, &t)?)?)?,
+                    &dinner,
+                )?;
+                add(&left, &right)
+            } else {
+                let cdf = mul(
+                    &add(
+                        &erf(&mul(a, &scalar(std::f64::consts::FRAC_1_SQRT_2))?)?,
+                        &one(),
+                    )?,
+                    &half,
+                )?;
+                let pdf = mul(
+                    &exp(&mul(&mul(a, a)?, &scalar(-0.5))?)?,
+                    &scalar(
+                        0.5 * std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2,
+                    ),
+                )?;
+                add(&cdf, &mul(a, &pdf)?)
+            }
+        },
+    )
+}
+
+/// `silu(x) = x * sigmoid(x)`.
+pub fn silu(a: &Tensor) -> Result<Tensor> {
+    activation(
+        a,
+        "SiluBackward0",
+        |x| x / (1.0 + (-x).exp()),
+        |x| x / (1.0 + (-x).exp()),
+        |a, _| {
+            let s = sigmoid(a)?;
+            mul(&s, &add(&one(), &mul(a, &sub(&one(), &s)?)?)?)
+        },
+    )
+}
+
+/// `leaky_relu(x, negative_slope)`.
+pub fn leaky_relu(a: &Tensor, slope: f64) -> Result<Tensor> {
+    let s32 = slope as f32;
+    activation(
+        a,
+        "LeakyReluBackward0",
+        move |x| if x > 0.0 { x } else { x * s32 },
+        move |x| if x > 0.0 { x } else { x * slope },
+        move |a, _| {
+            let d = ones_like(a);
+            where_(&gt(a, &scalar(0.0))?, &d, &mul(&d, &scalar(slope))?)
+        },
+    )
+}
+
+/// `elu(x, alpha)`: `alpha * (exp(x) - 1)` for negative x.
+pub fn elu(a: &Tensor, alpha: f64) -> Result<Tensor> {
+    let a32 = alpha as f32;
+    activation(
+        a,
+        "EluBackward0",
+        move |x| if x > 0.0 { x } else { a32 * x.exp_m1() },
+        move |x| if x > 0.0 { x } else { alpha * x.exp_m1() },
+        move |a, _| {
+            let neg_part = mul(&exp(a)?, &scalar(alpha))?;
+            where_(&gt(a, &scalar(0.0))?, &ones_like(a), &neg_part)
+        },
+    )
 }

@@ -1,0 +1,303 @@
+//! The everyday elementwise API: more unary and binary math, bitwise ops,
+//! comparisons with tolerance, and the activations `nn.functional` uses.
+
+use crate::convert::{operand, scalar, tensor_arg, try_operand};
+use crate::errors::IntoPyResult;
+use crate::tensor::{maybe_detach, PyTensor};
+use ferrograd_core::ops::{binary, inplace, unary};
+use ferrograd_core::{Result, Scalar, Tensor};
+use pyo3::prelude::*;
+
+type Slf<'py> = Bound<'py, PyTensor>;
+
+fn un(py: Python<'_>, a: &Tensor, op: fn(&Tensor) -> Result<Tensor>) -> PyResult<PyTensor> {
+    Ok(maybe_detach(py, a.numel(), || op(a)).py()?.into())
+}
+
+fn bin(
+    py: Python<'_>,
+    a: &Tensor,
+    other: &Bound<'_, PyAny>,
+    op: fn(&Tensor, &Tensor) -> Result<Tensor>,
+) -> PyResult<PyTensor> {
+    let b = operand(other)?;
+    Ok(maybe_detach(py, a.numel().max(b.numel()), || op(a, &b))
+        .py()?
+        .into())
+}
+
+/// A binary dunder: `NotImplemented` for operands that are not numbers or tensors.
+fn dunder(
+    py: Python<'_>,
+    a: &Tensor,
+    other: &Bound<'_, PyAny>,
+    op: fn(&Tensor, &Tensor) -> Result<Tensor>,
+    reflected: bool,
+) -> PyResult<Py<PyAny>> {
+    let Some(b) = try_operand(other) else {
+        return Ok(py.NotImplemented());
+    };
+    let out = if reflected { op(&b, a) } else { op(a, &b) }.py()?;
+    Ok(Bound::new(py, PyTensor::from(out))?.into_any().unbind())
+}
+
+macro_rules! unary_methods {
+    ($($name:ident $inplace:ident => $op:path;)*) => {
+        #[pymethods]
+        impl PyTensor {$(
+            fn $name(&self, py: Python<'_>) -> PyResult<PyTensor> {
+                un(py, &self.t, $op)
+            }
+            fn $inplace<'py>(slf: &Slf<'py>) -> PyResult<Slf<'py>> {
+                inplace::unary_(&slf.get().t, $op).py()?;
+                Ok(slf.clone())
+            }
+        )*}
+    };
+}
+
+unary_methods! {
+    exp2 exp2_ => unary::exp2;
+    expm1 expm1_ => unary::expm1;
+    log2 log2_ => unary::log2;
+    log10 log10_ => unary::log10;
+    log1p log1p_ => unary::log1p;
+    floor floor_ => unary::floor;
+    ceil ceil_ => unary::ceil;
+    trunc trunc_ => unary::trunc;
+    fix fix_ => unary::trunc;
+    frac frac_ => unary::frac;
+    reciprocal reciprocal_ => unary::reciprocal;
+    rsqrt rsqrt_ => unary::rsqrt;
+    square square_ => unary::square;
+    sinh sinh_ => unary::sinh;
+    cosh cosh_ => unary::cosh;
+    asin asin_ => unary::asin;
+    arcsin arcsin_ => unary::asin;
+    acos acos_ => unary::acos;
+    arccos arccos_ => unary::acos;
+    atan atan_ => unary::atan;
+    arctan arctan_ => unary::atan;
+    sign sign_ => unary::sign;
+    erf erf_ => unary::erf;
+    bitwise_not bitwise_not_ => binary::bitwise_not;
+}
+
+macro_rules! binary_methods {
+    ($($name:ident $inplace:ident => $op:path;)*) => {
+        #[pymethods]
+        impl PyTensor {$(
+            fn $name(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                bin(py, &self.t, other, $op)
+            }
+            fn $inplace<'py>(slf: &Slf<'py>, other: &Bound<'_, PyAny>) -> PyResult<Slf<'py>> {
+                let b = operand(other)?;
+                inplace::binary_(&slf.get().t, &b, $op).py()?;
+                Ok(slf.clone())
+            }
+        )*}
+    };
+}
+
+binary_methods! {
+    atan2 atan2_ => binary::atan2;
+    arctan2 arctan2_ => binary::atan2;
+    remainder remainder_ => binary::remainder;
+    floor_divide floor_divide_ => binary::floor_divide;
+    fmod fmod_ => binary::fmod;
+    hypot hypot_ => binary::hypot;
+    bitwise_and bitwise_and_ => binary::bitwise_and;
+    bitwise_or bitwise_or_ => binary::bitwise_or;
+    bitwise_xor bitwise_xor_ => binary::bitwise_xor;
+}
+
+#[pymethods]
+impl PyTensor {
+    fn __mod__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::remainder, false)
+    }
+    fn __rmod__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::remainder, true)
+    }
+    fn __floordiv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::floor_divide, false)
+    }
+    fn __rfloordiv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::floor_divide, true)
+    }
+    fn __imod__(slf: &Slf<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        PyTensor::remainder_(slf, other).map(drop)
+    }
+    fn __ifloordiv__(slf: &Slf<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        PyTensor::floor_divide_(slf, other).map(drop)
+    }
+    fn __ipow__(
+        slf: &Slf<'_>,
+        other: &Bound<'_, PyAny>,
+        _modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let t = &slf.get().t;
+        match other.downcast::<PyTensor>() {
+            Ok(b) => inplace::binary_(t, &b.get().t, binary::pow).py(),
+            Err(_) => {
+                let e = scalar(other)?;
+                inplace::unary_(t, |s| binary::pow_scalar(s, e)).py()
+            }
+        }
+    }
+
+    #[pyo3(signature = (end, weight))]
+    fn lerp(&self, end: &Bound<'_, PyAny>, weight: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let (e, w) = (tensor_arg(end, "lerp(): argument 'end'")?, operand(weight)?);
+        Ok(binary::lerp(&self.t, &e, &w).py()?.into())
+    }
+    #[pyo3(signature = (end, weight))]
+    fn lerp_<'py>(
+        slf: &Slf<'py>,
+        end: &Bound<'_, PyAny>,
+        weight: &Bound<'_, PyAny>,
+    ) -> PyResult<Slf<'py>> {
+        let (e, w) = (
+            tensor_arg(end, "lerp_(): argument 'end'")?,
+            operand(weight)?,
+        );
+        inplace::unary_(&slf.get().t, |s| binary::lerp(s, &e, &w)).py()?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (tensor1, tensor2, *, value=None))]
+    fn addcmul(
+        &self,
+        tensor1: PyRef<'_, PyTensor>,
+        tensor2: PyRef<'_, PyTensor>,
+        value: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let v = value.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
+        Ok(binary::addcmul(&self.t, &tensor1.t, &tensor2.t, v)
+            .py()?
+            .into())
+    }
+    #[pyo3(signature = (tensor1, tensor2, *, value=None))]
+    fn addcmul_<'py>(
+        slf: &Slf<'py>,
+        tensor1: PyRef<'_, PyTensor>,
+        tensor2: PyRef<'_, PyTensor>,
+        value: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Slf<'py>> {
+        let v = value.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
+        let (b, c) = (tensor1.t.clone(), tensor2.t.clone());
+        inplace::unary_(&slf.get().t, |s| binary::addcmul(s, &b, &c, v)).py()?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (tensor1, tensor2, *, value=None))]
+    fn addcdiv(
+        &self,
+        tensor1: PyRef<'_, PyTensor>,
+        tensor2: PyRef<'_, PyTensor>,
+        value: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let v = value.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
+        Ok(binary::addcdiv(&self.t, &tensor1.t, &tensor2.t, v)
+            .py()?
+            .into())
+    }
+    #[pyo3(signature = (tensor1, tensor2, *, value=None))]
+    fn addcdiv_<'py>(
+        slf: &Slf<'py>,
+        tensor1: PyRef<'_, PyTensor>,
+        tensor2: PyRef<'_, PyTensor>,
+        value: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Slf<'py>> {
+        let v = value.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
+        let (b, c) = (tensor1.t.clone(), tensor2.t.clone());
+        inplace::unary_(&slf.get().t, |s| binary::addcdiv(s, &b, &c, v)).py()?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (other, rtol=1e-5, atol=1e-8, equal_nan=false))]
+    fn isclose(
+        &self,
+        other: PyRef<'_, PyTensor>,
+        rtol: f64,
+        atol: f64,
+        equal_nan: bool,
+    ) -> PyResult<PyTensor> {
+        Ok(binary::isclose(&self.t, &other.t, rtol, atol, equal_nan)
+            .py()?
+            .into())
+    }
+    #[pyo3(signature = (other, rtol=1e-5, atol=1e-8, equal_nan=false))]
+    fn allclose(
+        &self,
+        other: PyRef<'_, PyTensor>,
+        rtol: f64,
+        atol: f64,
+        equal_nan: bool,
+    ) -> PyResult<bool> {
+        let close = binary::isclose(&self.t, &other.t, rtol, atol, equal_nan).py()?;
+        Ok(close.to_vec::<bool>().iter().all(|&c| c))
+    }
+    fn equal(&self, other: PyRef<'_, PyTensor>) -> PyResult<bool> {
+        binary::equal(&self.t, &other.t).py()
+    }
+    #[pyo3(signature = (nan=0.0, posinf=None, neginf=None))]
+    fn nan_to_num(&self, nan: f64, posinf: Option<f64>, neginf: Option<f64>) -> PyResult<PyTensor> {
+        Ok(unary::nan_to_num(&self.t, nan, posinf, neginf).py()?.into())
+    }
+    #[pyo3(signature = (nan=0.0, posinf=None, neginf=None))]
+    fn nan_to_num_<'py>(
+        slf: &Slf<'py>,
+        nan: f64,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
+    ) -> PyResult<Slf<'py>> {
+        inplace::unary_(&slf.get().t, |s| unary::nan_to_num(s, nan, posinf, neginf)).py()?;
+        Ok(slf.clone())
+    }
+}
+
+/// `ferrograd._C` versions of `torch.nn.functional` activations.
+#[pyfunction]
+#[pyo3(signature = (input, beta=1.0, threshold=20.0))]
+fn softplus(input: PyRef<'_, PyTensor>, beta: f64, threshold: f64) -> PyResult<PyTensor> {
+    Ok(unary::softplus(&input.t, beta, threshold).py()?.into())
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, approximate="none"))]
+fn gelu(input: PyRef<'_, PyTensor>, approximate: &str) -> PyResult<PyTensor> {
+    let tanh = match approximate {
+        "none" => false,
+        "tanh" => true,
+        other => {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+                "approximate argument must be either none or tanh. got {other}"
+            )))
+        }
+    };
+    Ok(unary::gelu(&input.t, tanh).py()?.into())
+}
+
+#[pyfunction]
+fn silu(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    Ok(unary::silu(&input.t).py()?.into())
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, negative_slope=0.01))]
+fn leaky_relu(input: PyRef<'_, PyTensor>, negative_slope: f64) -> PyResult<PyTensor> {
+    Ok(unary::leaky_relu(&input.t, negative_slope).py()?.into())
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, alpha=1.0))]
+fn elu(input: PyRef<'_, PyTensor>, alpha: f64) -> PyResult<PyTensor> {
+    Ok(unary::elu(&input.t, alpha).py()?.into())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(softplus, m)?)?;
+    m.add_function(wrap_pyfunction!(gelu, m)?)?;
+    m.add_function(wrap_pyfunction!(silu, m)?)?;
+    m.add_function(wrap_pyfunction!(leaky_relu, m)?)?;
+    m.add_function(wrap_pyfunction!(elu, m)?)?;
+    Ok(())
+}
