@@ -2,10 +2,11 @@
 
 import numpy as np
 import pytest
-from helpers import has_torch, shapes
 from hypothesis import given, settings
 
 import ferrograd as fg
+
+from helpers import has_torch, shapes
 
 if has_torch:
     import torch

@@ -2,11 +2,12 @@
 
 import numpy as np
 import pytest
-from helpers import arrays, broadcastable_pair, check_op, has_torch, shapes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ferrograd as fg
+
+from helpers import arrays, broadcastable_pair, check_op, has_torch, shapes
 
 if has_torch:
     import torch

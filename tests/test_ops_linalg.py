@@ -2,11 +2,12 @@
 
 import numpy as np
 import pytest
-from helpers import arrays, check_op, has_torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ferrograd as fg
+
+from helpers import arrays, check_op, has_torch
 
 
 @st.composite

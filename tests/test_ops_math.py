@@ -2,11 +2,12 @@
 
 import numpy as np
 import pytest
-from helpers import arrays, broadcastable_pair, check_op, has_torch, shapes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ferrograd as fg
+
+from helpers import arrays, broadcastable_pair, check_op, has_torch, shapes
 
 if has_torch:
     import torch
@@ -85,7 +86,11 @@ def test_binary(name, data):
         a = np.where(np.abs(a) < 0.1, 0.5, a)
     if name.startswith("remainder") or name == "fmod":
         # Away from the jumps of the sawtooth.
-        q = a / (np.broadcast_to(b, np.broadcast_shapes(sa, sb)) ** 2 + 0.7) if name != "remainder_scalar" else a / 1.3
+        q = (
+            a / (np.broadcast_to(b, np.broadcast_shapes(sa, sb)) ** 2 + 0.7)
+            if name != "remainder_scalar"
+            else a / 1.3
+        )
         if np.any(np.abs(q - np.round(q)) < 1e-2):
             return
     check_op(BINARY[name], a, b, fd_atol=1e-4)
@@ -126,7 +131,7 @@ def test_operators_and_inplace_forms():
     w = fg.tensor([0.5, 2.0])
     assert w.reciprocal_() is w and w.tolist() == [2.0, 0.5] and w._version == 1
     w.floor_().add_(0.25).exp2_()
-    assert np.allclose(w.numpy(), [2 ** 2.25, 2 ** 0.25])
+    assert np.allclose(w.numpy(), [2**2.25, 2**0.25])
 
 
 def test_integers_compute_in_float32():
@@ -144,7 +149,9 @@ def test_bitwise():
     a, b = np.array([0, 1, 6, -7, 12]), np.array([3, 5, 2, 9, -1])
     for name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
         ours = getattr(fg, name)(fg.tensor(a), fg.tensor(b))
-        np.testing.assert_array_equal(ours.numpy(), getattr(torch, name)(torch.tensor(a), torch.tensor(b)).numpy())
+        np.testing.assert_array_equal(
+            ours.numpy(), getattr(torch, name)(torch.tensor(a), torch.tensor(b)).numpy()
+        )
     np.testing.assert_array_equal(fg.tensor(a).bitwise_not().numpy(), (~torch.tensor(a)).numpy())
     assert fg.bitwise_and(fg.tensor([True, False]), fg.tensor([True, True])).tolist() == [True, False]
     with pytest.raises(RuntimeError) as ours:

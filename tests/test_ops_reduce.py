@@ -2,11 +2,12 @@
 
 import numpy as np
 import pytest
-from helpers import arrays, check_op, shapes
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import ferrograd as fg
+
+from helpers import arrays, check_op, shapes
 
 
 def distinct(a):
@@ -130,14 +131,42 @@ def test_max_with_tensor_is_maximum():
 @pytest.mark.parametrize(
     "fn, exc, msg",
     [
-        (lambda: fg.zeros(0, 3).max(), RuntimeError, r"max\(\): Expected reduction dim to be specified for input.numel\(\) == 0. Specify the reduction dim with the 'dim' argument."),
-        (lambda: fg.zeros(0, 3).max(0), IndexError, r"max\(\): Expected reduction dim 0 to have non-zero size."),
-        (lambda: fg.zeros(0, 3).amax(0), IndexError, r"amax\(\): Expected reduction dim 0 to have non-zero size."),
-        (lambda: fg.zeros(0, 3).argmax(), IndexError, r"argmax\(\): Expected reduction dim to be specified for input.numel\(\) == 0."),
+        (
+            lambda: fg.zeros(0, 3).max(),
+            RuntimeError,
+            r"max\(\): Expected reduction dim to be specified for input.numel\(\) == 0. Specify the reduction dim with the 'dim' argument.",
+        ),
+        (
+            lambda: fg.zeros(0, 3).max(0),
+            IndexError,
+            r"max\(\): Expected reduction dim 0 to have non-zero size.",
+        ),
+        (
+            lambda: fg.zeros(0, 3).amax(0),
+            IndexError,
+            r"amax\(\): Expected reduction dim 0 to have non-zero size.",
+        ),
+        (
+            lambda: fg.zeros(0, 3).argmax(),
+            IndexError,
+            r"argmax\(\): Expected reduction dim to be specified for input.numel\(\) == 0.",
+        ),
         (lambda: fg.zeros(0, 3).min(), RuntimeError, r"min\(\): Expected reduction dim to be specified"),
-        (lambda: fg.tensor([1, 2]).softmax(0), RuntimeError, "\"softmax_lastdim_kernel_impl\" not implemented for 'Long'"),
-        (lambda: fg.tensor([1, 2]).var(), RuntimeError, "std and var only support floating point and complex dtypes"),
-        (lambda: fg.ones(2, 3).max(2), IndexError, r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"),
+        (
+            lambda: fg.tensor([1, 2]).softmax(0),
+            RuntimeError,
+            "\"softmax_lastdim_kernel_impl\" not implemented for 'Long'",
+        ),
+        (
+            lambda: fg.tensor([1, 2]).var(),
+            RuntimeError,
+            "std and var only support floating point and complex dtypes",
+        ),
+        (
+            lambda: fg.ones(2, 3).max(2),
+            IndexError,
+            r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)",
+        ),
     ],
 )
 def test_errors(fn, exc, msg):

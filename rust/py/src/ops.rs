@@ -117,16 +117,16 @@ impl PyTensor {
         dunder(py, &self.t, other, binary::ge, false)
     }
     fn __and__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, unary::logical_and, false)
+        dunder(py, &self.t, other, binary::bitwise_and, false)
     }
     fn __or__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, unary::logical_or, false)
+        dunder(py, &self.t, other, binary::bitwise_or, false)
     }
     fn __xor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, unary::logical_xor, false)
+        dunder(py, &self.t, other, binary::bitwise_xor, false)
     }
     fn __invert__(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::logical_not)
+        unary_op(py, &self.t, binary::bitwise_not)
     }
     fn __neg__(&self, py: Python<'_>) -> PyResult<PyTensor> {
         unary_op(py, &self.t, unary::neg)
