@@ -22,7 +22,7 @@ pub fn slice_backward(
     let out = Tensor::zeros(shape, g.dtype());
     let count = g.shape()[dim];
     let mut l: Layout = out.layout().clone();
-    if count > 0 {
+    if g.numel() > 0 {
         l.offset += start * l.strides[dim] as usize;
     }
     l.shape[dim] = count;
@@ -60,8 +60,8 @@ fn gather_offsets(l: &Layout, dim: usize, index: &Tensor) -> Result<Vec<usize>> 
             );
         }
         let mut off = l.offset as isize;
-        for d in 0..ndim {
-            let p = if d == dim { v as usize } else { pos[d] };
+        for (d, &at) in pos.iter().enumerate() {
+            let p = if d == dim { v as usize } else { at };
             off += p as isize * l.strides[d];
         }
         out.push(off as usize);
@@ -161,9 +161,7 @@ pub fn assign(dst: &Tensor, src: &Tensor) -> Result<()> {
 /// A window of `out` along `dim`: `len` positions from `start`.
 fn window(out: &Tensor, dim: usize, start: usize, len: usize) -> Tensor {
     let mut l = out.layout().clone();
-    if len > 0 {
-        l.offset += start * l.strides[dim] as usize;
-    }
+    l.offset += start * l.strides[dim] as usize;
     l.shape[dim] = len;
     out.alias(l)
 }
@@ -225,7 +223,9 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
             continue;
         }
         let len = t.shape()[d];
-        assign(&window(&out, d, at, len), t)?;
+        if t.numel() > 0 {
+            assign(&window(&out, d, at, len), t)?;
+        }
         spans.push(Some((at, len)));
         at += len;
     }
@@ -238,6 +238,12 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
             spans
                 .iter()
                 .map(|s| match *s {
+                    // Empty pieces: no view (its offset could pass the storage's end).
+                    Some((_, len)) if g.numel() == 0 || len == 0 => {
+                        let mut shape: Shape = g.shape().into();
+                        shape[d] = len;
+                        Ok(Some(Tensor::zeros(&shape, g.dtype())))
+                    }
                     Some((start, len)) => Ok(Some(slice(g, d, start, len, 1)?)),
                     None => Ok(Some(Tensor::zeros(&[0], g.dtype()))),
                 })
@@ -270,7 +276,7 @@ pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         .collect::<Result<Vec<_>>>()?;
     let out = cat(&parts, d as i64)?;
     let refs: Vec<&Tensor> = tensors.iter().collect();
-    let n = tensors.len();
+    let (n, in_shape): (usize, Shape) = (tensors.len(), first.shape().into());
     record(
         "StackBackward0",
         &refs,
@@ -278,7 +284,13 @@ pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         || (),
         move |_, _, g| {
             (0..n)
-                .map(|i| Ok(Some(super::shape::select(g, d as i64, i as i64)?)))
+                .map(|i| {
+                    if g.numel() == 0 {
+                        // No view of an empty gradient (its offset could pass the end).
+                        return Ok(Some(Tensor::zeros(&in_shape, g.dtype())));
+                    }
+                    Ok(Some(super::shape::select(g, d as i64, i as i64)?))
+                })
                 .collect()
         },
     );

@@ -8,6 +8,7 @@ use crate::tensor::layout::{wrap_dim, Layout, Shape};
 use crate::tensor::{DType, Element, Scalar, Tensor};
 use crate::{bail, grads, with_dtype, with_real, Result};
 use rayon::prelude::*;
+use std::cmp::Ordering;
 
 /// Sorted, de-duplicated dimensions to reduce; empty means all.
 pub fn reduce_dims(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
@@ -372,10 +373,10 @@ fn arg_extreme(
                     false
                 } else if v.is_nan_val() {
                     true
-                } else if is_max {
-                    v > best
                 } else {
-                    v < best
+                    // partial_cmp rather than `>`: clippy rejects ordering bools.
+                    let want = if is_max { Ordering::Greater } else { Ordering::Less };
+                    v.partial_cmp(&best) == Some(want)
                 };
                 if better {
                     best = v;
