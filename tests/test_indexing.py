@@ -195,3 +195,18 @@ def test_numpy_and_tensor_keys_mixed():
     idx = np.array([1, 0])
     x, t = fg.tensor(A), torch.tensor(A)
     np.testing.assert_array_equal(x[idx, fg.tensor(1)].numpy(), t[idx, torch.tensor(1)].numpy())
+
+
+@settings(max_examples=20, deadline=None)
+@given(shape=shapes(min_dims=2, max_dims=3), data=st.data())
+def test_flip_tril_triu_repeat_movedim(shape, data):
+    a = data.draw(arrays(shape))
+    n = len(shape)
+    dims = data.draw(st.lists(st.integers(-n, n - 1), unique_by=lambda d: d % n, max_size=n))
+    check_op(lambda T, x: T.flip(x, dims), a)
+    k = data.draw(st.integers(-2, 2))
+    check_op(lambda T, x: x.tril(k) + T.triu(x, k) * 2, a)
+    reps = data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n + 1))
+    check_op(lambda T, x: x.repeat(*reps), a)
+    src, dst = data.draw(st.integers(0, n - 1)), data.draw(st.integers(-n, n - 1))
+    check_op(lambda T, x: T.movedim(x, src, dst) * 1.0, a)

@@ -119,7 +119,7 @@ for _name in (
     "permute transpose swapaxes t unsqueeze squeeze flatten narrow select clone detach "
     "matmul mm bmm dot mv outer ger "
     "max min amax amin argmax argmin all any softmax log_softmax logsumexp var std norm "
-    "split chunk unbind index_select gather masked_fill"
+    "split chunk unbind index_select gather masked_fill flip tril triu movedim moveaxis"
 ).split():
     globals()[_name] = _method_function(_name)
 del _name

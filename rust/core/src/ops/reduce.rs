@@ -724,3 +724,11 @@ pub fn norm2(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     );
     Ok(out)
 }
+
+/// Wrapped, de-duplicated dims where an empty list means none (not all).
+pub fn reduce_dims_exact(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
+    if dims.is_empty() {
+        return Ok(Vec::new());
+    }
+    reduce_dims(dims, ndim)
+}
