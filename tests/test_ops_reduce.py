@@ -40,7 +40,8 @@ SMOOTH = {
 @given(case=array_and_dim(min_side=2))
 def test_smooth_reductions(name, case):
     a, d, k = case
-    assume(name != "std" or distinct(a))  # std's gradient is undefined at zero spread
+    if name == "std":  # std's gradient is undefined at zero spread: make values distinct
+        a = a + np.arange(a.size).reshape(a.shape) * 0.1
     check_op(lambda T, x: SMOOTH[name](T, x, d, k), a, fd_atol=1e-4)
 
 

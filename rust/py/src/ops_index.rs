@@ -327,6 +327,42 @@ impl PyTensor {
     fn gather(&self, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         Ok(index::gather(&self.t, dim, &index.t).py()?.into())
     }
+    #[pyo3(signature = (*dims))]
+    fn flip(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(index::flip(&self.t, &crate::convert::sizes(dims)?)
+            .py()?
+            .into())
+    }
+    #[pyo3(signature = (diagonal=0))]
+    fn tril(&self, diagonal: i64) -> PyResult<PyTensor> {
+        Ok(index::tril(&self.t, diagonal).py()?.into())
+    }
+    #[pyo3(signature = (diagonal=0))]
+    fn triu(&self, diagonal: i64) -> PyResult<PyTensor> {
+        Ok(index::triu(&self.t, diagonal).py()?.into())
+    }
+    #[pyo3(signature = (*sizes))]
+    fn repeat(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(index::repeat(&self.t, &crate::convert::sizes(sizes)?)
+            .py()?
+            .into())
+    }
+    fn movedim(
+        &self,
+        source: &Bound<'_, PyAny>,
+        destination: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        let s = crate::convert::dims(Some(source))?.unwrap_or_default();
+        let d = crate::convert::dims(Some(destination))?.unwrap_or_default();
+        Ok(index::movedim(&self.t, &s, &d).py()?.into())
+    }
+    fn moveaxis(
+        &self,
+        source: &Bound<'_, PyAny>,
+        destination: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        self.movedim(source, destination)
+    }
     fn masked_fill(
         &self,
         mask: PyRef<'_, PyTensor>,

@@ -22,7 +22,7 @@ pub fn slice_backward(
     let out = Tensor::zeros(shape, g.dtype());
     let count = g.shape()[dim];
     let mut l: Layout = out.layout().clone();
-    if count > 0 {
+    if g.numel() > 0 {
         l.offset += start * l.strides[dim] as usize;
     }
     l.shape[dim] = count;
@@ -60,8 +60,8 @@ fn gather_offsets(l: &Layout, dim: usize, index: &Tensor) -> Result<Vec<usize>> 
             );
         }
         let mut off = l.offset as isize;
-        for d in 0..ndim {
-            let p = if d == dim { v as usize } else { pos[d] };
+        for (d, &at) in pos.iter().enumerate() {
+            let p = if d == dim { v as usize } else { at };
             off += p as isize * l.strides[d];
         }
         out.push(off as usize);
@@ -161,9 +161,7 @@ pub fn assign(dst: &Tensor, src: &Tensor) -> Result<()> {
 /// A window of `out` along `dim`: `len` positions from `start`.
 fn window(out: &Tensor, dim: usize, start: usize, len: usize) -> Tensor {
     let mut l = out.layout().clone();
-    if len > 0 {
-        l.offset += start * l.strides[dim] as usize;
-    }
+    l.offset += start * l.strides[dim] as usize;
     l.shape[dim] = len;
     out.alias(l)
 }
@@ -225,7 +223,9 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
             continue;
         }
         let len = t.shape()[d];
-        assign(&window(&out, d, at, len), t)?;
+        if t.numel() > 0 {
+            assign(&window(&out, d, at, len), t)?;
+        }
         spans.push(Some((at, len)));
         at += len;
     }
@@ -238,6 +238,12 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
             spans
                 .iter()
                 .map(|s| match *s {
+                    // Empty pieces: no view (its offset could pass the storage's end).
+                    Some((_, len)) if g.numel() == 0 || len == 0 => {
+                        let mut shape: Shape = g.shape().into();
+                        shape[d] = len;
+                        Ok(Some(Tensor::zeros(&shape, g.dtype())))
+                    }
                     Some((start, len)) => Ok(Some(slice(g, d, start, len, 1)?)),
                     None => Ok(Some(Tensor::zeros(&[0], g.dtype()))),
                 })
@@ -270,7 +276,7 @@ pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         .collect::<Result<Vec<_>>>()?;
     let out = cat(&parts, d as i64)?;
     let refs: Vec<&Tensor> = tensors.iter().collect();
-    let n = tensors.len();
+    let (n, in_shape): (usize, Shape) = (tensors.len(), first.shape().into());
     record(
         "StackBackward0",
         &refs,
@@ -278,7 +284,13 @@ pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         || (),
         move |_, _, g| {
             (0..n)
-                .map(|i| Ok(Some(super::shape::select(g, d as i64, i as i64)?)))
+                .map(|i| {
+                    if g.numel() == 0 {
+                        // No view of an empty gradient (its offset could pass the end).
+                        return Ok(Some(Tensor::zeros(&in_shape, g.dtype())));
+                    }
+                    Ok(Some(super::shape::select(g, d as i64, i as i64)?))
+                })
                 .collect()
         },
     );
@@ -727,4 +739,163 @@ pub fn masked_fill(t: &Tensor, mask: &Tensor, value: crate::Scalar) -> Result<Te
         },
     );
     Ok(out)
+}
+
+/// `flip(dims)`: a reversed copy (`FlipBackward0`).
+pub fn flip(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    let dims = super::reduce::reduce_dims_exact(dims, t.ndim())?;
+    let mut l = t.layout().clone();
+    if t.numel() > 0 {
+        for &d in &dims {
+            let s = l.strides[d];
+            l.offset = (l.offset as isize + (l.shape[d] as isize - 1) * s) as usize;
+            l.strides[d] = -s;
+        }
+    }
+    let reversed = t.alias(l);
+    let out = with_dtype!(t.dtype(), T => super::elementwise::map::<T, T>(&reversed, |x| x));
+    let back: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+    record(
+        "FlipBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| Ok(grads![Some(flip(g, &back)?)]),
+    );
+    Ok(out)
+}
+
+/// `tril(diagonal)` / `triu(diagonal)`: zeros above (below) a diagonal.
+fn triangle(t: &Tensor, k: i64, lower: bool) -> Result<Tensor> {
+    let name = if lower { "tril" } else { "triu" };
+    if t.ndim() < 2 {
+        bail!(
+            Runtime,
+            "{}: input tensor must have at least 2 dimensions",
+            name
+        );
+    }
+    let (r, c) = (t.shape()[t.ndim() - 2], t.shape()[t.ndim() - 1]);
+    let keep: Vec<bool> = (0..r * c)
+        .map(|i| {
+            let diff = (i % c) as i64 - (i / c) as i64;
+            if lower {
+                diff <= k
+            } else {
+                diff >= k
+            }
+        })
+        .collect();
+    let mask = Tensor::from_vec(keep, &[r, c])?;
+    let out = super::unary::where_(&mask, &t.detach(), &Tensor::zeros(&[], t.dtype()))?;
+    record(
+        if lower {
+            "TrilBackward0"
+        } else {
+            "TriuBackward0"
+        },
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| Ok(grads![Some(triangle(g, k, lower)?)]),
+    );
+    Ok(out)
+}
+
+pub fn tril(t: &Tensor, diagonal: i64) -> Result<Tensor> {
+    triangle(t, diagonal, true)
+}
+
+pub fn triu(t: &Tensor, diagonal: i64) -> Result<Tensor> {
+    triangle(t, diagonal, false)
+}
+
+/// `repeat(sizes)`: `t` tiled `sizes[i]` times along each dim (`RepeatBackward0`).
+pub fn repeat(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
+    if sizes.len() < t.ndim() {
+        bail!(
+            Runtime,
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+        );
+    }
+    if let Some(&s) = sizes.iter().find(|&&s| s < 0) {
+        bail!(
+            Runtime,
+            "Trying to create tensor with negative dimension {}: [{}]",
+            s,
+            sizes
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let lead = sizes.len() - t.ndim();
+    let src: Vec<usize> = std::iter::repeat_n(1, lead)
+        .chain(t.shape().iter().copied())
+        .collect();
+    // [1, s0, 1, s1, ...] expanded to [r0, s0, r1, s1, ...], then merged.
+    let interleaved: Vec<i64> = src.iter().flat_map(|&s| [1, s as i64]).collect();
+    let tiled: Shape = sizes
+        .iter()
+        .zip(&src)
+        .flat_map(|(&r, &s)| [r as usize, s])
+        .collect();
+    let out_shape: Vec<i64> = sizes
+        .iter()
+        .zip(&src)
+        .map(|(&r, &s)| r * s as i64)
+        .collect();
+    let x = super::shape::reshape(&t.detach(), &interleaved)?;
+    let out = super::copy::clone(&super::shape::expand_to(&x, &tiled)?)?;
+    let out = super::shape::reshape(&out, &out_shape)?.detach();
+    let in_shape: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
+    let tiled_i64: Vec<i64> = tiled.iter().map(|&d| d as i64).collect();
+    let rep_dims: Vec<i64> = (0..sizes.len()).map(|i| 2 * i as i64).collect();
+    record(
+        "RepeatBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| {
+            let g = super::shape::reshape(g, &tiled_i64)?;
+            let g = super::reduce::sum(&g, &rep_dims, false)?;
+            Ok(grads![Some(super::shape::reshape(&g, &in_shape)?)])
+        },
+    );
+    Ok(out)
+}
+
+/// `movedim(source, destination)`: a permutation view (`PermuteBackward0`).
+pub fn movedim(t: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor> {
+    let n = t.ndim();
+    if source.len() != destination.len() {
+        bail!(
+            Runtime,
+            "movedim: Invalid source or destination dims: source ({:?} dims) should contain the same number of dims as destination ({:?} dims)",
+            source,
+            destination
+        );
+    }
+    // Rejects repeated dims.
+    super::reduce::reduce_dims_exact(source, n)?;
+    super::reduce::reduce_dims_exact(destination, n)?;
+    let src_raw: Vec<usize> = source
+        .iter()
+        .map(|&d| wrap_dim(d, n))
+        .collect::<Result<_>>()?;
+    let dst_raw: Vec<usize> = destination
+        .iter()
+        .map(|&d| wrap_dim(d, n))
+        .collect::<Result<_>>()?;
+    let mut perm: Vec<Option<usize>> = vec![None; n];
+    for (&s, &d) in src_raw.iter().zip(&dst_raw) {
+        perm[d] = Some(s);
+    }
+    let mut rest = (0..n).filter(|d| !src_raw.contains(d));
+    let perm: Vec<i64> = perm
+        .into_iter()
+        .map(|p| p.unwrap_or_else(|| rest.next().expect("counted")) as i64)
+        .collect();
+    super::shape::permute(t, &perm)
 }

@@ -8,6 +8,7 @@ use crate::tensor::layout::{wrap_dim, Layout, Shape};
 use crate::tensor::{DType, Element, Scalar, Tensor};
 use crate::{bail, grads, with_dtype, with_real, Result};
 use rayon::prelude::*;
+use std::cmp::Ordering;
 
 /// Sorted, de-duplicated dimensions to reduce; empty means all.
 pub fn reduce_dims(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
@@ -372,10 +373,10 @@ fn arg_extreme(
                     false
                 } else if v.is_nan_val() {
                     true
-                } else if is_max {
-                    v > best
                 } else {
-                    v < best
+                    // partial_cmp rather than `>`: clippy rejects ordering bools.
+                    let want = if is_max { Ordering::Greater } else { Ordering::Less };
+                    v.partial_cmp(&best) == Some(want)
                 };
                 if better {
                     best = v;
@@ -722,4 +723,12 @@ pub fn norm2(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         },
     );
     Ok(out)
+}
+
+/// Wrapped, de-duplicated dims where an empty list means none (not all).
+pub fn reduce_dims_exact(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
+    if dims.is_empty() {
+        return Ok(Vec::new());
+    }
+    reduce_dims(dims, ndim)
 }

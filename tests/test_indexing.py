@@ -1,0 +1,212 @@
+"""Indexing and joining: values, views, gradients (finite differences and torch) and errors."""
+
+import numpy as np
+import pytest
+from helpers import arrays, check_op, has_torch, shapes
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ferrograd as fg
+
+A = np.arange(24.0).reshape(2, 3, 4) / 7.0
+
+KEYS = [
+    0,
+    -1,
+    (1, 2),
+    slice(1, None),
+    (slice(None), 1),
+    (Ellipsis, 2),
+    (None, 0),
+    (0, None, slice(None, None, 2)),
+    (slice(-2, 10, 2), slice(None, -1)),
+    [1, 0, 1],
+    ([0, 1], [2, 0]),
+    (slice(None), [0, 2], [1, 3]),
+    ([0, 1], slice(None), [1, 3]),
+    (1, [0, 2], slice(1, 3)),
+    (Ellipsis, [0, 3, 3]),
+    (np.array([1, 0]),),
+    ([[0], [1]], [[0, 1, 2]]),
+    True,
+    False,
+    (),
+]
+
+
+def convert(T, key):
+    def one(k):
+        return T.tensor(k) if isinstance(k, np.ndarray) else k
+
+    return tuple(one(k) for k in key) if isinstance(key, tuple) else one(key)
+
+
+@pytest.mark.parametrize("key", KEYS, ids=[repr(k) for k in KEYS])
+def test_getitem_matches_torch_with_grads(key):
+    check_op(lambda T, x: x[convert(T, key)] * 1.0, A)
+
+
+def test_masks_and_repeated_indices_accumulate():
+    mask = A > 1.5
+    check_op(lambda T, x: x[T.tensor(mask)], A)
+    check_op(lambda T, x: x[T.tensor(mask[1, :, 0]), 1:], A[0].copy())
+    check_op(lambda T, x: x[[0, 0, 1, 0]] ** 2, A[:, 0, :].copy())
+    check_op(lambda T, x: x[:, T.tensor(mask[0, :, 0])], A)
+    x = fg.tensor(np.ones(3), requires_grad=True)
+    x[fg.tensor([0, 0, 2])].sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 0, 1])
+
+
+def test_double_backward_through_index():
+    x = fg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = (x[[0, 0, 2]] ** 3).sum()
+    (g,) = fg.autograd.grad(y, x, create_graph=True)
+    (gg,) = fg.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(gg.numpy(), [12.0, 0.0, 18.0])
+
+
+def test_basic_indexing_returns_views():
+    x = fg.tensor(A.copy())
+    v = x[1, :, ::2]
+    x[1, 0, 0] = 100.0
+    assert v[0, 0].item() == 100.0
+    c = x[[1]]
+    x[1, 0, 0] = -1.0
+    assert c[0, 0, 0].item() == 100.0  # advanced indexing copies
+
+
+def test_setitem_forms():
+    a = A.copy()
+    x = fg.tensor(A.copy())
+    x[0] = 5.0
+    a[0] = 5.0
+    x[:, 1] = fg.tensor([1.0, 2.0, 3.0, 4.0])
+    a[:, 1] = [1.0, 2.0, 3.0, 4.0]
+    x[x > 20] = 0.0
+    a[a > 20] = 0.0
+    x[[0, 1], [2, 2]] = fg.tensor([[7.0], [8.0]])
+    a[[0, 1], [2, 2]] = [[7.0], [8.0]]
+    np.testing.assert_allclose(x.numpy(), a)
+    v0 = x._version
+    x[0, 0, 0] = 1
+    assert x._version > v0
+    w = fg.zeros(3)
+    w.index_put_((fg.tensor([0, 0]),), fg.tensor([1.0, 2.0]), accumulate=True)
+    np.testing.assert_array_equal(w.numpy(), [3, 0, 0])
+
+
+def test_setitem_autograd_rules():
+    leaf = fg.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation."):
+        leaf[0] = 2.0
+    with fg.no_grad():
+        leaf[0] = 2.0
+    assert leaf[0].item() == 2.0
+
+
+@pytest.mark.parametrize(
+    "fn, exc, msg",
+    [
+        (lambda: fg.zeros(3)[5], IndexError, "index 5 is out of bounds for dimension 0 with size 3"),
+        (lambda: fg.zeros(2, 3)[0, 3], IndexError, "index 3 is out of bounds for dimension 1 with size 3"),
+        (lambda: fg.zeros(3)[0, 0], IndexError, "too many indices for tensor of dimension 1"),
+        (lambda: fg.zeros(3)[::-1], ValueError, "step must be greater than zero"),
+        (lambda: fg.zeros(3)[[0, 5]], IndexError, "index 5 is out of bounds for dimension 0 with size 3"),
+        (
+            lambda: fg.zeros(4)[fg.tensor([True, False, True])],
+            IndexError,
+            r"The shape of the mask \[3\] at index 0 does not match the shape of the indexed tensor \[4\] at index 0",
+        ),
+        (lambda: fg.zeros(3)[fg.tensor([0.5])], IndexError, "tensors used as indices must be long, int, byte or bool tensors"),
+        (lambda: fg.zeros(3, 3)[[0, 1], [0, 1, 2]], IndexError, "shape mismatch: indexing tensors could not be broadcast together"),
+    ],
+)
+def test_index_errors(fn, exc, msg):
+    with pytest.raises(exc, match=msg):
+        fn()
+
+
+@settings(max_examples=20, deadline=None)
+@given(shape=shapes(min_dims=1, max_dims=3), data=st.data())
+def test_cat_stack(shape, data):
+    d = data.draw(st.integers(-len(shape), len(shape) - 1))
+    extra = list(shape)
+    extra[d] = data.draw(st.integers(0, 3))
+    a, b = data.draw(arrays(shape)), data.draw(arrays(tuple(extra)))
+    check_op(lambda T, x, y: T.cat([x, y, x], d), a, b)
+    s = data.draw(st.integers(-len(shape) - 1, len(shape)))
+    check_op(lambda T, x, y: T.stack((x, y * 2), dim=s), a, a + 1)
+
+
+def test_cat_skips_empty_vectors_and_names():
+    x = fg.ones(2, 3, requires_grad=True)
+    out = fg.cat([x, fg.zeros(0), x])
+    assert out.shape == (4, 3) and out.grad_fn.name() == "CatBackward0"
+    assert fg.stack([x, x]).grad_fn.name() == "StackBackward0"
+    with pytest.raises(RuntimeError, match="Sizes of tensors must match except in dimension 0. Expected size 3 but got size 2 for tensor number 1 in the list."):
+        fg.cat([fg.ones(2, 3), fg.ones(2, 2)])
+    with pytest.raises(RuntimeError, match=r"zero-dimensional tensor \(at position 0\) cannot be concatenated"):
+        fg.cat([fg.tensor(1.0)])
+    with pytest.raises(RuntimeError, match=r"stack expects each tensor to be equal size, but got \[2\] at entry 0 and \[3\] at entry 1"):
+        fg.stack([fg.ones(2), fg.ones(3)])
+
+
+@settings(max_examples=20, deadline=None)
+@given(shape=shapes(min_dims=1, max_dims=3, min_side=1), data=st.data())
+def test_split_chunk_unbind(shape, data):
+    a = data.draw(arrays(shape))
+    d = data.draw(st.integers(0, len(shape) - 1))
+    size = data.draw(st.integers(1, 3))
+    check_op(lambda T, x: T.cat([p * (i + 1) for i, p in enumerate(x.split(size, d))], d), a)
+    # Only some pieces used: the others' gradients are zeros.
+    check_op(lambda T, x: x.chunk(2, d)[0] * 3, a)
+    check_op(lambda T, x: x.unbind(d)[-1] * 2, a)
+    check_op(lambda T, x: T.stack(x.unbind(d), d), a)
+
+
+def test_split_views_and_names():
+    x = fg.tensor(np.arange(6.0), requires_grad=True)
+    parts = x.split([1, 5])
+    assert [p.shape for p in parts] == [(1,), (5,)]
+    assert parts[0].grad_fn.name() == "SplitWithSizesBackward0"
+    assert x.split(4)[1].grad_fn.name() == "SplitBackward0"
+    assert x.unbind()[0].grad_fn.name() == "UnbindBackward0"
+
+
+@settings(max_examples=20, deadline=None)
+@given(shape=shapes(min_dims=1, max_dims=3, min_side=1), data=st.data())
+def test_index_select_gather_masked_fill(shape, data):
+    a = data.draw(arrays(shape))
+    d = data.draw(st.integers(0, len(shape) - 1))
+    idx = np.array(data.draw(st.lists(st.integers(0, shape[d] - 1), max_size=4)), dtype=np.int64)
+    check_op(lambda T, x: x.index_select(d, T.tensor(idx, dtype=T.int64)), a)
+    gshape = list(shape)
+    gshape[d] = data.draw(st.integers(0, 3))
+    gidx = np.array(data.draw(arrays(tuple(gshape), low=0, high=shape[d] - 1)), dtype=np.int64)
+    check_op(lambda T, x: T.gather(x, d, T.tensor(gidx)), a)
+    mask = a > 0
+    check_op(lambda T, x: x.masked_fill(T.tensor(mask), -2.0), a)
+
+
+@pytest.mark.skipif(not has_torch, reason="needs torch")
+def test_numpy_and_tensor_keys_mixed():
+    import torch
+
+    idx = np.array([1, 0])
+    x, t = fg.tensor(A), torch.tensor(A)
+    np.testing.assert_array_equal(x[idx, fg.tensor(1)].numpy(), t[idx, torch.tensor(1)].numpy())
+
+
+@settings(max_examples=20, deadline=None)
+@given(shape=shapes(min_dims=2, max_dims=3), data=st.data())
+def test_flip_tril_triu_repeat_movedim(shape, data):
+    a = data.draw(arrays(shape))
+    n = len(shape)
+    dims = data.draw(st.lists(st.integers(-n, n - 1), unique_by=lambda d: d % n, max_size=n))
+    check_op(lambda T, x: T.flip(x, dims), a)
+    k = data.draw(st.integers(-2, 2))
+    check_op(lambda T, x: x.tril(k) + T.triu(x, k) * 2, a)
+    reps = data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n + 1))
+    check_op(lambda T, x: x.repeat(*reps), a)
+    src, dst = data.draw(st.integers(0, n - 1)), data.draw(st.integers(-n, n - 1))
+    check_op(lambda T, x: T.movedim(x, src, dst) * 1.0, a)
