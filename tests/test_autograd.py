@@ -322,3 +322,12 @@ def test_grad_fn_names_match_torch():
     ours = [f.name() for f in build(torch)]
     theirs = [f.name() for f in build(real)]
     assert ours == theirs
+
+
+def test_empty_views_with_offsets_are_safe():
+    x = torch.zeros(3, 0)
+    row = x[2]
+    assert row.shape == (0,) and row.tolist() == []
+    assert (row + 1).shape == (0,) and row.sum().item() == 0.0
+    y = torch.zeros(2, 3)[:, 3:]
+    assert (y * 2).shape == (2, 0) and y.clone().shape == (2, 0)

@@ -15,8 +15,12 @@ pub const PARALLEL_MIN_ELEMENTS: usize = 1 << 16;
 const CHUNK: usize = 1 << 14;
 
 /// The contiguous slice a tensor covers, if it is contiguous.
+/// Empty views may carry any offset (even past the end of the storage).
 fn contiguous_range(l: &Layout) -> Option<std::ops::Range<usize>> {
-    l.is_contiguous().then(|| l.offset..l.offset + l.numel())
+    match l.numel() {
+        0 => Some(0..0),
+        n => l.is_contiguous().then(|| l.offset..l.offset + n),
+    }
 }
 
 /// Whether every element of `l` is the same storage element (a number or
@@ -26,6 +30,30 @@ fn is_single_element(l: &Layout) -> bool {
         .iter()
         .zip(&l.strides)
         .all(|(&d, &s)| d <= 1 || s == 0)
+}
+
+/// A layout as rows: the layout of the row starts (all dims but the last)
+/// and the length and stride of the innermost dimension. Strided kernels
+/// walk row starts with an offset iterator and run plain loops along rows.
+fn rows(l: &Layout) -> (Layout, usize, isize) {
+    match l.ndim() {
+        0 => (l.clone(), 1, 1),
+        n => (
+            Layout {
+                shape: l.shape[..n - 1].into(),
+                strides: l.strides[..n - 1].into(),
+                offset: l.offset,
+            },
+            l.shape[n - 1],
+            l.strides[n - 1],
+        ),
+    }
+}
+
+/// Offsets of one row: `len` elements from `start`, `stride` apart.
+#[inline(always)]
+fn row(start: usize, len: usize, stride: isize) -> impl Iterator<Item = usize> {
+    (0..len).map(move |k| (start as isize + k as isize * stride) as usize)
 }
 
 /// `f` applied to every element, as a new contiguous tensor.
@@ -44,7 +72,14 @@ pub fn map<A: Element, O: Element>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send)
             out
         }
         Some(r) => data[r].iter().map(|&x| f(x)).collect(),
-        None => l.offsets().map(|o| f(data[o])).collect(),
+        None => {
+            let (outer, len, stride) = rows(l);
+            let mut out = Vec::with_capacity(n);
+            for start in outer.offsets() {
+                out.extend(row(start, len, stride).map(|o| f(data[o])));
+            }
+            out
+        }
     };
     drop(data);
     Tensor::from_vec(out, &l.shape).expect("shape matches")
@@ -107,10 +142,32 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
         }
         _ => {
             let (ba, bb) = (la.broadcast_to(&shape)?, lb.broadcast_to(&shape)?);
-            ba.offsets()
-                .zip(bb.offsets())
-                .map(|(i, j)| f(da[i], db[j]))
-                .collect()
+            let ((oa, len, sa), (ob, _, sb)) = (rows(&ba), rows(&bb));
+            let mut out = Vec::with_capacity(n);
+            let outer = if n == 0 {
+                Vec::new()
+            } else {
+                oa.offsets().zip(ob.offsets()).collect()
+            };
+            for (ra, rb) in outer {
+                match (sa, sb) {
+                    // The common broadcasts: a row against a row or a number.
+                    (1, 1) => out.extend(
+                        da[ra..ra + len]
+                            .iter()
+                            .zip(&db[rb..rb + len])
+                            .map(|(&x, &y)| f(x, y)),
+                    ),
+                    (1, 0) => out.extend(da[ra..ra + len].iter().map(|&x| f(x, db[rb]))),
+                    (0, 1) => out.extend(db[rb..rb + len].iter().map(|&y| f(da[ra], y))),
+                    _ => out.extend(
+                        row(ra, len, sa)
+                            .zip(row(rb, len, sb))
+                            .map(|(i, j)| f(da[i], db[j])),
+                    ),
+                }
+            }
+            out
         }
     };
     drop((da, db));
@@ -195,8 +252,11 @@ pub fn update<D: Element, S: Element>(
             }
         }
         _ => {
-            for (o, so) in ld.offsets().zip(lsrc.offsets()) {
-                dd[o] = f(dd[o], ds[so]);
+            let ((od, len, sd), (os, _, ss)) = (rows(ld), rows(&lsrc));
+            for (rd, rs) in od.offsets().zip(os.offsets()) {
+                for (o, so) in row(rd, len, sd).zip(row(rs, len, ss)) {
+                    dd[o] = f(dd[o], ds[so]);
+                }
             }
         }
     }

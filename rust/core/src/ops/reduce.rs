@@ -89,7 +89,31 @@ pub fn reduce<T: Element, O: Element>(
                 .fold(init, |acc, o| fold(acc, data[base + o]))
         }
     };
-    let out: Vec<O> = if outer.numel() == 1
+    let leading =
+        !dims.is_empty() && dims.len() < l.ndim() && dims.iter().enumerate().all(|(i, &d)| i == d);
+    let out: Vec<O> = if leading && l.is_contiguous() && inner_n > 0 {
+        // Reducing leading dims of a contiguous tensor (a bias gradient):
+        // fold whole rows into the accumulator row, which vectorises.
+        let cols = outer.numel();
+        let fold_rows = |first_col: usize, acc: &mut [O]| {
+            let width = acc.len();
+            for r in 0..inner_n {
+                let start = l.offset + r * cols + first_col;
+                for (a, &x) in acc.iter_mut().zip(&data[start..start + width]) {
+                    *a = fold(*a, x);
+                }
+            }
+        };
+        let mut acc = vec![init; cols];
+        if t.numel() >= super::elementwise::PARALLEL_MIN_ELEMENTS {
+            acc.par_chunks_mut(1024)
+                .enumerate()
+                .for_each(|(i, chunk)| fold_rows(i * 1024, chunk));
+        } else {
+            fold_rows(0, &mut acc);
+        }
+        acc
+    } else if outer.numel() == 1
         && inner_contiguous
         && inner_n >= super::elementwise::PARALLEL_MIN_ELEMENTS
     {

@@ -293,6 +293,9 @@ impl Tensor {
     pub fn to_vec<T: Element>(&self) -> Vec<T> {
         let data = self.0.storage.read::<T>();
         let l = &self.0.layout;
+        if l.numel() == 0 {
+            return Vec::new();
+        }
         if l.is_contiguous() {
             return data[l.offset..l.offset + l.numel()].to_vec();
         }
