@@ -17,7 +17,7 @@ lint:
 	python3 -m mypy.stubtest ferrograd._C --allowlist scripts/stubtest_allowlist.txt
 
 test-rs:
-	cargo test --workspace --release
+	cargo test --workspace --profile fastbuild
 
 test-py:
 	python3 -m pytest tests

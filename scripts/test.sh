@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install -q ".[test]"
-cargo test --workspace --release
+cargo test --workspace --profile fastbuild
 python3 -m pytest tests

@@ -323,10 +323,8 @@ impl PyGenerator {
 #[pyfunction]
 fn manual_seed(seed: &Bound<'_, PyAny>) -> PyResult<PyGenerator> {
     let s: i128 = seed.extract()?;
-    if s < -(1i128 << 63) || s >= (1i128 << 64) {
-        return Err(PyRuntimeError::new_err(format!(
-            "Overflow when unpacking long long"
-        )));
+    if !(-(1i128 << 63)..(1i128 << 64)).contains(&s) {
+        return Err(PyRuntimeError::new_err("Overflow when unpacking long long"));
     }
     random::manual_seed(s as u64);
     Ok(PyGenerator)
