@@ -97,7 +97,9 @@ def test_setitem_forms():
 
 def test_setitem_autograd_rules():
     leaf = fg.ones(3, requires_grad=True)
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation."):
+    with pytest.raises(
+        RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation."
+    ):
         leaf[0] = 2.0
     with fg.no_grad():
         leaf[0] = 2.0
@@ -117,8 +119,16 @@ def test_setitem_autograd_rules():
             IndexError,
             r"The shape of the mask \[3\] at index 0 does not match the shape of the indexed tensor \[4\] at index 0",
         ),
-        (lambda: fg.zeros(3)[fg.tensor([0.5])], IndexError, "tensors used as indices must be long, int, byte or bool tensors"),
-        (lambda: fg.zeros(3, 3)[[0, 1], [0, 1, 2]], IndexError, "shape mismatch: indexing tensors could not be broadcast together"),
+        (
+            lambda: fg.zeros(3)[fg.tensor([0.5])],
+            IndexError,
+            "tensors used as indices must be long, int, byte or bool tensors",
+        ),
+        (
+            lambda: fg.zeros(3, 3)[[0, 1], [0, 1, 2]],
+            IndexError,
+            "shape mismatch: indexing tensors could not be broadcast together",
+        ),
     ],
 )
 def test_index_errors(fn, exc, msg):
@@ -143,11 +153,19 @@ def test_cat_skips_empty_vectors_and_names():
     out = fg.cat([x, fg.zeros(0), x])
     assert out.shape == (4, 3) and out.grad_fn.name() == "CatBackward0"
     assert fg.stack([x, x]).grad_fn.name() == "StackBackward0"
-    with pytest.raises(RuntimeError, match="Sizes of tensors must match except in dimension 0. Expected size 3 but got size 2 for tensor number 1 in the list."):
+    with pytest.raises(
+        RuntimeError,
+        match="Sizes of tensors must match except in dimension 0. Expected size 3 but got size 2 for tensor number 1 in the list.",
+    ):
         fg.cat([fg.ones(2, 3), fg.ones(2, 2)])
-    with pytest.raises(RuntimeError, match=r"zero-dimensional tensor \(at position 0\) cannot be concatenated"):
+    with pytest.raises(
+        RuntimeError, match=r"zero-dimensional tensor \(at position 0\) cannot be concatenated"
+    ):
         fg.cat([fg.tensor(1.0)])
-    with pytest.raises(RuntimeError, match=r"stack expects each tensor to be equal size, but got \[2\] at entry 0 and \[3\] at entry 1"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"stack expects each tensor to be equal size, but got \[2\] at entry 0 and \[3\] at entry 1",
+    ):
         fg.stack([fg.ones(2), fg.ones(3)])
 
 

@@ -73,3 +73,14 @@ def test_cross_entropy_second_derivatives():
     target = torch.tensor([0, 3, 1])
     fn = lambda x: torch.nn.functional.cross_entropy(x, target)  # noqa: E731
     assert gradgradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("offset", [-1, 0, 2])
+def test_diag_and_diagonal(offset):
+    v = leaf(3)
+    m = leaf(3, 4)
+    assert gradgradcheck(lambda x: x.diag(offset) * 2, (v,))
+    assert gradgradcheck(lambda x: torch.diag(x, offset) ** 2, (m,))
+    assert gradcheck(lambda x: x.diagonal(offset) * 3, (m,))
+    np.testing.assert_allclose(torch.diag(v.detach(), offset).numpy(), np.diag(v.detach().numpy(), offset))
+    np.testing.assert_allclose(m.detach().diag(offset).numpy(), np.diag(m.detach().numpy(), offset))

@@ -421,6 +421,19 @@ impl PyTensor {
     fn narrow(&self, dim: i64, start: i64, length: i64) -> PyResult<PyTensor> {
         Ok(shape::narrow(&self.t, dim, start, length).py()?.into())
     }
+    #[pyo3(signature = (diagonal=0))]
+    fn diag(&self, diagonal: i64) -> PyResult<PyTensor> {
+        Ok(shape::diag(&self.t, diagonal).py()?.into())
+    }
+    #[pyo3(signature = (offset=0, dim1=0, dim2=1))]
+    fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> PyResult<PyTensor> {
+        let t = if (dim1, dim2) == (0, 1) {
+            self.t.clone()
+        } else {
+            shape::transpose(&self.t, dim1, dim2).py()?
+        };
+        Ok(shape::diagonal(&t, offset).py()?.into())
+    }
     fn select(&self, dim: i64, index: i64) -> PyResult<PyTensor> {
         Ok(shape::select(&self.t, dim, index).py()?.into())
     }

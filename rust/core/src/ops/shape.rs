@@ -430,3 +430,91 @@ pub fn flatten(t: &Tensor, start: i64, end: i64) -> Result<Tensor> {
     shape.extend(t.shape()[e + 1..].iter().map(|&d| d as i64));
     reshape(t, &shape)
 }
+
+/// Where diagonal `offset` of a matrix layout lies: a 1-D layout.
+fn diagonal_layout(l: &Layout, offset: i64) -> Layout {
+    let (rows, cols) = (l.shape[0] as i64, l.shape[1] as i64);
+    let (s0, s1) = (l.strides[0], l.strides[1]);
+    let len = if offset >= 0 {
+        rows.min(cols - offset)
+    } else {
+        (rows + offset).min(cols)
+    }
+    .max(0) as usize;
+    let start = match (len, offset >= 0) {
+        (0, _) => 0,
+        (_, true) => offset as isize * s1,
+        (_, false) => -offset as isize * s0,
+    };
+    Layout {
+        shape: Shape::from_slice(&[len]),
+        strides: Strides::from_slice(&[s0 + s1]),
+        offset: (l.offset as isize + start) as usize,
+    }
+}
+
+/// Zeros of `shape` with `values` on diagonal `offset` (no history).
+fn embed_diagonal(values: &Tensor, shape: &[usize], offset: i64) -> Result<Tensor> {
+    let out = Tensor::zeros(shape, values.dtype());
+    let window = out.alias(diagonal_layout(out.layout(), offset));
+    crate::with_dtype!(out.dtype(), T => super::elementwise::update::<T, T>(&window, values, |_, s| s))?;
+    Ok(out)
+}
+
+/// `diagonal(offset)` of a matrix: a view.
+pub fn diagonal(t: &Tensor, offset: i64) -> Result<Tensor> {
+    if t.ndim() != 2 {
+        bail!(
+            Runtime,
+            "diagonal(): only 2-D tensors are supported, got {}-D",
+            t.ndim()
+        );
+    }
+    let out = make_view(t, diagonal_layout(t.layout(), offset));
+    let in_shape: Shape = t.shape().into();
+    record(
+        "DiagonalBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| Ok(grads![Some(diagonal_backward(g, &in_shape, offset)?)]),
+    );
+    Ok(out)
+}
+
+fn diagonal_backward(g: &Tensor, shape: &Shape, offset: i64) -> Result<Tensor> {
+    let out = embed_diagonal(g, shape, offset)?;
+    record(
+        "DiagonalBackwardBackward0",
+        &[g],
+        &out,
+        || (),
+        move |_, _, gg| Ok(grads![Some(diagonal(gg, offset)?)]),
+    );
+    Ok(out)
+}
+
+/// `diag`: a vector becomes a matrix with it on diagonal `offset`; a
+/// matrix gives a copy of that diagonal.
+pub fn diag(t: &Tensor, offset: i64) -> Result<Tensor> {
+    match t.ndim() {
+        1 => {
+            let n = t.shape()[0] + offset.unsigned_abs() as usize;
+            let out = embed_diagonal(t, &[n, n], offset)?;
+            record(
+                "DiagEmbedBackward0",
+                &[t],
+                &out,
+                || (),
+                move |_, _, g| Ok(grads![Some(diagonal(g, offset)?)]),
+            );
+            Ok(out)
+        }
+        2 => super::copy::clone(&diagonal(t, offset)?),
+        _ => bail!(
+            Runtime,
+            "diag(): Supports 1D or 2D tensors. Got {}D",
+            t.ndim()
+        ),
+    }
+}
