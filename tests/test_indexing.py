@@ -2,11 +2,12 @@
 
 import numpy as np
 import pytest
-from helpers import arrays, check_op, has_torch, shapes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ferrograd as fg
+
+from helpers import arrays, check_op, has_torch, shapes
 
 A = np.arange(24.0).reshape(2, 3, 4) / 7.0
 
