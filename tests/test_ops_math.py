@@ -43,7 +43,7 @@ UNARY = {
     "sign": lambda T, a: a.sign() * a,
     "nan_to_num": lambda T, a: a.log().nan_to_num(nan=0.5, neginf=-3.0),
     "softplus": act("softplus"),
-    "softplus_beta": act("softplus", beta=2.0, threshold=3.0),
+    "softplus_beta": act("softplus", beta=2.0, threshold=2.0),  # switch at x = 1, kept away from below
     "gelu": act("gelu"),
     "gelu_tanh": act("gelu", approximate="tanh"),
     "silu": act("silu"),
