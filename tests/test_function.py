@@ -322,3 +322,82 @@ def test_gradcheck_and_gradgradcheck_on_custom_functions():
     assert not gradcheck(WrongGrad.apply, (x,), raise_exception=False)
     with pytest.raises(torch.autograd.GradcheckError, match="Jacobian mismatch"):
         gradcheck(WrongGrad.apply, (x,))
+
+
+def test_mark_dirty_in_place_custom_op():
+    class AddOneInPlace(Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 2
+    version = b._version
+    out = AddOneInPlace.apply(b)
+    assert out is b and b._version > version
+    assert b.grad_fn.name() == "AddOneInPlaceBackward"
+    (out * 3).sum().backward()
+    assert b.tolist() == [3.0, 5.0] and a.grad.tolist() == [6.0, 6.0]
+
+
+def test_several_outputs_and_non_differentiable_ones():
+    class SortLike(Function):
+        @staticmethod
+        def forward(ctx, x):
+            idx = torch.tensor([1, 0])
+            ctx.mark_non_differentiable(idx)
+            return x * 2, idx, x * 3
+
+        @staticmethod
+        def backward(ctx, g_double, g_idx, g_triple):
+            assert g_idx is None or not g_idx.requires_grad
+            return g_double * 2 + g_triple * 3
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    d, idx, t = SortLike.apply(x)
+    assert not idx.requires_grad and d.requires_grad and t.requires_grad
+    (d.sum() + t.sum()).backward()
+    assert x.grad.tolist() == [5.0, 5.0]
+
+
+def test_unused_output_gradient_is_materialized_or_none():
+    seen = []
+
+    class Two(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 1, x * 2
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            seen.append((g1 is None, g2 is None))
+            return g1
+
+    x = torch.tensor([1.0], requires_grad=True)
+    a, _ = Two.apply(x)
+    a.sum().backward()
+    assert seen == [(False, True)] and x.grad.tolist() == [1.0]
+
+
+def test_returning_an_input_gives_a_new_tensor():
+    class Identity(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 5
+
+    x = torch.tensor([1.0], requires_grad=True)
+    y = Identity.apply(x)
+    assert y is not x and y.grad_fn.name() == "IdentityBackward"
+    y.sum().backward()
+    assert x.grad.tolist() == [5.0]

@@ -7,6 +7,7 @@ from typing import Optional, Union
 
 from .. import _C
 from .._C import Tensor
+from . import functional
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck

@@ -1,0 +1,189 @@
+"""Higher-level differentiation: ``vjp``, ``jvp``, ``jacobian``, ``hessian``,
+``hvp`` and ``vhp`` with PyTorch's signatures, built on ``grad``.
+
+Forward-mode products (``jvp``, ``hvp``) use the double-vjp identity: the
+vjp is linear in its cotangent, so differentiating it again with respect to
+the cotangent yields the jvp.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .. import _C
+
+
+def _tuple(x) -> tuple[tuple, bool]:
+    """``x`` as a tuple, and whether it already was one."""
+    if isinstance(x, (tuple, list)):
+        return tuple(x), True
+    return (x,), False
+
+
+def _grad_inputs(inputs: tuple, create_graph: bool) -> tuple:
+    """Inputs detached from any outer graph (kept when ``create_graph``) that require grad."""
+    return tuple(i if create_graph and i.requires_grad else i.detach().requires_grad_() for i in inputs)
+
+
+def _grads(outputs, inputs, cotangents, create_graph: bool, strict: bool, what: str) -> tuple:
+    from . import grad
+
+    diff = [(o, v) for o, v in zip(outputs, cotangents) if o.requires_grad]
+    if not diff:
+        if strict:
+            raise RuntimeError(
+                f"The output of the user-provided function is independent of input 0. This is not allowed in strict mode when {what}."
+            )
+        return tuple(_C.zeros(*i.shape, dtype=i.dtype) for i in inputs)
+    res = grad([o for o, _ in diff], inputs, [v for _, v in diff], create_graph=True, allow_unused=True)
+    out = []
+    for k, (g, i) in enumerate(zip(res, inputs)):
+        if g is None:
+            if strict:
+                raise RuntimeError(
+                    f"The output of the user-provided function is independent of input {k}. This is not allowed in strict mode."
+                )
+            g = _C.zeros(*i.shape, dtype=i.dtype)
+        out.append(g if create_graph else g.detach())
+    return tuple(out)
+
+
+def _ones_like_outputs(outputs: tuple, v) -> tuple:
+    if v is None:
+        if any(o.numel() != 1 for o in outputs):
+            raise RuntimeError(
+                "The vector v can only be None if the user-provided function returns a single Tensor with a single element."
+            )
+        return tuple(_C.ones(*o.shape, dtype=o.dtype) for o in outputs)
+    return _tuple(v)[0]
+
+
+def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), v^T J)``."""
+    inputs_t, is_tuple = _tuple(inputs)
+    xs = _grad_inputs(inputs_t, create_graph)
+    outputs, out_tuple = _tuple(func(*xs))
+    vs = _ones_like_outputs(outputs, v)
+    grads = _grads(outputs, xs, vs, create_graph, strict, "computing vjp")
+    outs = tuple(o if create_graph else o.detach() for o in outputs)
+    return (outs if out_tuple else outs[0]), (grads if is_tuple else grads[0])
+
+
+def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), J v)``."""
+    from . import grad
+
+    inputs_t, is_tuple = _tuple(inputs)
+    xs = _grad_inputs(inputs_t, True)
+    outputs, out_tuple = _tuple(func(*xs))
+    if v is None:
+        if any(i.numel() != 1 for i in inputs_t):
+            raise RuntimeError(
+                "The vector v can only be None if the input to the user-provided function is a single Tensor with a single element."
+            )
+        v = tuple(_C.ones(*i.shape, dtype=i.dtype) for i in inputs_t)
+    vs = _tuple(v)[0]
+    # u is a dummy cotangent; d(u^T J)/du . v = J v.
+    us = tuple(_C.zeros(*o.shape, dtype=o.dtype).requires_grad_() for o in outputs)
+    vjps = _grads(outputs, xs, us, True, strict, "computing jvp")
+    jv = grad(vjps, us, vs, create_graph=create_graph, allow_unused=True)
+    jv = tuple(j if j is not None else _C.zeros(*o.shape, dtype=o.dtype) for j, o in zip(jv, outputs))
+    jv = tuple(j if create_graph else j.detach() for j in jv)
+    outs = tuple(o if create_graph else o.detach() for o in outputs)
+    return (outs if out_tuple else outs[0]), (jv if out_tuple else jv[0])
+
+
+def jacobian(
+    func: Callable,
+    inputs,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    strategy: str = "reverse-mode",
+):
+    """The Jacobian of ``func`` at ``inputs``: ``J[i][j]`` has shape ``out_i.shape + in_j.shape``."""
+    from . import grad
+
+    inputs_t, is_tuple = _tuple(inputs)
+    xs = _grad_inputs(inputs_t, create_graph)
+    outputs, out_tuple = _tuple(func(*xs))
+    rows = []
+    for out in outputs:
+        flat = out.reshape(-1)
+        per_input = [[] for _ in xs]
+        for k in range(flat.numel()):
+            if out.requires_grad:
+                gs = grad(flat[k], xs, retain_graph=True, create_graph=create_graph, allow_unused=True)
+            else:
+                gs = (None,) * len(xs)
+            for j, (g, x) in enumerate(zip(gs, xs)):
+                if g is None:
+                    if strict:
+                        raise RuntimeError(
+                            f"Output {k} of the user-provided function is independent of input {j}. This is not allowed in strict mode."
+                        )
+                    g = _C.zeros(*x.shape, dtype=x.dtype)
+                per_input[j].append(g if create_graph else g.detach())
+        rows.append(
+            tuple(
+                (_C.stack(gs) if gs else _C.zeros(0, *x.shape, dtype=x.dtype)).reshape(*out.shape, *x.shape)
+                for gs, x in zip(per_input, xs)
+            )
+        )
+    if not is_tuple:
+        rows = [r[0] for r in rows]
+    return tuple(rows) if out_tuple else rows[0]
+
+
+def hessian(
+    func: Callable,
+    inputs,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    outer_jacobian_strategy: str = "reverse-mode",
+):
+    """The Hessian of a scalar function: the Jacobian of its gradient."""
+    inputs_t, is_tuple = _tuple(inputs)
+
+    def gradient(*xs):
+        outputs, _ = _tuple(func(*xs))
+        if len(outputs) != 1 or outputs[0].numel() != 1:
+            raise RuntimeError(
+                "The function given to hessian should return a single Tensor with a single element"
+            )
+        g = _grads(
+            outputs,
+            xs,
+            (_C.ones(*outputs[0].shape, dtype=outputs[0].dtype),),
+            True,
+            strict,
+            "computing hessian",
+        )
+        return g if is_tuple else g[0]
+
+    return jacobian(gradient, inputs, create_graph=create_graph, strict=strict)
+
+
+def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), v^T H)``."""
+    inputs_t, is_tuple = _tuple(inputs)
+    xs = _grad_inputs(inputs_t, True)
+    outputs, _ = _tuple(func(*xs))
+    if len(outputs) != 1 or outputs[0].numel() != 1:
+        raise RuntimeError("The function given to vhp should return a single Tensor with a single element")
+    g = _grads(
+        outputs, xs, (_C.ones(*outputs[0].shape, dtype=outputs[0].dtype),), True, strict, "computing vhp"
+    )
+    vs = _ones_like_outputs(inputs_t, v) if v is None else _tuple(v)[0]
+    res = _grads(g, xs, vs, create_graph, strict, "computing vhp")
+    out = outputs[0] if create_graph else outputs[0].detach()
+    return out, (res if is_tuple else res[0])
+
+
+def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), H v)``; the Hessian is symmetric, so this is ``vhp``."""
+    return vhp(func, inputs, v, create_graph=create_graph, strict=strict)
+
+
+__all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
