@@ -62,3 +62,19 @@ def test_hook_errors_and_exceptions():
     x.register_hook(bad)
     with pytest.raises(KeyError, match="from hook"):
         (x * 2).sum().backward()
+
+
+def test_node_hooks_and_prehooks():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    seen = []
+    pre = y.grad_fn.register_prehook(lambda grad_outputs: seen.append(("pre", grad_outputs[0].tolist())))
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0] * 2, None))
+    y.sum().backward(retain_graph=True)
+    assert seen == [("pre", [1.0, 1.0])]
+    assert x.grad.tolist() == [6.0, 6.0]  # 3 per element, doubled by the hook
+    pre.remove()
+    x.grad = None
+    y.grad_fn.register_prehook(lambda grad_outputs: (grad_outputs[0] * 0,))
+    y.sum().backward()
+    assert len(seen) == 1 and x.grad.tolist() == [0.0, 0.0]

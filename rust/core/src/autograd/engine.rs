@@ -400,7 +400,7 @@ impl GraphTask {
         let node = &self.nodes[i];
         let mut grads = std::mem::take(&mut *self.buffers[i].lock());
         let _mode = GradModeGuard::new(self.create_graph);
-        node.run_tensor_hooks(&mut grads)?;
+        node.run_pre_hooks(&mut grads)?;
         if let Some(caps) = (!self.captures.is_empty())
             .then(|| self.captures.get(&(i as u32)))
             .flatten()
@@ -428,7 +428,11 @@ impl GraphTask {
         if !self.execute[i] {
             return Ok(ready);
         }
-        let outputs = node.apply(grads, self.create_graph)?;
+        let received = node.has_post_hooks().then(|| grads.clone());
+        let mut outputs = node.apply(grads, self.create_graph)?;
+        if let Some(received) = received {
+            node.run_post_hooks(&received, &mut outputs)?;
+        }
         if !self.retain_graph {
             node.release_saved();
         }

@@ -55,6 +55,11 @@ pub fn retain_grad(t: &Tensor) -> Result<()> {
 /// Identifies a registered hook, for removal.
 static NEXT_HOOK_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
+/// A fresh hook id.
+pub fn next_hook_id() -> u64 {
+    NEXT_HOOK_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// `t.register_hook(fn)`: `hook` sees (and may replace) the gradient
 /// computed for `t` during every backward. Returns an id for removal.
 pub fn register_hook(t: &Tensor, hook: node::GradHook) -> Result<u64> {
@@ -64,7 +69,7 @@ pub fn register_hook(t: &Tensor, hook: node::GradHook) -> Result<u64> {
             "cannot register a hook on a tensor that doesn't require gradient"
         );
     }
-    let id = NEXT_HOOK_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let id = next_hook_id();
     match t.grad_fn() {
         Some(node) => node.add_tensor_hook(id, t.output_nr(), hook),
         None => t.meta().leaf_hooks.push((id, hook)),
@@ -90,7 +95,7 @@ pub fn register_post_accumulate_grad_hook(
             "post accumulate grad hooks cannot be registered on non-leaf tensors"
         );
     }
-    let id = NEXT_HOOK_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let id = next_hook_id();
     t.meta().post_accumulate_hooks.push((id, hook));
     Ok(id)
 }
@@ -106,5 +111,5 @@ pub fn remove_hook(t: &Tensor, id: u64) -> bool {
     }
     let node = m.grad_fn.clone();
     drop(m);
-    node.is_some_and(|n| n.remove_tensor_hook(id))
+    node.is_some_and(|n| n.remove_hook(id))
 }

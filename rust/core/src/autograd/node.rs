@@ -48,6 +48,25 @@ pub trait BackwardFn: Send + Sync {
 /// return a replacement gradient.
 pub type GradHook = Arc<dyn Fn(&Tensor) -> Result<Option<Tensor>> + Send + Sync>;
 
+/// A node pre-hook: sees the gradients arriving at the node (one per
+/// forward output) and may replace them.
+pub type NodePreHook = Arc<dyn Fn(&Grads) -> Result<Option<Grads>> + Send + Sync>;
+
+/// A node post-hook: sees the gradients the node computed (one per forward
+/// input) and those it received, and may replace the computed ones.
+pub type NodePostHook = Arc<dyn Fn(&Grads, &Grads) -> Result<Option<Grads>> + Send + Sync>;
+
+/// Hooks on a node, by kind; each with an id for removal.
+#[derive(Default)]
+struct NodeHooks {
+    /// Tensor hooks by output number, run in registration order.
+    tensor: Vec<(u64, u32, GradHook)>,
+    /// `retain_grad`, run after the tensor hooks (it sees their result).
+    retain_grad: Vec<(u32, GradHook)>,
+    pre: Vec<(u64, NodePreHook)>,
+    post: Vec<(u64, NodePostHook)>,
+}
+
 /// A hook run with a leaf after its `.grad` was updated.
 pub type PostAccumulateHook = Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>;
 
@@ -56,11 +75,8 @@ pub struct Node {
     next_edges: SmallVec<[Option<Edge>; 2]>,
     outputs: SmallVec<[OutputMeta; 1]>,
     backward: Box<dyn BackwardFn>,
-    /// Tensor hooks by output number, run in registration order before the
-    /// node; `retain_grad` hooks run after them.
-    tensor_hooks: Mutex<Vec<(u64, u32, GradHook)>>,
-    retain_grad_hooks: Mutex<Vec<(u32, GradHook)>>,
-    /// Set once any hook is added: the engine skips both locks otherwise.
+    hooks: Mutex<NodeHooks>,
+    /// Set once any hook is added: the engine skips the lock otherwise.
     has_hooks: AtomicBool,
 }
 
@@ -76,8 +92,7 @@ impl Node {
             next_edges,
             outputs,
             backward,
-            tensor_hooks: Mutex::new(Vec::new()),
-            retain_grad_hooks: Mutex::new(Vec::new()),
+            hooks: Mutex::new(NodeHooks::default()),
             has_hooks: AtomicBool::new(false),
         }
     }
@@ -98,47 +113,92 @@ impl Node {
         &*self.backward
     }
 
-    pub fn add_tensor_hook(&self, id: u64, output_nr: u32, hook: GradHook) {
-        self.tensor_hooks.lock().push((id, output_nr, hook));
+    fn with_hooks(&self, f: impl FnOnce(&mut NodeHooks)) {
+        f(&mut self.hooks.lock());
         self.has_hooks.store(true, Ordering::Release);
     }
 
-    pub fn remove_tensor_hook(&self, id: u64) -> bool {
-        let mut hooks = self.tensor_hooks.lock();
-        let before = hooks.len();
-        hooks.retain(|(i, _, _)| *i != id);
-        hooks.len() != before
+    pub fn add_tensor_hook(&self, id: u64, output_nr: u32, hook: GradHook) {
+        self.with_hooks(|h| h.tensor.push((id, output_nr, hook)));
     }
 
     /// Installs the hook that stores output `output_nr`'s gradient (once).
     pub fn set_retain_grad_hook(&self, output_nr: u32, hook: GradHook) {
-        let mut hooks = self.retain_grad_hooks.lock();
-        hooks.retain(|(nr, _)| *nr != output_nr);
-        hooks.push((output_nr, hook));
-        self.has_hooks.store(true, Ordering::Release);
+        self.with_hooks(|h| {
+            h.retain_grad.retain(|(nr, _)| *nr != output_nr);
+            h.retain_grad.push((output_nr, hook));
+        });
     }
 
-    /// Runs tensor hooks, then retain-grad hooks, on the incoming gradients.
-    pub(crate) fn run_tensor_hooks(&self, grads: &mut Grads) -> Result<()> {
+    pub fn add_pre_hook(&self, id: u64, hook: NodePreHook) {
+        self.with_hooks(|h| h.pre.push((id, hook)));
+    }
+
+    pub fn add_post_hook(&self, id: u64, hook: NodePostHook) {
+        self.with_hooks(|h| h.post.push((id, hook)));
+    }
+
+    /// Removes a tensor, pre- or post-hook; false if there was none.
+    pub fn remove_hook(&self, id: u64) -> bool {
+        let mut h = self.hooks.lock();
+        let before = h.tensor.len() + h.pre.len() + h.post.len();
+        h.tensor.retain(|(i, _, _)| *i != id);
+        h.pre.retain(|(i, _)| *i != id);
+        h.post.retain(|(i, _)| *i != id);
+        h.tensor.len() + h.pre.len() + h.post.len() != before
+    }
+
+    /// Whether post-hooks need the incoming gradients kept.
+    pub(crate) fn has_post_hooks(&self) -> bool {
+        self.has_hooks.load(Ordering::Acquire) && !self.hooks.lock().post.is_empty()
+    }
+
+    /// Before the node runs: tensor hooks, retain-grad hooks, then node
+    /// pre-hooks, on the incoming gradients. Hooks run without the lock held.
+    pub(crate) fn run_pre_hooks(&self, grads: &mut Grads) -> Result<()> {
         if !self.has_hooks.load(Ordering::Acquire) {
             return Ok(());
         }
-        let hooks: Vec<(u32, GradHook)> = {
-            let th = self.tensor_hooks.lock();
-            let rh = self.retain_grad_hooks.lock();
-            if th.is_empty() && rh.is_empty() {
-                return Ok(());
-            }
-            th.iter()
-                .map(|(_, nr, h)| (*nr, h.clone()))
-                .chain(rh.iter().cloned())
-                .collect()
+        let (tensor, pre) = {
+            let h = self.hooks.lock();
+            let tensor: Vec<(u32, GradHook)> = h
+                .tensor
+                .iter()
+                .map(|(_, nr, f)| (*nr, f.clone()))
+                .chain(h.retain_grad.iter().cloned())
+                .collect();
+            (
+                tensor,
+                h.pre.iter().map(|(_, f)| f.clone()).collect::<Vec<_>>(),
+            )
         };
-        for (nr, hook) in hooks {
+        for (nr, hook) in tensor {
             if let Some(g) = grads.get(nr as usize).and_then(|g| g.clone()) {
                 if let Some(new) = hook(&g)? {
                     grads[nr as usize] = Some(new);
                 }
+            }
+        }
+        for hook in pre {
+            if let Some(new) = hook(grads)? {
+                *grads = new;
+            }
+        }
+        Ok(())
+    }
+
+    /// After the node ran: node post-hooks on its results.
+    pub(crate) fn run_post_hooks(&self, received: &Grads, computed: &mut Grads) -> Result<()> {
+        let post: Vec<NodePostHook> = self
+            .hooks
+            .lock()
+            .post
+            .iter()
+            .map(|(_, f)| f.clone())
+            .collect();
+        for hook in post {
+            if let Some(new) = hook(computed, received)? {
+                *computed = new;
             }
         }
         Ok(())
