@@ -50,33 +50,41 @@ impl BackwardFn for AccumulateGrad {
     }
 }
 
-/// `t.grad += g` under the tensor's lock, so concurrent backward calls never
-/// lose a contribution. The first gradient is kept as is when nothing else
-/// holds it, else copied; later ones are added in place unless the graph of
-/// the gradient itself is being recorded (`create_graph`).
+/// `t.grad += g`, never losing a contribution when backward calls run
+/// concurrently. The lock is held only to take or store `.grad`, never while
+/// computing: parallel kernels let a waiting thread run other engine work,
+/// which could need the same lock. A gradient stored by another thread in
+/// the meantime is merged on the next round. The first gradient is kept as
+/// is when nothing else holds it, else copied; later ones are added in place
+/// unless the graph of the gradient itself is being recorded.
 pub fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
-    let mut meta = t.meta();
-    match meta.grad.take() {
-        None => {
-            // Expanded (stride-0) gradients are copied: in-place accumulation
-            // into them would write one element many times.
-            let owned = Arc::strong_count(&g.0) == 1
-                && Arc::strong_count(g.storage()) == 1
-                && g.is_contiguous();
-            meta.grad = Some(if is_grad_enabled() || (owned && g.grad_fn().is_none()) {
-                g
-            } else {
-                ops::copy::clone(&g.detach())?
-            });
-        }
-        Some(old) => {
-            if is_grad_enabled() {
-                meta.grad = Some(ops::binary::add(&old, &g)?);
-            } else {
-                ops::binary::add_into(&old, &g)?;
-                meta.grad = Some(old);
+    // Expanded (stride-0) gradients are copied: in-place accumulation into
+    // them would write one element many times.
+    let owned = Arc::strong_count(&g.0) == 1
+        && Arc::strong_count(g.storage()) == 1
+        && g.is_contiguous()
+        && g.grad_fn().is_none();
+    let mut ready_to_store = is_grad_enabled() || owned;
+    let mut pending = g;
+    loop {
+        let existing = {
+            let mut meta = t.meta();
+            match meta.grad.take() {
+                None if ready_to_store => {
+                    meta.grad = Some(pending);
+                    return Ok(());
+                }
+                existing => existing,
             }
-        }
+        };
+        pending = match existing {
+            None => ops::copy::clone(&pending.detach())?,
+            Some(existing) if is_grad_enabled() => ops::binary::add(&existing, &pending)?,
+            Some(existing) => {
+                ops::binary::add_into(&existing, &pending)?;
+                existing
+            }
+        };
+        ready_to_store = true;
     }
-    Ok(())
 }

@@ -308,7 +308,7 @@ impl GraphTask {
             .map(|n| Mutex::new(n.outputs().iter().map(|_| None).collect()))
             .collect();
         for ((edge, g), &i) in roots.into_iter().zip(&root_ids) {
-            accumulate_buffer(&mut buffers[i as usize].lock(), edge.input_nr as usize, g)?;
+            accumulate_buffer(&buffers[i as usize], edge.input_nr as usize, g)?;
         }
         let heavy = nodes
             .iter()
@@ -405,11 +405,10 @@ impl GraphTask {
             .then(|| self.captures.get(&(i as u32)))
             .flatten()
         {
-            let mut captured = self.captured.lock();
             for &(input_nr, slot) in caps {
                 let g = grads[input_nr as usize].clone();
                 match &self.mode {
-                    Mode::Capture => captured[slot] = g,
+                    Mode::Capture => self.captured.lock()[slot] = g,
                     Mode::Accumulate {
                         targets: Some(targets),
                     } => {
@@ -452,11 +451,7 @@ impl GraphTask {
             };
             if let Some(g) = g {
                 let g = validate(node, k, g, edge)?;
-                accumulate_buffer(
-                    &mut self.buffers[j as usize].lock(),
-                    edge.input_nr as usize,
-                    g,
-                )?;
+                accumulate_buffer(&self.buffers[j as usize], edge.input_nr as usize, g)?;
             }
             if self.deps[j as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
                 ready.push(j);
@@ -495,10 +490,21 @@ fn validate(node: &Node, index: usize, g: Tensor, edge: &Edge) -> Result<Tensor>
     Ok(g)
 }
 
-fn accumulate_buffer(buf: &mut Grads, slot: usize, g: Tensor) -> Result<()> {
-    buf[slot] = Some(match buf[slot].take() {
-        None => g,
-        Some(prev) => ops::binary::add(&prev, &g)?,
-    });
-    Ok(())
+/// Adds `g` into input `slot` of a node's buffer. As for `.grad`, the lock
+/// is never held while adding (see `accumulate_into`).
+fn accumulate_buffer(buf: &Mutex<Grads>, slot: usize, g: Tensor) -> Result<()> {
+    let mut pending = g;
+    loop {
+        let prev = {
+            let mut b = buf.lock();
+            match b[slot].take() {
+                None => {
+                    b[slot] = Some(pending);
+                    return Ok(());
+                }
+                Some(prev) => prev,
+            }
+        };
+        pending = ops::binary::add(&prev, &pending)?;
+    }
 }

@@ -38,12 +38,7 @@ pub fn retain_grad(t: &Tensor) -> Result<()> {
         t.output_nr(),
         Arc::new(move |g: &Tensor| {
             if let Some(inner) = weak.upgrade() {
-                let t = Tensor(inner);
-                let mut meta = t.meta();
-                meta.grad = Some(match meta.grad.take() {
-                    None => crate::ops::copy::clone(g)?,
-                    Some(old) => crate::ops::binary::add(&old, g)?,
-                });
+                accumulate::accumulate_into(&Tensor(inner), g.clone())?;
             }
             Ok(None)
         }),
