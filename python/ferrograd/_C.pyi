@@ -4,7 +4,6 @@ from typing import Any, final
 
 from typing_extensions import disjoint_base
 
-
 __all__: list[str] = ['Generator', 'Node', 'RemovableHandle', 'StorageRef', 'Tensor', '_backward', '_check_saved_version', '_function_record', '_grad', '_set_grad_enabled', '_set_inference_mode', 'addmm', 'arange', 'bernoulli', 'bool', 'cat', 'cdouble', 'cfloat', 'complex128', 'complex64', 'default_generator', 'double', 'dtype', 'elu', 'empty', 'empty_like', 'eye', 'float', 'float32', 'float64', 'from_numpy', 'full', 'full_like', 'gelu', 'initial_seed', 'int64', 'is_grad_enabled', 'is_inference_mode_enabled', 'leaky_relu', 'linspace', 'long', 'manual_seed', 'multinomial', 'normal', 'ones', 'ones_like', 'rand', 'rand_like', 'randint', 'randint_like', 'randn', 'randn_like', 'randperm', 'seed', 'silu', 'softplus', 'stack', 'zeros', 'zeros_like']
 @final
 class Generator:
