@@ -13,6 +13,7 @@ from ._C import (
     Tensor,
     addmm,
     arange,
+    are_deterministic_algorithms_enabled,
     bernoulli,
     bool,  # noqa: A004 - PyTorch exposes the dtype under this name too
     cat,
@@ -32,8 +33,11 @@ from ._C import (
     from_numpy,
     full,
     full_like,
+    get_num_threads,
+    get_rng_state,
     initial_seed,
     int64,
+    is_deterministic_algorithms_warn_only_enabled,
     is_grad_enabled,
     is_inference_mode_enabled,
     linspace,
@@ -51,7 +55,10 @@ from ._C import (
     randn_like,
     randperm,
     seed,
+    set_num_threads,
+    set_rng_state,
     stack,
+    use_deterministic_algorithms,
     zeros,
     zeros_like,
 )
@@ -163,4 +170,4 @@ import builtins as _builtins  # noqa: E402
 
 builtins_bool = _builtins.bool
 
-from . import autograd, nn, optim  # noqa: E402,F401
+from . import autograd, nn, optim, utils  # noqa: E402,F401

@@ -5,6 +5,7 @@
 pub mod autograd;
 pub mod error;
 pub mod ops;
+pub mod parallel;
 pub mod tensor;
 
 pub use error::{Error, Result};

@@ -76,7 +76,7 @@ fn _backward(
     let tensors = tensor_list(Some(tensors))?.unwrap_or_default();
     let grads = optional_tensors(grad_tensors, tensors.len())?;
     let inputs = tensor_list(inputs)?;
-    py.detach(|| {
+    crate::gil::detach(py, || {
         engine::backward(
             &tensors,
             &grads,
@@ -102,18 +102,17 @@ fn _grad(
     let outputs = tensor_list(Some(outputs))?.unwrap_or_default();
     let inputs = tensor_list(Some(inputs))?.unwrap_or_default();
     let grads = optional_tensors(grad_outputs, outputs.len())?;
-    let result = py
-        .detach(|| {
-            engine::grad(
-                &outputs,
-                &inputs,
-                &grads,
-                retain_graph,
-                create_graph,
-                allow_unused,
-            )
-        })
-        .py()?;
+    let result = crate::gil::detach(py, || {
+        engine::grad(
+            &outputs,
+            &inputs,
+            &grads,
+            retain_graph,
+            create_graph,
+            allow_unused,
+        )
+    })
+    .py()?;
     Ok(result.into_iter().map(|g| g.map(PyTensor::from)).collect())
 }
 

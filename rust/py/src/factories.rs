@@ -340,6 +340,25 @@ fn initial_seed() -> u64 {
     random::initial_seed()
 }
 
+/// The generator's state as an int64 tensor, for `set_rng_state`.
+#[pyfunction]
+fn get_rng_state() -> PyResult<PyTensor> {
+    let state = random::rng_state();
+    Ok(PyTensor::from(
+        Tensor::from_vec(state.to_vec(), &[state.len()]).py()?,
+    ))
+}
+
+#[pyfunction]
+fn set_rng_state(new_state: PyRef<'_, PyTensor>) -> PyResult<()> {
+    if new_state.t.dtype() != DType::Int64 {
+        return Err(PyTypeError::new_err(
+            "RNG state must be a ferrograd.LongTensor from get_rng_state()",
+        ));
+    }
+    random::set_rng_state(&new_state.t.to_vec::<i64>()).py()
+}
+
 fn sample(
     py: Python<'_>,
     shape: Vec<usize>,
@@ -626,6 +645,8 @@ impl PyTensor {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(from_numpy, m)?)?;
     m.add_function(wrap_pyfunction!(zeros, m)?)?;
+    m.add_function(wrap_pyfunction!(get_rng_state, m)?)?;
+    m.add_function(wrap_pyfunction!(set_rng_state, m)?)?;
     m.add_function(wrap_pyfunction!(ones, m)?)?;
     m.add_function(wrap_pyfunction!(empty, m)?)?;
     m.add_function(wrap_pyfunction!(full, m)?)?;

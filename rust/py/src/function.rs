@@ -20,11 +20,11 @@ struct PyFunctionBackward {
 
 impl BackwardFn for PyFunctionBackward {
     fn apply(&self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
-        Python::attach(|py| self.call_backward(py, ctx, grads).map_err(external))?
+        crate::gil::attach(|py| self.call_backward(py, ctx, grads).map_err(external))?
     }
 
     fn release_saved(&self) {
-        Python::attach(|py| {
+        crate::gil::attach(|py| {
             // This also runs while a graph is freed, possibly while an
             // exception is being raised: keep that exception intact.
             let pending = PyErr::take(py);

@@ -52,7 +52,7 @@ impl HookHandle {
 
 fn grad_hook(hook: Py<PyAny>) -> autograd::node::GradHook {
     Arc::new(move |g: &Tensor| {
-        Python::attach(|py| {
+        crate::gil::attach(|py| {
             let result = hook.bind(py).call1((PyTensor::from(g.clone()),))?;
             if result.is_none() {
                 return Ok(None);
@@ -78,7 +78,7 @@ impl PyTensor {
     /// `hook(tensor)` runs after this leaf's `.grad` was updated.
     fn register_post_accumulate_grad_hook(&self, hook: Py<PyAny>) -> PyResult<HookHandle> {
         let py_hook = Arc::new(move |t: &Tensor| {
-            Python::attach(|py| {
+            crate::gil::attach(|py| {
                 hook.bind(py)
                     .call1((PyTensor::from(t.clone()),))
                     .map(|_| ())
@@ -134,7 +134,7 @@ impl PyNode {
         self.node.add_post_hook(
             id,
             Arc::new(move |computed: &Grads, received: &Grads| {
-                Python::attach(|py| {
+                crate::gil::attach(|py| {
                     let r = hook
                         .bind(py)
                         .call1((grads_tuple(py, computed)?, grads_tuple(py, received)?))?;
@@ -156,7 +156,7 @@ impl PyNode {
         self.node.add_pre_hook(
             id,
             Arc::new(move |received: &Grads| {
-                Python::attach(|py| {
+                crate::gil::attach(|py| {
                     let r = hook.bind(py).call1((grads_tuple(py, received)?,))?;
                     replacement(&r)
                 })

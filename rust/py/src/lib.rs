@@ -7,6 +7,7 @@ mod dtype;
 mod errors;
 mod factories;
 mod function;
+mod gil;
 mod hooks;
 mod node;
 mod ops;
@@ -15,6 +16,7 @@ mod ops_inplace;
 mod ops_linalg;
 mod ops_math;
 mod tensor;
+mod threads;
 
 use pyo3::prelude::*;
 
@@ -33,5 +35,6 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops_linalg::register(m)?;
     ops_index::register(m)?;
     ops_math::register(m)?;
+    threads::register(m)?;
     Ok(())
 }

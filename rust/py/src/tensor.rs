@@ -33,7 +33,7 @@ pub const RELEASE_GIL_NUMEL: usize = 1 << 15;
 /// letting other Python threads run.
 pub fn maybe_detach<R: Send>(py: Python<'_>, numel: usize, f: impl FnOnce() -> R + Send) -> R {
     if numel >= RELEASE_GIL_NUMEL {
-        py.detach(f)
+        crate::gil::detach(py, f)
     } else {
         f()
     }
@@ -323,7 +323,7 @@ impl PyTensor {
         let grads = [gradient.map(|g| g.t.clone())];
         let inputs = crate::autograd::tensor_list(inputs)?;
         let roots = [self.t.clone()];
-        py.detach(|| {
+        crate::gil::detach(py, || {
             engine::backward(
                 &roots,
                 &grads,

@@ -18,6 +18,7 @@ use crate::{bail, Error, Result};
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
@@ -166,6 +167,9 @@ fn input_edges(inputs: &[Tensor]) -> Result<Vec<Edge>> {
         .collect()
 }
 
+/// A gradient waiting to be summed: (order key, input number, gradient).
+type Arrival = (u64, u32, Tensor);
+
 enum Mode {
     /// `backward()`: accumulate into `.grad` of leaves, or of `targets` only.
     Accumulate { targets: Option<Vec<Tensor>> },
@@ -180,6 +184,9 @@ struct GraphTask {
     children: Vec<SmallVec<[Option<u32>; 2]>>,
     deps: Vec<AtomicU32>,
     buffers: Vec<Mutex<Grads>>,
+    /// In deterministic mode, per node: the contributions to its inputs as
+    /// (order key, input number, gradient), summed in key order when it runs.
+    arrivals: Vec<Mutex<SmallVec<[Arrival; 2]>>>,
     /// Whether a node's backward runs (else it is only reached to capture).
     execute: Vec<bool>,
     /// Per node: (input number, capture slot or target tensor index).
@@ -189,6 +196,8 @@ struct GraphTask {
     roots: Vec<u32>,
     retain_graph: bool,
     create_graph: bool,
+    /// Whether only the paths to some inputs run (`grad`, `backward(inputs=)`).
+    partial: bool,
     parallel: bool,
     failed: AtomicBool,
     error: Mutex<Option<Error>>,
@@ -307,9 +316,10 @@ impl GraphTask {
             .iter()
             .map(|n| Mutex::new(n.outputs().iter().map(|_| None).collect()))
             .collect();
-        for ((edge, g), &i) in roots.into_iter().zip(&root_ids) {
-            accumulate_buffer(&buffers[i as usize], edge.input_nr as usize, g)?;
-        }
+        let arrivals = match crate::parallel::deterministic() {
+            true => (0..n).map(|_| Mutex::new(SmallVec::new())).collect(),
+            false => Vec::new(),
+        };
         let heavy = nodes
             .iter()
             .filter(|n| {
@@ -318,17 +328,18 @@ impl GraphTask {
                     .any(|m| crate::tensor::layout::numel(&m.shape) >= PARALLEL_MIN_NUMEL)
             })
             .count();
-        let parallel = heavy >= 2 && rayon::current_num_threads() > 1;
+        let parallel = heavy >= 2 && crate::parallel::num_threads() > 1;
         let slots = targets.as_ref().map_or(0, |t| t.len());
-        let mut root_ids_dedup = root_ids;
+        let mut root_ids_dedup = root_ids.clone();
         root_ids_dedup.sort_unstable();
         root_ids_dedup.dedup();
         root_ids_dedup.retain(|&i| dep_counts[i as usize] == 0 && reached[i as usize]);
-        Ok(GraphTask {
+        let task = GraphTask {
             deps: dep_counts.into_iter().map(AtomicU32::new).collect(),
             nodes,
             children,
             buffers,
+            arrivals,
             execute,
             captures,
             captured: Mutex::new(vec![None; slots]),
@@ -336,15 +347,50 @@ impl GraphTask {
             roots: root_ids_dedup,
             retain_graph,
             create_graph,
+            partial: targets.is_some(),
             parallel,
             failed: AtomicBool::new(false),
             error: Mutex::new(None),
-        })
+        };
+        for (r, ((edge, g), &i)) in roots.into_iter().zip(&root_ids).enumerate() {
+            task.deliver(i as usize, edge.input_nr as usize, r as u64, g)?;
+        }
+        Ok(task)
+    }
+
+    /// Adds gradient `g` for input `slot` of node `node`. `key` orders the
+    /// contributions when they must be summed deterministically: roots by
+    /// position, then the outputs of nodes by discovery order and index.
+    fn deliver(&self, node: usize, slot: usize, key: u64, g: Tensor) -> Result<()> {
+        match self.arrivals.get(node) {
+            Some(arrivals) => {
+                arrivals.lock().push((key, slot as u32, g));
+                Ok(())
+            }
+            None => accumulate_buffer(&self.buffers[node], slot, g),
+        }
+    }
+
+    /// A node's summed input gradients, taken out of its buffer.
+    fn take_inputs(&self, node: usize) -> Result<Grads> {
+        let mut grads = std::mem::take(&mut *self.buffers[node].lock());
+        if let Some(arrivals) = self.arrivals.get(node) {
+            let mut arrivals = std::mem::take(&mut *arrivals.lock());
+            arrivals.sort_unstable_by_key(|&(key, _, _)| key);
+            for (_, slot, g) in arrivals {
+                let slot = &mut grads[slot as usize];
+                *slot = Some(match slot.take() {
+                    Some(prev) => ops::binary::add(&prev, &g)?,
+                    None => g,
+                });
+            }
+        }
+        Ok(grads)
     }
 
     fn run(self) -> Result<Vec<Option<Tensor>>> {
         if self.parallel {
-            rayon::in_place_scope(|scope| {
+            crate::parallel::in_place_scope(|scope| {
                 for &r in &self.roots {
                     let task = &self;
                     scope.spawn(move |s| task.drive(Some(s), r));
@@ -364,6 +410,7 @@ impl GraphTask {
     /// Runs `start` and then, inline, whatever it makes ready; extra heavy
     /// ready nodes go to the pool when running in parallel.
     fn drive<'s>(&'s self, scope: Option<&rayon::Scope<'s>>, start: u32) {
+        let _partial = PartialTaskGuard::enter(self.partial);
         let mut pending: SmallVec<[u32; 8]> = smallvec::smallvec![start];
         while let Some(i) = pending.pop() {
             if self.failed.load(Ordering::Relaxed) {
@@ -398,7 +445,7 @@ impl GraphTask {
 
     fn run_node(&self, i: usize) -> Result<SmallVec<[u32; 4]>> {
         let node = &self.nodes[i];
-        let mut grads = std::mem::take(&mut *self.buffers[i].lock());
+        let mut grads = self.take_inputs(i)?;
         let _mode = GradModeGuard::new(self.create_graph);
         node.run_pre_hooks(&mut grads)?;
         if let Some(caps) = (!self.captures.is_empty())
@@ -451,7 +498,8 @@ impl GraphTask {
             };
             if let Some(g) = g {
                 let g = validate(node, k, g, edge)?;
-                accumulate_buffer(&self.buffers[j as usize], edge.input_nr as usize, g)?;
+                let key = ((i as u64 + 1) << 32) | k as u64;
+                self.deliver(j as usize, edge.input_nr as usize, key, g)?;
             }
             if self.deps[j as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
                 ready.push(j);
@@ -459,6 +507,33 @@ impl GraphTask {
         }
         Ok(ready)
     }
+}
+
+thread_local! {
+    static IN_PARTIAL_TASK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks the nodes a thread runs as belonging to a partial call, for
+/// [`checkpoint_valid`]; restores the outer call's state on drop.
+struct PartialTaskGuard(bool);
+
+impl PartialTaskGuard {
+    fn enter(partial: bool) -> Self {
+        PartialTaskGuard(IN_PARTIAL_TASK.replace(partial))
+    }
+}
+
+impl Drop for PartialTaskGuard {
+    fn drop(&mut self) {
+        IN_PARTIAL_TASK.set(self.0);
+    }
+}
+
+/// Whether a node running now may rerun a forward and call `backward()` on
+/// it (reentrant checkpointing): not inside `grad()` or
+/// `backward(inputs=)`, whose partial runs would skip the recomputed graph.
+pub fn checkpoint_valid() -> bool {
+    !IN_PARTIAL_TASK.get()
 }
 
 /// Checks a gradient against the tensor it is for: a broadcastable shape is

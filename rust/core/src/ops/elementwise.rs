@@ -7,6 +7,7 @@
 use crate::tensor::layout::{broadcast_shapes, Layout};
 use crate::tensor::{Element, Tensor};
 use crate::Result;
+use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -63,12 +64,13 @@ pub fn map<A: Element, O: Element>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send)
     let n = l.numel();
     let out: Vec<O> = match contiguous_range(l) {
         Some(r) if n >= PARALLEL_MIN_ELEMENTS => {
-            let mut out = Vec::with_capacity(n);
-            data[r]
-                .par_iter()
-                .with_min_len(CHUNK)
-                .map(|&x| f(x))
-                .collect_into_vec(&mut out);
+            let (src, mut out) = (&data[r], Vec::with_capacity(n));
+            crate::parallel::install(|| {
+                src.par_iter()
+                    .with_min_len(CHUNK)
+                    .map(|&x| f(x))
+                    .collect_into_vec(&mut out)
+            });
             out
         }
         Some(r) => data[r].iter().map(|&x| f(x)).collect(),
@@ -102,11 +104,13 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
             let (sa, sb) = (&da[ra], &db[rb]);
             if par {
                 let mut out = Vec::with_capacity(n);
-                sa.par_iter()
-                    .zip(sb.par_iter())
-                    .with_min_len(CHUNK)
-                    .map(|(&x, &y)| f(x, y))
-                    .collect_into_vec(&mut out);
+                crate::parallel::install(|| {
+                    sa.par_iter()
+                        .zip(sb.par_iter())
+                        .with_min_len(CHUNK)
+                        .map(|(&x, &y)| f(x, y))
+                        .collect_into_vec(&mut out)
+                });
                 out
             } else {
                 sa.iter().zip(sb).map(|(&x, &y)| f(x, y)).collect()
@@ -117,10 +121,12 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
             let sa = &da[ra];
             if par {
                 let mut out = Vec::with_capacity(n);
-                sa.par_iter()
-                    .with_min_len(CHUNK)
-                    .map(|&x| f(x, y))
-                    .collect_into_vec(&mut out);
+                crate::parallel::install(|| {
+                    sa.par_iter()
+                        .with_min_len(CHUNK)
+                        .map(|&x| f(x, y))
+                        .collect_into_vec(&mut out)
+                });
                 out
             } else {
                 sa.iter().map(|&x| f(x, y)).collect()
@@ -131,10 +137,12 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
             let sb = &db[rb];
             if par {
                 let mut out = Vec::with_capacity(n);
-                sb.par_iter()
-                    .with_min_len(CHUNK)
-                    .map(|&y| f(x, y))
-                    .collect_into_vec(&mut out);
+                crate::parallel::install(|| {
+                    sb.par_iter()
+                        .with_min_len(CHUNK)
+                        .map(|&y| f(x, y))
+                        .collect_into_vec(&mut out)
+                });
                 out
             } else {
                 sb.iter().map(|&y| f(x, y)).collect()
@@ -200,6 +208,25 @@ pub fn zip3_map<A: Element, B: Element, C: Element, O: Element>(
     Tensor::from_vec(out, &shape)
 }
 
+/// Read access to `src` and write access to `dst` (distinct storages),
+/// taken in address order so that concurrent updates in opposite
+/// directions (`a += b` beside `b += a`) cannot deadlock.
+pub fn lock_pair<'a, S: Element, D: Element>(
+    src: &'a Tensor,
+    dst: &'a Tensor,
+) -> (
+    MappedRwLockReadGuard<'a, [S]>,
+    MappedRwLockWriteGuard<'a, [D]>,
+) {
+    if Arc::as_ptr(src.storage()) < Arc::as_ptr(dst.storage()) {
+        let ds = src.storage().read::<S>();
+        (ds, dst.storage().write::<D>())
+    } else {
+        let dd = dst.storage().write::<D>();
+        (src.storage().read::<S>(), dd)
+    }
+}
+
 /// Writes `f(dst, src)` into `dst` in place, `src` broadcast to `dst`'s
 /// shape. `src` is read into a buffer first when it shares `dst`'s storage,
 /// so overlapping operands see the values from before the write.
@@ -214,36 +241,31 @@ pub fn update<D: Element, S: Element>(
         let copy = Tensor::from_vec(src.to_vec::<S>(), src.shape())?;
         return update(dst, &copy, f);
     }
-    // Two locks: take them in address order so that concurrent updates in
-    // opposite directions cannot deadlock.
-    let src_first = Arc::as_ptr(src.storage()) < Arc::as_ptr(dst.storage());
-    let (ds, mut dd) = if src_first {
-        let ds = src.storage().read::<S>();
-        (ds, dst.storage().write::<D>())
-    } else {
-        let dd = dst.storage().write::<D>();
-        (src.storage().read::<S>(), dd)
-    };
+    let (ds, mut dd) = lock_pair::<S, D>(src, dst);
     let par = ld.numel() >= PARALLEL_MIN_ELEMENTS;
     match (contiguous_range(ld), contiguous_range(&lsrc)) {
         (Some(r), _) if is_single_element(&lsrc) && lsrc.numel() > 0 => {
             let s = ds[lsrc.offset];
             if par {
-                dd[r]
-                    .par_iter_mut()
-                    .with_min_len(CHUNK)
-                    .for_each(|d| *d = f(*d, s));
+                let dst = &mut dd[r];
+                crate::parallel::install(|| {
+                    dst.par_iter_mut()
+                        .with_min_len(CHUNK)
+                        .for_each(|d| *d = f(*d, s))
+                });
             } else {
                 dd[r].iter_mut().for_each(|d| *d = f(*d, s));
             }
         }
         (Some(r), Some(rs)) => {
             if par {
-                dd[r]
-                    .par_iter_mut()
-                    .zip(ds[rs].par_iter())
-                    .with_min_len(CHUNK)
-                    .for_each(|(d, &s)| *d = f(*d, s));
+                let (dst, src) = (&mut dd[r], &ds[rs]);
+                crate::parallel::install(|| {
+                    dst.par_iter_mut()
+                        .zip(src.par_iter())
+                        .with_min_len(CHUNK)
+                        .for_each(|(d, &s)| *d = f(*d, s))
+                });
             } else {
                 dd[r]
                     .iter_mut()

@@ -9,7 +9,7 @@
 
 use super::binary::{add_scaled, dtype_display};
 use super::copy::{cast, clone, to_dtype};
-use super::elementwise::{update, PARALLEL_MIN_ELEMENTS};
+use super::elementwise::{lock_pair, update, PARALLEL_MIN_ELEMENTS};
 use super::unary::{where_, zeros_like};
 use crate::autograd::{is_grad_enabled, record};
 use crate::tensor::layout::{broadcast_shapes, fmt_shape};
@@ -120,15 +120,16 @@ fn update_fast<T: Element>(
         return update(t, src, f);
     }
     let n = lt.numel();
-    let s = src.storage().read::<T>();
-    let mut d = t.storage().write::<T>();
+    let (s, mut d) = lock_pair::<T, T>(src, t);
     let dst = &mut d[lt.offset..lt.offset + n];
     let par = n >= PARALLEL_MIN_ELEMENTS;
     if ls.numel() == 1 {
         let y = s[ls.offset];
         if par {
-            dst.par_chunks_mut(CHUNK)
-                .for_each(|c| c.iter_mut().for_each(|x| *x = f(*x, y)));
+            crate::parallel::install(|| {
+                dst.par_chunks_mut(CHUNK)
+                    .for_each(|c| c.iter_mut().for_each(|x| *x = f(*x, y)))
+            });
         } else {
             dst.iter_mut().for_each(|x| *x = f(*x, y));
         }
@@ -139,9 +140,11 @@ fn update_fast<T: Element>(
             None => c.iter_mut().zip(sc).for_each(|(x, &y)| *x = f(*x, y)),
         };
         if par {
-            dst.par_chunks_mut(CHUNK)
-                .zip(srcs.par_chunks(CHUNK))
-                .for_each(|(c, sc)| run(c, sc));
+            crate::parallel::install(|| {
+                dst.par_chunks_mut(CHUNK)
+                    .zip(srcs.par_chunks(CHUNK))
+                    .for_each(|(c, sc)| run(c, sc))
+            });
         } else {
             run(dst, srcs);
         }

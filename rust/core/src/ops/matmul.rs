@@ -52,43 +52,52 @@ fn gemm_kernel<T: Element + Arith>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Lay
     let (bsz, m, k, n) = (la.shape[0], la.shape[1], la.shape[2], lb.shape[2]);
     let mut out = vec![T::zero(); bsz * m * n];
     if k > 0 && !out.is_empty() {
-        let par = if m * n * k > PARALLEL_MIN_FLOPS {
+        let parallel = m * n * k > PARALLEL_MIN_FLOPS;
+        let par = if parallel {
             gemm::Parallelism::Rayon(0)
         } else {
             gemm::Parallelism::None
         };
         let (da, db) = (a.storage().read::<T>(), b.storage().read::<T>());
         let (ba, bb) = (batch_layout(la), batch_layout(lb));
-        for (i, (oa, ob)) in ba.offsets().zip(bb.offsets()).enumerate() {
-            // SAFETY: `oa`/`ob` plus any `row * rs + col * cs` within the
-            // `m x k` / `k x n` extents address elements of the storages (the
-            // layouts describe valid views of them), which stay borrowed by the
-            // read guards for the call; `T` is one of gemm's supported element
-            // types (f32, f64, c32, c64) and `dst` is the disjoint `m x n`
-            // row-major block `i` of `out`.
-            unsafe {
-                gemm::gemm::<T>(
-                    m,
-                    n,
-                    k,
-                    out.as_mut_ptr().add(i * m * n),
-                    1,
-                    n as isize,
-                    false,
-                    da.as_ptr().add(oa),
-                    la.strides[2],
-                    la.strides[1],
-                    db.as_ptr().add(ob),
-                    lb.strides[2],
-                    lb.strides[1],
-                    T::zero(),
-                    T::one(),
-                    false,
-                    false,
-                    false,
-                    par,
-                );
+        let (da, db, dst) = (&*da, &*db, &mut out);
+        let mut run = || {
+            for (i, (oa, ob)) in ba.offsets().zip(bb.offsets()).enumerate() {
+                // SAFETY: `oa`/`ob` plus any `row * rs + col * cs` within the
+                // `m x k` / `k x n` extents address elements of the storages (the
+                // layouts describe valid views of them), which stay borrowed by the
+                // read guards for the call; `T` is one of gemm's supported element
+                // types (f32, f64, c32, c64) and `dst` is the disjoint `m x n`
+                // row-major block `i` of `out`.
+                unsafe {
+                    gemm::gemm::<T>(
+                        m,
+                        n,
+                        k,
+                        dst.as_mut_ptr().add(i * m * n),
+                        1,
+                        n as isize,
+                        false,
+                        da.as_ptr().add(oa),
+                        la.strides[2],
+                        la.strides[1],
+                        db.as_ptr().add(ob),
+                        lb.strides[2],
+                        lb.strides[1],
+                        T::zero(),
+                        T::one(),
+                        false,
+                        false,
+                        false,
+                        par,
+                    );
+                }
             }
+        };
+        if parallel {
+            crate::parallel::install(run);
+        } else {
+            run();
         }
     }
     Tensor::from_vec(out, &[bsz, m, n]).expect("sized")

@@ -12,6 +12,7 @@ use crate::{bail, with_dtype, Result};
 use parking_lot::Mutex;
 use rand::rngs::{SmallRng, StdRng};
 use rand::{Rng, RngCore, SeedableRng};
+use rand_chacha::ChaCha12Rng;
 use rand_distr::StandardNormal;
 use rayon::prelude::*;
 use std::sync::LazyLock;
@@ -22,13 +23,13 @@ const CHUNK: usize = 1 << 14;
 
 struct Generator {
     initial_seed: u64,
-    rng: StdRng,
+    rng: ChaCha12Rng,
 }
 
 static GENERATOR: LazyLock<Mutex<Generator>> = LazyLock::new(|| {
     Mutex::new(Generator {
         initial_seed: DEFAULT_SEED,
-        rng: StdRng::seed_from_u64(DEFAULT_SEED),
+        rng: ChaCha12Rng::seed_from_u64(DEFAULT_SEED),
     })
 });
 
@@ -36,7 +37,48 @@ static GENERATOR: LazyLock<Mutex<Generator>> = LazyLock::new(|| {
 pub fn manual_seed(seed: u64) {
     let mut g = GENERATOR.lock();
     g.initial_seed = seed;
-    g.rng = StdRng::seed_from_u64(seed);
+    g.rng = ChaCha12Rng::seed_from_u64(seed);
+}
+
+/// Words of a generator state: the 256-bit key, the 128-bit stream
+/// position, the stream number and the initial seed.
+pub const RNG_STATE_LEN: usize = 8;
+
+/// `get_rng_state()`: the global generator's state, for `set_rng_state`.
+pub fn rng_state() -> [i64; RNG_STATE_LEN] {
+    let g = GENERATOR.lock();
+    let mut state = [0i64; RNG_STATE_LEN];
+    for (word, bytes) in state.iter_mut().zip(g.rng.get_seed().chunks_exact(8)) {
+        *word = i64::from_le_bytes(bytes.try_into().expect("8-byte chunk"));
+    }
+    let pos = g.rng.get_word_pos();
+    state[4] = pos as u64 as i64;
+    state[5] = (pos >> 64) as u64 as i64;
+    state[6] = g.rng.get_stream() as i64;
+    state[7] = g.initial_seed as i64;
+    state
+}
+
+/// `set_rng_state(state)`: restores a state taken by [`rng_state`].
+pub fn set_rng_state(state: &[i64]) -> Result<()> {
+    if state.len() != RNG_STATE_LEN {
+        bail!(
+            Runtime,
+            "Expected a generator state of size {RNG_STATE_LEN} but found the input RNG state size to be {}",
+            state.len()
+        );
+    }
+    let mut seed = [0u8; 32];
+    for (bytes, word) in seed.chunks_exact_mut(8).zip(&state[..4]) {
+        bytes.copy_from_slice(&word.to_le_bytes());
+    }
+    let mut rng = ChaCha12Rng::from_seed(seed);
+    rng.set_stream(state[6] as u64);
+    rng.set_word_pos((state[4] as u64 as u128) | ((state[5] as u64 as u128) << 64));
+    let mut g = GENERATOR.lock();
+    g.rng = rng;
+    g.initial_seed = state[7] as u64;
+    Ok(())
 }
 
 /// `seed()`: reseeds from OS entropy and returns the new seed.
@@ -69,7 +111,7 @@ fn samples<T: Element>(n: usize, sample: impl Fn(&mut SmallRng, usize) -> T + Sy
     };
     let mut out = vec![T::default(); n];
     if n >= PARALLEL_MIN_ELEMENTS {
-        out.par_chunks_mut(CHUNK).enumerate().for_each(fill);
+        crate::parallel::install(|| out.par_chunks_mut(CHUNK).enumerate().for_each(fill));
     } else {
         out.chunks_mut(CHUNK).enumerate().for_each(fill);
     }

@@ -106,9 +106,11 @@ pub fn reduce<T: Element, O: Element>(
         };
         let mut acc = vec![init; cols];
         if t.numel() >= super::elementwise::PARALLEL_MIN_ELEMENTS {
-            acc.par_chunks_mut(1024)
-                .enumerate()
-                .for_each(|(i, chunk)| fold_rows(i * 1024, chunk));
+            crate::parallel::install(|| {
+                acc.par_chunks_mut(1024)
+                    .enumerate()
+                    .for_each(|(i, chunk)| fold_rows(i * 1024, chunk))
+            });
         } else {
             fold_rows(0, &mut acc);
         }
@@ -118,13 +120,18 @@ pub fn reduce<T: Element, O: Element>(
         && inner_n >= super::elementwise::PARALLEL_MIN_ELEMENTS
     {
         let base = outer.offset;
-        vec![data[base..base + inner_n]
-            .par_chunks(1 << 14)
-            .map(|c| c.iter().fold(init, |acc, &x| fold(acc, x)))
-            .reduce(|| init, &combine)]
+        // Partials are combined in chunk order, never in the order threads
+        // finish, so the result does not depend on scheduling.
+        let src = &data[base..base + inner_n];
+        let partials: Vec<O> = crate::parallel::install(|| {
+            src.par_chunks(1 << 14)
+                .map(|c| c.iter().fold(init, |acc, &x| fold(acc, x)))
+                .collect()
+        });
+        vec![partials.into_iter().fold(init, &combine)]
     } else if outer.numel() >= 64 && t.numel() >= super::elementwise::PARALLEL_MIN_ELEMENTS {
         let bases: Vec<usize> = outer.offsets().collect();
-        bases.par_iter().map(|&b| group(b)).collect()
+        crate::parallel::install(|| bases.par_iter().map(|&b| group(b)).collect())
     } else {
         outer.offsets().map(group).collect()
     };

@@ -1,0 +1,3 @@
+"""Utilities: activation checkpointing."""
+
+from . import checkpoint

@@ -1,0 +1,138 @@
+"""Activation checkpointing: trade compute for memory.
+
+``checkpoint(fn, *args, use_reentrant=True)`` runs ``fn`` without recording
+a graph and keeps only its inputs; backward reruns ``fn`` with grad enabled
+and backpropagates through the rerun from inside the engine (a reentrant
+backward). The activations inside ``fn`` therefore never live beyond one
+segment's backward.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .. import _C
+from .._C import Tensor
+from ..autograd.function import Function
+from ..autograd.grad_mode import enable_grad
+
+__all__ = ["checkpoint", "checkpoint_sequential"]
+
+_REENTRANT_PARTIAL = (
+    "When use_reentrant=True, ferrograd.utils.checkpoint is incompatible with .grad() or passing an `inputs` "
+    "parameter to .backward(). To resolve this error, you can either set use_reentrant=False, or call "
+    ".backward() without passing the `inputs` argument."
+)
+_PASS_USE_REENTRANT = (
+    "ferrograd.utils.checkpoint: the use_reentrant parameter should be passed explicitly. use_reentrant=False "
+    "is recommended, but if you need to preserve the current default behavior, you can pass "
+    "use_reentrant=True. Refer to docs for more details on the differences between the two variants."
+)
+
+
+class _RngState:
+    """Runs a block with the generator set to a saved state, then restores the caller's."""
+
+    def __init__(self, state: Tensor | None) -> None:
+        self._state = state
+        self._outer: Tensor | None = None
+
+    def __enter__(self) -> None:
+        if self._state is not None:
+            self._outer = _C.get_rng_state()
+            _C.set_rng_state(self._state)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._outer is not None:
+            _C.set_rng_state(self._outer)
+
+
+class CheckpointFunction(Function):
+    @staticmethod
+    def forward(ctx, run_function: Callable, preserve_rng_state: bool, *args: Any) -> Any:
+        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=4)
+        ctx.run_function = run_function
+        ctx.rng_state = _C.get_rng_state() if preserve_rng_state else None
+        ctx.args = [None if isinstance(a, Tensor) else a for a in args]
+        ctx.save_for_backward(*(a if isinstance(a, Tensor) else None for a in args))
+        return run_function(*args)
+
+    @staticmethod
+    def backward(ctx, *grad_outputs: Any) -> tuple:
+        if not _C._is_checkpoint_valid():
+            raise RuntimeError(_REENTRANT_PARTIAL)
+        inputs = []
+        for arg, saved in zip(ctx.args, ctx.saved_tensors):
+            if saved is None:
+                inputs.append(arg)
+            else:
+                x = saved.detach()
+                x.requires_grad_(saved.requires_grad)
+                inputs.append(x)
+        with _RngState(ctx.rng_state), enable_grad():
+            outputs = ctx.run_function(*inputs)
+        if isinstance(outputs, Tensor):
+            outputs = (outputs,)
+        pairs = [
+            (out, g) for out, g in zip(outputs, grad_outputs) if isinstance(out, Tensor) and out.requires_grad
+        ]
+        if not pairs:
+            raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not necessary")
+        _C._backward([o for o, _ in pairs], [g for _, g in pairs])
+        grads = tuple(x.grad if isinstance(x, Tensor) else None for x in inputs)
+        return (None, None, *grads)
+
+
+def checkpoint(
+    function: Callable,
+    *args: Any,
+    use_reentrant: bool | None = None,
+    preserve_rng_state: bool = True,
+    **kwargs: Any,
+) -> Any:
+    """Runs ``function(*args)`` keeping only its inputs for backward, which reruns it.
+
+    With ``use_reentrant=True`` the rerun happens in a nested backward call
+    inside the engine, which cannot serve ``autograd.grad`` or
+    ``backward(inputs=...)``.
+    """
+    if use_reentrant is None:
+        warnings.warn(_PASS_USE_REENTRANT, stacklevel=2)
+        use_reentrant = True
+    if not use_reentrant:
+        raise NotImplementedError("use_reentrant=False")
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    return CheckpointFunction.apply(function, preserve_rng_state, *args)
+
+
+def checkpoint_sequential(
+    functions: Sequence[Callable] | Any,
+    segments: int,
+    input: Any,
+    use_reentrant: bool | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Runs a sequence of modules in ``segments`` checkpointed chunks (the last one is not checkpointed)."""
+    if use_reentrant is None:
+        warnings.warn(_PASS_USE_REENTRANT, stacklevel=2)
+        use_reentrant = True
+    functions = list(functions.children()) if hasattr(functions, "children") else list(functions)
+
+    def run_segment(start: int, end: int) -> Callable:
+        def forward(x: Any) -> Any:
+            for f in functions[start : end + 1]:
+                x = f(x)
+            return x
+
+        return forward
+
+    size = len(functions) // segments
+    end = -1
+    for start in range(0, size * (segments - 1), size):
+        end = start + size - 1
+        input = checkpoint(run_segment(start, end), input, use_reentrant=use_reentrant, **kwargs)
+    return run_segment(end + 1, len(functions) - 1)(input)

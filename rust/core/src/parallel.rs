@@ -1,0 +1,168 @@
+//! The thread pool behind parallel kernels and the backward engine, its
+//! size, and whether results may depend on scheduling.
+//!
+//! ferrograd owns its rayon pool instead of using rayon's global one, so
+//! `set_num_threads` can resize it and a forked child (a data-loading
+//! worker) can start a fresh one: the parent's worker threads do not exist
+//! in the child, and a pool that waits for them would hang.
+
+use crate::{bail, Result};
+use parking_lot::RwLock;
+use rayon::{ThreadPool, ThreadPoolBuilder};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// Environment variable read when the pool is first needed.
+pub const NUM_THREADS_ENV: &str = "FERROGRAD_NUM_THREADS";
+
+/// Workers run nested engine calls (custom Function backwards that call
+/// `backward()` themselves) on their own stack, so give them room.
+const WORKER_STACK_BYTES: usize = 64 << 20;
+
+struct Pool {
+    /// The process that built the pool: a forked child builds its own.
+    pid: u32,
+    pool: Arc<ThreadPool>,
+}
+
+static POOL: RwLock<Option<Pool>> = RwLock::new(None);
+
+/// Set by the bindings: runs its argument with the GIL released when the
+/// calling thread holds it. Blocking on the pool while holding the GIL
+/// could deadlock with a worker that runs Python code.
+static BLOCKING_WAIT: OnceLock<fn(&mut dyn FnMut())> = OnceLock::new();
+
+static DETERMINISTIC: AtomicBool = AtomicBool::new(false);
+
+fn default_num_threads() -> usize {
+    std::env::var(NUM_THREADS_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+fn build(threads: usize) -> Arc<ThreadPool> {
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .stack_size(WORKER_STACK_BYTES)
+        .thread_name(|i| format!("ferrograd-worker-{i}"))
+        .build()
+        .expect("failed to start ferrograd's worker threads");
+    Arc::new(pool)
+}
+
+/// The pool of this process, built on first use.
+pub fn pool() -> Arc<ThreadPool> {
+    let pid = std::process::id();
+    if let Some(p) = POOL.read().as_ref().filter(|p| p.pid == pid) {
+        return p.pool.clone();
+    }
+    let mut slot = POOL.write();
+    match slot.as_ref() {
+        Some(p) if p.pid == pid => p.pool.clone(),
+        stale => {
+            let threads = stale.map_or_else(default_num_threads, |p| p.pool.current_num_threads());
+            if let Some(inherited) = slot.take() {
+                // Its threads died with the fork; dropping it would signal them.
+                std::mem::forget(inherited);
+            }
+            let pool = build(threads);
+            *slot = Some(Pool {
+                pid,
+                pool: pool.clone(),
+            });
+            pool
+        }
+    }
+}
+
+/// Threads that parallel kernels and the engine use.
+pub fn num_threads() -> usize {
+    match rayon::current_thread_index() {
+        Some(_) => rayon::current_num_threads(),
+        None => pool().current_num_threads(),
+    }
+}
+
+/// Replaces the pool with one of `threads` workers. Work already running
+/// finishes on the old pool.
+pub fn set_num_threads(threads: usize) -> Result<()> {
+    if threads == 0 {
+        bail!(Runtime, "set_num_threads expects a positive integer");
+    }
+    let pool = build(threads);
+    *POOL.write() = Some(Pool {
+        pid: std::process::id(),
+        pool,
+    });
+    Ok(())
+}
+
+/// Registers how to release the caller's interpreter lock while it waits
+/// for the pool (see [`BLOCKING_WAIT`]). Only the first call takes effect.
+pub fn set_blocking_wait(release: fn(&mut dyn FnMut())) {
+    let _ = BLOCKING_WAIT.set(release);
+}
+
+fn wait_for<R>(run: impl FnOnce() -> R) -> R {
+    let Some(release) = BLOCKING_WAIT.get() else {
+        return run();
+    };
+    let mut run = Some(run);
+    let mut out = None;
+    release(&mut || out = run.take().map(|r| r()));
+    out.expect("the blocking-wait hook must call its argument")
+}
+
+/// Runs `f` on the pool so that the parallel iterators inside it use the
+/// pool's workers. A worker runs it directly.
+pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    if rayon::current_thread_index().is_some() {
+        return f();
+    }
+    let pool = pool();
+    wait_for(|| pool.install(f))
+}
+
+/// `rayon::in_place_scope` on the pool: `f` runs on the calling thread and
+/// its spawned jobs on the workers.
+pub fn in_place_scope<'scope, R>(f: impl FnOnce(&rayon::Scope<'scope>) -> R) -> R {
+    if rayon::current_thread_index().is_some() {
+        return rayon::in_place_scope(f);
+    }
+    let pool = pool();
+    wait_for(|| pool.in_place_scope(f))
+}
+
+/// `use_deterministic_algorithms`: when on, every backward gives bitwise
+/// identical results whatever the thread count and scheduling.
+pub fn set_deterministic(on: bool) {
+    DETERMINISTIC.store(on, Ordering::Relaxed);
+}
+
+pub fn deterministic() -> bool {
+    DETERMINISTIC.load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn install_runs_on_a_worker_of_the_pool() {
+        let index = install(rayon::current_thread_index);
+        assert!(index.is_some());
+        let threads = install(rayon::current_num_threads);
+        assert_eq!(threads, num_threads());
+    }
+
+    #[test]
+    fn zero_threads_is_an_error() {
+        let err = set_num_threads(0).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "set_num_threads expects a positive integer"
+        );
+    }
+}
