@@ -34,7 +34,18 @@ EXAMPLES = int(os.environ.get("FERROGRAD_PROGRAM_EXAMPLES", "150"))
 # Programs: a list of steps over a pool of tensors. Entry 0 is the leaf x,
 # entry 1 is x * 1 (a tensor with history).
 
-VIEWS = ["slice", "select", "transpose", "unsqueeze", "narrow", "flatten", "t"]
+VIEWS = [
+    "slice",
+    "select",
+    "transpose",
+    "unsqueeze",
+    "narrow",
+    "flatten",
+    "t",
+    "permute",
+    "squeeze",
+    "diagonal",
+]
 INPLACE = [
     "mul_w",
     "add_w",
@@ -60,6 +71,8 @@ INPLACE = [
     "setitem_index",
     "setitem_mask",
     "pow_c",
+    "index_add_",
+    "no_grad_mul_c",
 ]
 OUT_OF_PLACE = ["sin", "mul_w", "exp", "square", "add_entry"]
 
@@ -93,7 +106,7 @@ def programs(draw):
 def view_plan(shape, kind, seed):
     rng = np.random.default_rng(seed)
     nd = len(shape)
-    if kind in ("slice", "select", "narrow", "transpose") and nd == 0:
+    if kind in ("slice", "select", "narrow", "transpose", "permute") and nd == 0:
         return ("unsqueeze", 0)
     if kind == "slice":
         d = int(rng.integers(nd))
@@ -117,6 +130,14 @@ def view_plan(shape, kind, seed):
         return ("unsqueeze", int(rng.integers(-nd - 1, nd + 1)))
     if kind == "t":
         return ("t",) if nd <= 2 else ("transpose", 0, 1)
+    if kind == "permute":
+        return ("permute", tuple(int(d) for d in rng.permutation(nd)))
+    if kind == "squeeze":
+        return ("squeeze",)
+    if kind == "diagonal":
+        if nd != 2:
+            return ("unsqueeze", 0)
+        return ("diagonal", int(rng.integers(-shape[0], shape[1] + 1)))
     return ("flatten",)
 
 
@@ -142,6 +163,12 @@ def apply_view(t, plan, lib):
         return np.expand_dims(t, plan[1]) if lib == "np" else t.unsqueeze(plan[1])
     if kind == "t":
         return t.T if lib == "np" else t.t()
+    if kind == "permute":
+        return np.transpose(t, plan[1]) if lib == "np" else t.permute(*plan[1])
+    if kind == "squeeze":
+        return np.squeeze(t) if lib == "np" else t.squeeze()
+    if kind == "diagonal":
+        return np.diagonal(t, plan[1]) if lib == "np" else t.diagonal(plan[1])
     # flatten: whether it is a view is decided by `flatten_is_view`.
     return t.reshape(-1)
 
@@ -199,9 +226,19 @@ def inplace_step(T, t, name, other, w, mask_src):
         if t.dim() == 0 or t.shape[0] == 0:
             t[...] = w
         else:
-            t[T.tensor([0, t.shape[0] - 1])] = w
+            # Distinct rows: with a repeated index torch counts each copy of w.
+            t[T.tensor(sorted({0, t.shape[0] - 1}))] = w
     elif name == "setitem_mask":
         t[mask_src > 0] = w
+    elif name == "index_add_":
+        if t.dim() == 0 or t.shape[0] == 0:
+            t.add_(w)
+        else:
+            src = w * T.ones(2, *t.shape[1:], dtype=T.float64)
+            t.index_add_(0, T.tensor([0, 0]), src, alpha=-0.5)
+    elif name == "no_grad_mul_c":
+        with T.no_grad():
+            t.mul_(1.5)
     else:  # pragma: no cover - the strategy only draws known names
         raise AssertionError(name)
 
@@ -251,6 +288,14 @@ def functional_step(t, name, other, w, mask_src):
         return fg.where(fg.tensor(rows), w, t)
     if name == "setitem_mask":
         return fg.where(mask_src > 0, w, t)
+    if name == "index_add_":
+        if t.dim() == 0 or t.shape[0] == 0:
+            return t + w
+        rows[0] = True
+        return t + fg.where(fg.tensor(rows), w * -1.0, fg.tensor(0.0, dtype=fg.float64))
+    if name == "no_grad_mul_c":
+        # New values, no gradient through the change.
+        return t + (t * 1.5 - t).detach()
     raise AssertionError(name)  # pragma: no cover
 
 
@@ -284,7 +329,9 @@ def run_program(T, steps, x0, w0, plans):
                     v = v.clone()  # what reshape gives when it must copy
                 pool.append(v)
             elif kind == "op":
-                pool.append(out_of_place(t, name, pool[arg], w))
+                # torch keeps a transposed input's strides in the result;
+                # contiguous inputs give contiguous results in both.
+                pool.append(out_of_place(t.contiguous(), name, pool[arg].contiguous(), w))
             else:
                 mask_src = (
                     pool[arg].detach().clone()
