@@ -217,6 +217,16 @@ def test_multi_view_output_error(split):
 def test_overlapping_write_error():
     errors_of(lambda T: T.zeros(1).expand(3).add_(1))
 
+    def partial(T):
+        a = T.arange(4.0).reshape(2, 2)
+        a.mul_(a.t())
+
+    assert errors_of(partial).startswith("unsupported operation: some elements of the input tensor")
+    a = fg.arange(4.0)
+    a.add_(a.detach())  # the same memory exactly: allowed
+    a[:2].add_(a[2:])  # disjoint: allowed
+    assert a.tolist() == [4.0, 8.0, 4.0, 6.0]
+
 
 # --- index assignment and index_add_ ------------------------------------------
 

@@ -14,7 +14,7 @@ use super::elementwise::{lock_pair, update, PARALLEL_MIN_ELEMENTS};
 use super::unary::{where_, zeros_like};
 use crate::autograd::{is_grad_enabled, record, views};
 use crate::tensor::layout::{broadcast_shapes, fmt_shape};
-use crate::tensor::{DType, Element, Scalar, Tensor};
+use crate::tensor::{DType, Element, Layout, Scalar, Tensor};
 use crate::{bail, grads, with_dtype, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -25,6 +25,9 @@ const CHUNK: usize = 1 << 14;
 /// where PyTorch refuses the write.
 fn must_record(t: &Tensor, others: &[&Tensor]) -> Result<bool> {
     check_no_overlap(t)?;
+    for o in others {
+        check_no_partial_overlap(t, o)?;
+    }
     if !is_grad_enabled() {
         return Ok(false);
     }
@@ -47,6 +50,47 @@ fn check_no_overlap(t: &Tensor) -> Result<()> {
         bail!(
             Runtime,
             "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation."
+        );
+    }
+    Ok(())
+}
+
+/// The storage range `[start, end)` a layout covers when its elements fill
+/// it exactly once (a permutation of a contiguous layout), else `None`.
+fn dense_range(l: &Layout) -> Option<(usize, usize)> {
+    let mut dims: Vec<(isize, usize)> = l
+        .strides
+        .iter()
+        .zip(&l.shape)
+        .filter(|&(_, &n)| n != 1)
+        .map(|(&s, &n)| (s, n))
+        .collect();
+    dims.sort_unstable();
+    let mut expected = 1isize;
+    for (s, n) in dims {
+        if s != expected {
+            return None;
+        }
+        expected *= n as isize;
+    }
+    Some((l.offset, l.offset + l.numel()))
+}
+
+/// PyTorch refuses an operand that shares some, but not all, of the
+/// memory written to (`x.mul_(x.t())`): the op would read values it has
+/// already overwritten.
+fn check_no_partial_overlap(t: &Tensor, other: &Tensor) -> Result<()> {
+    if t.same(other) || !Arc::ptr_eq(t.storage(), other.storage()) {
+        return Ok(());
+    }
+    let (Some(a), Some(b)) = (dense_range(t.layout()), dense_range(other.layout())) else {
+        return Ok(());
+    };
+    let full = a == b && t.strides() == other.strides();
+    if !full && a.0 < b.1 && b.0 < a.1 && t.numel() > 0 && other.numel() > 0 {
+        bail!(
+            Runtime,
+            "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation."
         );
     }
     Ok(())
