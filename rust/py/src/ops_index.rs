@@ -3,9 +3,8 @@
 use crate::convert::scalar;
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor};
-use ferrograd_core::autograd::{is_grad_enabled, GradModeGuard};
-use ferrograd_core::ops::{index, shape};
-use ferrograd_core::{DType, Tensor};
+use ferrograd_core::ops::{index, index_put, inplace, shape};
+use ferrograd_core::{DType, Scalar, Tensor};
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PyNone, PySequence, PySlice, PyTuple};
@@ -28,6 +27,21 @@ fn tensor_list(seq: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
 
 fn tuple_of(py: Python<'_>, ts: Vec<Tensor>) -> PyResult<Bound<'_, PyTuple>> {
     PyTuple::new(py, ts.into_iter().map(PyTensor::from))
+}
+
+/// `index_put_`'s indices: a sequence of index objects or `None`.
+fn index_list(indices: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Tensor>>> {
+    indices
+        .try_iter()?
+        .map(|i| {
+            let i = i?;
+            Ok(if i.is_none() {
+                None
+            } else {
+                Some(index_tensor(&i)?)
+            })
+        })
+        .collect()
 }
 
 /// One parsed item of an index expression.
@@ -243,25 +257,18 @@ impl PyTensor {
             .into())
     }
 
+    /// `x[key] = value`: basic indices make a view that `copy_` writes
+    /// (rewriting the base's history through `CopySlices` when recorded);
+    /// advanced ones go through `index_put_` (`IndexPutBackward0`).
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let value = crate::convert::operand(value)?;
-        if is_grad_enabled() && (self.t.requires_grad() || value.requires_grad()) {
-            if self.t.is_leaf() && self.t.requires_grad() {
-                return Err(PyRuntimeError::new_err(
-                    "a leaf Variable that requires grad is being used in an in-place operation.",
-                ));
-            }
-            return Err(PyRuntimeError::new_err(
-                "index assignment that records autograd history is not supported yet; use ferrograd.no_grad() or an out-of-place op",
-            ));
-        }
         let items = parse(key)?;
-        let _no_grad = GradModeGuard::new(false);
         let (x, adv) = apply_basic(&self.t, &items)?;
         if adv.iter().all(|a| a.is_none()) {
-            return index::assign(&x, &value).py();
+            value.layout().broadcast_to(x.shape()).py()?;
+            return inplace::copy_(&x, &value).py();
         }
-        index::put(&x, &adv, &value, false).py()
+        inplace::index_put_(&x, &adv, &value, false).py()
     }
 
     #[pyo3(signature = (indices, values, accumulate=false))]
@@ -271,24 +278,51 @@ impl PyTensor {
         values: PyRef<'_, PyTensor>,
         accumulate: bool,
     ) -> PyResult<Py<PyTensor>> {
-        let idx: Vec<Option<Tensor>> = indices
-            .try_iter()?
-            .map(|i| {
-                let i = i?;
-                Ok(if i.is_none() {
-                    None
-                } else {
-                    Some(index_tensor(&i)?)
-                })
-            })
-            .collect::<PyResult<_>>()?;
-        if is_grad_enabled() && (slf.t.requires_grad() || values.t.requires_grad()) {
-            return Err(PyRuntimeError::new_err(
-                "index_put_ that records autograd history is not supported yet",
-            ));
-        }
-        index::put(&slf.t, &idx, &values.t, accumulate).py()?;
+        let idx = index_list(indices)?;
+        inplace::index_put_(&slf.t, &idx, &values.t, accumulate).py()?;
         Ok(slf.into())
+    }
+
+    #[pyo3(signature = (indices, values, accumulate=false))]
+    fn index_put(
+        &self,
+        indices: &Bound<'_, PyAny>,
+        values: PyRef<'_, PyTensor>,
+        accumulate: bool,
+    ) -> PyResult<PyTensor> {
+        let idx = index_list(indices)?;
+        Ok(index_put::index_put(&self.t, &idx, &values.t, accumulate)
+            .py()?
+            .into())
+    }
+
+    #[pyo3(signature = (dim, index, source, *, alpha=None))]
+    fn index_add_(
+        slf: PyRef<'_, Self>,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        source: PyRef<'_, PyTensor>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyTensor>> {
+        let alpha = alpha.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
+        inplace::index_add_(&slf.t, dim, &index.t, &source.t, alpha).py()?;
+        Ok(slf.into())
+    }
+
+    #[pyo3(signature = (dim, index, source, *, alpha=None))]
+    fn index_add(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        source: PyRef<'_, PyTensor>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let alpha = alpha.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
+        Ok(
+            index_put::index_add(&self.t, dim, &index.t, &source.t, alpha)
+                .py()?
+                .into(),
+        )
     }
 
     #[pyo3(signature = (split_size_or_sections, dim=0))]

@@ -307,6 +307,12 @@ impl PyTensor {
         self.t.data().into()
     }
 
+    /// The tensor this one is a view of (the root of a chain of views).
+    #[getter]
+    fn _base(&self) -> Option<PyTensor> {
+        self.t.view_base().map(PyTensor::from)
+    }
+
     fn detach(&self) -> PyTensor {
         self.t.detach().into()
     }

@@ -6,6 +6,7 @@ pub mod engine;
 pub mod grad_mode;
 pub mod node;
 pub mod saved;
+pub mod views;
 
 pub use engine::{backward, grad};
 pub use grad_mode::{is_grad_enabled, set_grad_enabled, GradModeGuard};

@@ -318,6 +318,7 @@ pub fn split_sizes(
             })
             .collect::<Result<Vec<_>>>()?
     };
+    crate::autograd::views::mark_multiple_outputs(&pieces, name);
     let shapes: Vec<Shape> = pieces.iter().map(|p| p.shape().into()).collect();
     let refs: Vec<&Tensor> = pieces.iter().collect();
     crate::autograd::record_multi(
@@ -415,6 +416,7 @@ pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
             .map(|i| super::shape::select(t, d as i64, i as i64))
             .collect::<Result<Vec<_>>>()?
     };
+    crate::autograd::views::mark_multiple_outputs(&pieces, "UnbindBackward0");
     let shape: Shape = pieces.first().map(|p| p.shape().into()).unwrap_or_default();
     let refs: Vec<&Tensor> = pieces.iter().collect();
     crate::autograd::record_multi(

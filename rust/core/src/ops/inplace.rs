@@ -4,16 +4,17 @@
 //! optimizer's arithmetic (`add_`, `sub_`, `mul_`, `div_` on floats) runs as
 //! fused slice loops. While recording, the op runs out of place on a clone
 //! of the old value, the result is written back, and the op's node becomes
-//! the tensor's `grad_fn`; the version bump makes any node that saved the
-//! old value fail its check at backward, as in PyTorch.
+//! the tensor's `grad_fn` (on a view, the base's `grad_fn` becomes
+//! `CopySlices`, see `autograd::views`); the version bump makes any node
+//! that saved the old value fail its check at backward, as in PyTorch.
 
 use super::binary::{add_scaled, dtype_display};
 use super::copy::{cast, clone, to_dtype};
 use super::elementwise::{lock_pair, update, PARALLEL_MIN_ELEMENTS};
 use super::unary::{where_, zeros_like};
-use crate::autograd::{is_grad_enabled, record};
+use crate::autograd::{is_grad_enabled, record, views};
 use crate::tensor::layout::{broadcast_shapes, fmt_shape};
-use crate::tensor::{DType, Element, Scalar, Tensor};
+use crate::tensor::{DType, Element, Layout, Scalar, Tensor};
 use crate::{bail, grads, with_dtype, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -23,29 +24,76 @@ const CHUNK: usize = 1 << 14;
 /// Whether an in-place write to `t` must be recorded for autograd; errors
 /// where PyTorch refuses the write.
 fn must_record(t: &Tensor, others: &[&Tensor]) -> Result<bool> {
+    check_no_overlap(t)?;
+    for o in others {
+        check_no_partial_overlap(t, o)?;
+    }
     if !is_grad_enabled() {
         return Ok(false);
     }
-    let view_base = t.view_base();
-    match &view_base {
-        Some(base) if base.is_leaf() && base.requires_grad() => bail!(
-            Runtime,
-            "a view of a leaf Variable that requires grad is being used in an in-place operation."
-        ),
-        None if t.is_leaf() && t.requires_grad() => bail!(
-            Runtime,
-            "a leaf Variable that requires grad is being used in an in-place operation."
-        ),
-        _ => {}
-    }
-    let record = t.requires_grad() || others.iter().any(|o| o.requires_grad());
-    if record && view_base.is_some() {
-        bail!(
-            Runtime,
-            "in-place operations on views of tensors that require grad are not supported yet"
-        );
+    let record = views::requires_grad_through_base(t) || others.iter().any(|o| o.requires_grad());
+    if record {
+        views::check_inplace(t)?;
     }
     Ok(record)
+}
+
+/// PyTorch refuses to write through a layout where several elements share
+/// one memory location (an expanded dimension).
+fn check_no_overlap(t: &Tensor) -> Result<()> {
+    let l = t.layout();
+    if l.shape
+        .iter()
+        .zip(&l.strides)
+        .any(|(&n, &s)| n > 1 && s == 0)
+    {
+        bail!(
+            Runtime,
+            "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation."
+        );
+    }
+    Ok(())
+}
+
+/// The storage range `[start, end)` a layout covers when its elements fill
+/// it exactly once (a permutation of a contiguous layout), else `None`.
+fn dense_range(l: &Layout) -> Option<(usize, usize)> {
+    let mut dims: Vec<(isize, usize)> = l
+        .strides
+        .iter()
+        .zip(&l.shape)
+        .filter(|&(_, &n)| n != 1)
+        .map(|(&s, &n)| (s, n))
+        .collect();
+    dims.sort_unstable();
+    let mut expected = 1isize;
+    for (s, n) in dims {
+        if s != expected {
+            return None;
+        }
+        expected *= n as isize;
+    }
+    Some((l.offset, l.offset + l.numel()))
+}
+
+/// PyTorch refuses an operand that shares some, but not all, of the
+/// memory written to (`x.mul_(x.t())`): the op would read values it has
+/// already overwritten.
+fn check_no_partial_overlap(t: &Tensor, other: &Tensor) -> Result<()> {
+    if t.same(other) || !Arc::ptr_eq(t.storage(), other.storage()) {
+        return Ok(());
+    }
+    let (Some(a), Some(b)) = (dense_range(t.layout()), dense_range(other.layout())) else {
+        return Ok(());
+    };
+    let full = a == b && t.strides() == other.strides();
+    if !full && a.0 < b.1 && b.0 < a.1 && t.numel() > 0 && other.numel() > 0 {
+        bail!(
+            Runtime,
+            "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation."
+        );
+    }
+    Ok(())
 }
 
 /// PyTorch's `canCast`: no complex to real, float to integer, or to bool.
@@ -83,7 +131,8 @@ fn write(t: &Tensor, src: &Tensor) -> Result<()> {
 }
 
 /// Runs `op` (the out-of-place form, given the old value) as an in-place
-/// update of `t`; `others` are the op's other tensor operands.
+/// update of `t`; `others` are the op's other tensor operands. On a view
+/// of a tensor with history, the base's history becomes `CopySlices`.
 fn apply(t: &Tensor, others: &[&Tensor], op: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<()> {
     if !must_record(t, others)? {
         let out = op(&t.detach())?;
@@ -96,8 +145,19 @@ fn apply(t: &Tensor, others: &[&Tensor], op: impl FnOnce(&Tensor) -> Result<Tens
     check_result(t, out.shape(), out.dtype())?;
     let out = to_dtype(&out, t.dtype())?;
     write(t, &out)?;
-    if let Some(node) = out.grad_fn() {
-        t.set_grad_fn(node, out.output_nr());
+    if !out.same(&old) {
+        // A node that saved its result saved `out`: `t` now holds it.
+        out.follow_version_of(t);
+    }
+    match t.view_base() {
+        // The base's history is rewritten; the view's (and every other
+        // view's) is regenerated from it when next needed.
+        Some(base) => views::copy_slices(&base, t, &out)?,
+        None => {
+            if let Some(node) = out.grad_fn() {
+                t.set_grad_fn(node, out.output_nr());
+            }
+        }
     }
     Ok(())
 }
@@ -413,4 +473,32 @@ pub fn detach_(t: &Tensor) -> Result<()> {
     m.output_nr = 0;
     m.requires_grad = false;
     Ok(())
+}
+
+/// `t.index_put_(indices, values, accumulate)` (`IndexPutBackward0`).
+pub fn index_put_(
+    t: &Tensor,
+    indices: &[Option<Tensor>],
+    values: &Tensor,
+    accumulate: bool,
+) -> Result<()> {
+    if !must_record(t, &[values])? {
+        return super::index::put(t, indices, values, accumulate);
+    }
+    apply(t, &[values], |s| {
+        super::index_put::index_put(s, indices, values, accumulate)
+    })
+}
+
+/// `t.index_add_(dim, index, source, alpha=alpha)` (`IndexAddBackward0`).
+pub fn index_add_(
+    t: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    source: &Tensor,
+    alpha: Scalar,
+) -> Result<()> {
+    apply(t, &[source], |s| {
+        super::index_put::index_add(s, dim, index, source, alpha)
+    })
 }

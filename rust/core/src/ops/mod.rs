@@ -12,6 +12,7 @@ pub mod creation;
 pub mod elementwise;
 pub mod fastmath;
 pub mod index;
+pub mod index_put;
 pub mod inplace;
 pub mod matmul;
 pub mod num;

@@ -12,8 +12,7 @@ use crate::{bail, grads, Result};
 /// An alias of `base` with `layout`, marked as a view of it.
 fn make_view(base: &Tensor, layout: Layout) -> Tensor {
     let v = base.alias(layout);
-    let root = base.view_base().unwrap_or_else(|| base.clone());
-    v.meta().view_base = Some(root);
+    crate::autograd::views::mark_view(&v, base);
     v
 }
 

@@ -18,7 +18,29 @@ use std::sync::{Arc, Weak};
 
 /// Shared by every view of a storage (and by `detach()`): bumped by each
 /// in-place write so that saved tensors can detect modification.
-pub type VersionCounter = Arc<AtomicU64>;
+pub type VersionCounter = Arc<Version>;
+
+/// A storage's version.
+#[derive(Default)]
+pub struct Version {
+    count: AtomicU64,
+    /// Set on the result of the out-of-place form of an in-place op once it
+    /// was written into the target: the result then stands for the target,
+    /// so later writes to the target count as writes to it (PyTorch's
+    /// `exp_` saves the tensor it modified, and so does ferrograd). Holds
+    /// the target's counter and its version when linked.
+    follows: std::sync::OnceLock<(VersionCounter, u64)>,
+}
+
+impl Version {
+    fn get(&self) -> u64 {
+        let own = self.count.load(Ordering::Acquire);
+        match self.follows.get() {
+            Some((target, at)) => own + target.get() - at,
+            None => own,
+        }
+    }
+}
 
 /// Cheap handle: clones share the same tensor (same autograd identity).
 #[derive(Clone)]
@@ -45,8 +67,16 @@ pub struct AutogradMeta {
     /// graph, so its gradient is summed before it is accumulated.
     pub grad_accumulator: Weak<Node>,
     pub retains_grad: bool,
-    /// Set when this tensor is a view: the tensor it views.
+    /// Set when this tensor is a view: the tensor it views (the root base
+    /// for a view of a view).
     pub view_base: Option<Tensor>,
+    /// For a view: the storage version its `grad_fn` was built at; a newer
+    /// version means the base was written in place and the view's history
+    /// is regenerated from the base's.
+    pub view_version: u64,
+    /// For a view: how it was created (decides which in-place writes
+    /// through it are allowed).
+    pub view_creation: crate::autograd::views::CreationMeta,
     /// Hooks on a leaf's gradient, run before it is accumulated (a
     /// non-leaf's hooks live on its `grad_fn`).
     pub leaf_hooks: Vec<(u64, crate::autograd::node::GradHook)>,
@@ -59,7 +89,7 @@ impl Tensor {
         Tensor(Arc::new(TensorImpl {
             storage,
             layout,
-            version: Arc::new(AtomicU64::new(0)),
+            version: VersionCounter::default(),
             autograd: Mutex::new(AutogradMeta::default()),
             wrapped_number: false,
         }))
@@ -93,7 +123,7 @@ impl Tensor {
         Tensor(Arc::new(TensorImpl {
             storage: Arc::new(storage),
             layout: Layout::contiguous(&[]),
-            version: Arc::new(AtomicU64::new(0)),
+            version: VersionCounter::default(),
             autograd: Mutex::new(AutogradMeta::default()),
             wrapped_number: true,
         }))
@@ -176,37 +206,56 @@ impl Tensor {
     }
 
     pub fn version(&self) -> u64 {
-        self.0.version.load(Ordering::Acquire)
+        self.0.version.get()
     }
 
     /// Marks the storage as modified in place.
     pub fn bump_version(&self) {
-        self.0.version.fetch_add(1, Ordering::AcqRel);
+        self.0.version.count.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// From now on, writes to `target`'s storage count as writes to this
+    /// tensor's (see [`Version`]).
+    pub(crate) fn follow_version_of(&self, target: &Tensor) {
+        let link = (target.0.version.clone(), target.version());
+        let _ = self.0.version.follows.set(link);
     }
 
     pub(crate) fn meta(&self) -> MutexGuard<'_, AutogradMeta> {
         self.0.autograd.lock()
     }
 
-    pub fn requires_grad(&self) -> bool {
+    /// The autograd record with a view's history brought up to date with
+    /// its base's.
+    fn fresh_meta(&self) -> MutexGuard<'_, AutogradMeta> {
         let m = self.meta();
+        if m.view_base.is_none() || m.view_version == self.version() {
+            return m;
+        }
+        drop(m);
+        crate::autograd::views::refresh(self);
+        self.meta()
+    }
+
+    pub fn requires_grad(&self) -> bool {
+        let m = self.fresh_meta();
         m.requires_grad || m.grad_fn.is_some()
     }
 
     pub fn grad_fn(&self) -> Option<Arc<Node>> {
-        self.meta().grad_fn.clone()
+        self.fresh_meta().grad_fn.clone()
     }
 
     pub fn output_nr(&self) -> u32 {
-        self.meta().output_nr
+        self.fresh_meta().output_nr
     }
 
     pub fn is_leaf(&self) -> bool {
-        self.meta().grad_fn.is_none()
+        self.fresh_meta().grad_fn.is_none()
     }
 
     pub fn set_requires_grad(&self, flag: bool) -> Result<()> {
-        let mut m = self.meta();
+        let mut m = self.fresh_meta();
         if m.grad_fn.is_some() {
             if !flag {
                 bail!(
@@ -255,7 +304,7 @@ impl Tensor {
     /// The edge through which a gradient for this tensor enters the graph:
     /// its `grad_fn`, or for a leaf that requires grad its accumulator.
     pub fn gradient_edge(&self) -> Option<Edge> {
-        let mut m = self.meta();
+        let mut m = self.fresh_meta();
         if let Some(f) = &m.grad_fn {
             return Some(Edge {
                 node: f.clone(),

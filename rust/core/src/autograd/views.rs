@@ -1,0 +1,241 @@
+//! Views under autograd, as in PyTorch.
+//!
+//! A view remembers its root base (a view of a view shares the root), how
+//! it was created, and the storage version its `grad_fn` was built at. Any
+//! in-place write to the storage bumps that version, so the next time the
+//! view's history is needed it is regenerated from the base's current
+//! history as an `AsStridedBackward0` node, which maps the view's gradient
+//! onto the base's elements it covers.
+//!
+//! An in-place op on a view rewrites the base's history: the base's new
+//! `grad_fn` is a `CopySlices` node whose backward passes the gradient of
+//! the untouched elements to the base's old history and the gradient of the
+//! written elements to the op's node (which leads back to the old values of
+//! the view, hence of the base).
+
+use super::grad_mode::{is_grad_enabled, GradModeGuard};
+use super::record;
+use crate::ops::index::{index, index_put_zeros};
+use crate::ops::shape::reshape;
+use crate::ops::unary::{where_, zeros_like};
+use crate::tensor::{Layout, Tensor};
+use crate::{bail, grads, Result};
+use std::collections::HashMap;
+
+/// How a view was created: PyTorch refuses in-place writes through views
+/// whose history could not be rewritten correctly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CreationMeta {
+    #[default]
+    Default,
+    /// Created while grad mode was off.
+    NoGradMode,
+    /// Output `nr` of an op returning several views (`unbind`, `split`,
+    /// `chunk`), named as PyTorch names the op in its message.
+    MultipleOutputs { op: &'static str, nr: u32 },
+}
+
+/// Marks `v` as a view of `base` (of `base`'s root when `base` is a view).
+pub(crate) fn mark_view(v: &Tensor, base: &Tensor) {
+    let root = base.view_base().unwrap_or_else(|| base.clone());
+    let version = v.version();
+    let mut m = v.meta();
+    m.view_base = Some(root);
+    m.view_version = version;
+    m.view_creation = if is_grad_enabled() {
+        CreationMeta::Default
+    } else {
+        CreationMeta::NoGradMode
+    };
+}
+
+/// Marks the views returned by one multi-view op (`op` is its node name).
+pub fn mark_multiple_outputs(views: &[Tensor], op: &'static str) {
+    if !is_grad_enabled() {
+        // Views made in no_grad mode are refused as such.
+        return;
+    }
+    let op = op.strip_suffix("Backward0").unwrap_or(op);
+    for (nr, v) in views.iter().enumerate() {
+        let mut m = v.meta();
+        if m.view_base.is_some() {
+            m.view_creation = CreationMeta::MultipleOutputs { op, nr: nr as u32 };
+        }
+    }
+}
+
+/// For each element of `view` (row-major), the row-major index of the
+/// element of `base` at the same storage position.
+fn positions(base: &Layout, view: &Layout) -> Result<Vec<i64>> {
+    if base.is_contiguous() {
+        let n = base.numel();
+        return view
+            .offsets()
+            .map(|o| match o.checked_sub(base.offset) {
+                Some(i) if i < n => Ok(i as i64),
+                _ => bail!(Runtime, "view element outside of its base"),
+            })
+            .collect();
+    }
+    let mut at: HashMap<usize, i64> = HashMap::with_capacity(base.numel());
+    for (i, o) in base.offsets().enumerate() {
+        at.entry(o).or_insert(i as i64);
+    }
+    view.offsets()
+        .map(|o| match at.get(&o) {
+            Some(&i) => Ok(i),
+            None => bail!(Runtime, "view element outside of its base"),
+        })
+        .collect()
+}
+
+/// Where a view lies in its base, as flat indices into the base.
+struct Geometry {
+    /// Flat base index of each view element, shape `[view.numel()]`.
+    index: Tensor,
+    view_shape: Vec<i64>,
+    base_shape: Vec<i64>,
+}
+
+impl Geometry {
+    fn new(base: &Tensor, view: &Tensor) -> Result<Geometry> {
+        let pos = positions(base.layout(), view.layout())?;
+        let n = pos.len();
+        let dims = |t: &Tensor| t.shape().iter().map(|&d| d as i64).collect();
+        Ok(Geometry {
+            index: Tensor::from_vec(pos, &[n])?,
+            view_shape: dims(view),
+            base_shape: dims(base),
+        })
+    }
+
+    /// The gradient of the base from the gradient of the view: `g` added
+    /// at the view's positions into zeros (overlapping views add up).
+    fn scatter(&self, g: &Tensor) -> Result<Tensor> {
+        let numel = self.base_shape.iter().product::<i64>() as usize;
+        let flat = reshape(g, &[-1])?;
+        let out = index_put_zeros(&flat, &[numel], &[Some(self.index.clone())])?;
+        reshape(&out, &self.base_shape)
+    }
+
+    /// The view's part of a gradient of the base.
+    fn gather(&self, g: &Tensor) -> Result<Tensor> {
+        let flat = reshape(g, &[-1])?;
+        reshape(
+            &index(&flat, &[Some(self.index.clone())])?,
+            &self.view_shape,
+        )
+    }
+
+    /// True at the base elements the view covers.
+    fn mask(&self) -> Result<Tensor> {
+        let numel = self.base_shape.iter().product::<i64>() as usize;
+        let mask = Tensor::zeros(&[numel], crate::tensor::DType::Bool);
+        let ones = Tensor::full(&[1], crate::Scalar::Bool(true), mask.dtype());
+        crate::ops::index::put(&mask, &[Some(self.index.clone())], &ones, false)?;
+        reshape(&mask, &self.base_shape)
+    }
+}
+
+/// Rebuilds a view's `grad_fn` from its base's current history when the
+/// storage was written in place since it was built.
+pub(crate) fn refresh(v: &Tensor) {
+    let (base, creation, built_at) = {
+        let m = v.meta();
+        match &m.view_base {
+            Some(b) => (b.clone(), m.view_creation, m.view_version),
+            None => return,
+        }
+    };
+    let version = v.version();
+    if version == built_at {
+        return;
+    }
+    let node = if creation == CreationMeta::NoGradMode || !base.requires_grad() {
+        None
+    } else {
+        regenerated(&base, v)
+    };
+    let mut m = v.meta();
+    if m.view_version == built_at {
+        m.grad_fn = node;
+        m.output_nr = 0;
+        m.view_version = version;
+    }
+}
+
+/// `AsStridedBackward0` from `base` to an alias laid out as `v`.
+fn regenerated(base: &Tensor, v: &Tensor) -> Option<std::sync::Arc<crate::autograd::Node>> {
+    let geometry = Geometry::new(base, v).ok()?;
+    let out = base.alias(v.layout().clone());
+    let _grad = GradModeGuard::new(true);
+    record(
+        "AsStridedBackward0",
+        &[base],
+        &out,
+        || (),
+        move |_, _, g| Ok(grads![Some(geometry.scatter(g)?)]),
+    );
+    out.grad_fn()
+}
+
+/// The errors PyTorch raises before an in-place op that records history on
+/// `t`.
+pub(crate) fn check_inplace(t: &Tensor) -> Result<()> {
+    let (base, creation) = {
+        let m = t.meta();
+        (m.view_base.clone(), m.view_creation)
+    };
+    if let Some(base) = base {
+        match creation {
+            CreationMeta::Default => {}
+            CreationMeta::MultipleOutputs { op, nr } => bail!(
+                Runtime,
+                "Output {nr} of {op} is a view and is being modified inplace. This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one."
+            ),
+            CreationMeta::NoGradMode => bail!(
+                Runtime,
+                "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked)."
+            ),
+        }
+        if base.requires_grad() && base.is_leaf() {
+            bail!(
+                Runtime,
+                "a view of a leaf Variable that requires grad is being used in an in-place operation."
+            );
+        }
+    } else if t.requires_grad() && t.is_leaf() {
+        bail!(
+            Runtime,
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        );
+    }
+    Ok(())
+}
+
+/// Whether `t` or, for a view, its base requires grad: an in-place write
+/// to it must then be recorded.
+pub(crate) fn requires_grad_through_base(t: &Tensor) -> bool {
+    t.requires_grad() || t.view_base().is_some_and(|b| b.requires_grad())
+}
+
+/// After `out` (recorded by the op) was written into the view `v`: the
+/// base's history becomes `CopySlices` of its old history and `out`.
+pub(crate) fn copy_slices(base: &Tensor, v: &Tensor, out: &Tensor) -> Result<()> {
+    let geometry = Geometry::new(base, v)?;
+    let mask = geometry.mask()?;
+    record(
+        "CopySlices",
+        &[base, out],
+        base,
+        || (),
+        move |_, _, g| {
+            Ok(grads![
+                // The written elements' old values no longer reach the output.
+                Some(where_(&mask, &zeros_like(g), g)?),
+                Some(geometry.gather(g)?)
+            ])
+        },
+    );
+    Ok(())
+}

@@ -1,0 +1,57 @@
+//! In-place writes through views: the base's history becomes `CopySlices`,
+//! views regenerate theirs from the base, and refused writes are errors.
+
+use ferrograd_core::autograd::backward;
+use ferrograd_core::ops::{binary, index, inplace, reduce, shape};
+use ferrograd_core::{Scalar, Tensor};
+
+fn leaf(values: Vec<f64>, shape: &[usize]) -> Tensor {
+    let t = Tensor::from_vec(values, shape).unwrap();
+    t.set_requires_grad(true).unwrap();
+    t
+}
+
+fn number(v: f64) -> Tensor {
+    Tensor::wrapped_number(Scalar::Float(v))
+}
+
+fn name(t: &Tensor) -> String {
+    t.grad_fn().expect("has history").name().to_string()
+}
+
+#[test]
+fn write_through_view_rewrites_base_history() {
+    let x = leaf(vec![1.0, 2.0, 3.0, 4.0], &[4]);
+    let b = binary::mul(&x, &number(1.0)).unwrap();
+    let v = shape::narrow(&b, 0, 1, 2).unwrap();
+    let vv = shape::unsqueeze(&v, 0).unwrap();
+    inplace::mul_(&v, &number(3.0)).unwrap();
+    assert_eq!(name(&b), "CopySlices");
+    assert_eq!(name(&v), "AsStridedBackward0");
+    assert_eq!(name(&vv), "AsStridedBackward0");
+    assert_eq!(b.to_vec::<f64>(), vec![1.0, 6.0, 9.0, 4.0]);
+    let weights = Tensor::from_vec(vec![1.0, 10.0, 100.0, 1000.0], &[4]).unwrap();
+    let loss = reduce::sum(&binary::mul(&b, &weights).unwrap(), &[], false).unwrap();
+    // The view read once more through its regenerated history.
+    let extra = reduce::sum(&vv, &[], false).unwrap();
+    let total = binary::add(&loss, &extra).unwrap();
+    backward(&[total], &[None], None, false, None).unwrap();
+    assert_eq!(
+        x.grad().unwrap().to_vec::<f64>(),
+        vec![1.0, 33.0, 303.0, 1000.0]
+    );
+}
+
+#[test]
+fn refused_writes_are_errors() {
+    let x = leaf(vec![1.0, 2.0, 3.0], &[3]);
+    let err = inplace::add_(&x, &number(1.0), Scalar::Int(1)).unwrap_err();
+    assert!(err.to_string().starts_with("a leaf Variable"));
+    let v = shape::narrow(&x, 0, 0, 2).unwrap();
+    let err = inplace::add_(&v, &number(1.0), Scalar::Int(1)).unwrap_err();
+    assert!(err.to_string().starts_with("a view of a leaf Variable"));
+    let b = binary::mul(&x, &number(1.0)).unwrap();
+    let parts = index::unbind(&b, 0).unwrap();
+    let err = inplace::mul_(&parts[1], &number(2.0)).unwrap_err();
+    assert!(err.to_string().starts_with("Output 1 of Unbind is a view"));
+}
