@@ -151,16 +151,22 @@ fn report_anomaly(message: &str) {
 }
 
 /// Reports to the garbage collector the Python objects held by the part of
-/// the graph only `t` keeps alive (a custom Function's ctx, for instance),
+/// the graph only `t` keeps alive (a custom Function's ctx, hook functions),
 /// so that cycles through the graph (`ctx.out = out`) can be collected.
 pub fn traverse_graph(t: &Tensor, visit: &PyVisit<'_>) -> std::result::Result<(), PyTraverseError> {
     let mut result = Ok(());
-    ferrograd_core::autograd::node::for_each_owned_node(t, &mut |node| {
-        if result.is_ok() {
-            result = crate::function::traverse_node(node, visit);
-        }
-    });
-    result
+    let mut hook_ids = Vec::new();
+    ferrograd_core::autograd::node::for_each_owned(
+        t,
+        &mut |node| {
+            if result.is_ok() {
+                result = crate::function::traverse_node(node, visit);
+            }
+        },
+        &mut |id| hook_ids.push(id),
+    );
+    result?;
+    crate::hooks::traverse_hooks(&hook_ids, visit)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -344,22 +344,37 @@ pub fn record_multi<S, F>(
     }
 }
 
-/// Calls `f` on each node that `t` alone keeps alive: its `grad_fn` when no
-/// other handle shares it, then the nodes only that one reaches, and so on.
-/// Nothing is visited when `t` itself is shared or its metadata is busy.
-/// Used to tell a garbage collector which objects a graph owns.
-pub fn for_each_owned_node(t: &Tensor, f: &mut dyn FnMut(&Node)) {
+/// Calls `node_fn` on each node that `t` alone keeps alive: its `grad_fn`
+/// when no other handle shares it, then the nodes only that one reaches,
+/// and so on; and `hook_fn` with the id of each hook on `t` (as a leaf) or
+/// on those nodes. Nothing is visited when `t` itself is shared, and a part
+/// whose lock is busy is skipped. Used to tell a garbage collector which
+/// objects a graph owns.
+pub fn for_each_owned(t: &Tensor, node_fn: &mut dyn FnMut(&Node), hook_fn: &mut dyn FnMut(u64)) {
     if Arc::strong_count(&t.0) != 1 {
         return;
     }
     let Some(meta) = t.0.autograd.try_lock() else {
         return;
     };
+    meta.leaf_hooks
+        .iter()
+        .map(|(id, _)| *id)
+        .chain(meta.post_accumulate_hooks.iter().map(|(id, _)| *id))
+        .for_each(&mut *hook_fn);
     let mut pending: Vec<&Arc<Node>> = Vec::new();
     let first = meta.grad_fn.as_ref();
     pending.extend(first.filter(|n| Arc::strong_count(n) == 1));
     while let Some(node) = pending.pop() {
-        f(node);
+        node_fn(node);
+        if let Some(h) = node.hooks.try_lock() {
+            h.tensor
+                .iter()
+                .map(|(id, _, _)| *id)
+                .chain(h.pre.iter().map(|(id, _)| *id))
+                .chain(h.post.iter().map(|(id, _)| *id))
+                .for_each(&mut *hook_fn);
+        }
         pending.extend(
             node.next_edges
                 .iter()
