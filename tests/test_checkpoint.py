@@ -95,5 +95,32 @@ def test_recomputation_that_differs_is_an_error():
         out.sum().backward()
 
 
+def test_double_backward_through_a_checkpoint():
+    def f(x):
+        return (x.sin() * x).tanh().sum()
+
+    x = fg.tensor([0.3, -0.7, 1.1], dtype=fg.float64, requires_grad=True)
+    (g,) = fg.autograd.grad(checkpoint(f, x, use_reentrant=False), x, create_graph=True)
+    (gg,) = fg.autograd.grad(g.sum(), x)
+    (pg,) = fg.autograd.grad(f(x), x, create_graph=True)
+    (pgg,) = fg.autograd.grad(pg.sum(), x)
+    np.testing.assert_allclose(g.detach().numpy(), pg.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(gg.numpy(), pgg.numpy(), rtol=1e-12)
+    h = fg.autograd.functional.hessian(lambda t: checkpoint(f, t, use_reentrant=False), x)
+    np.testing.assert_allclose(h.numpy(), fg.autograd.functional.hessian(f, x).numpy(), rtol=1e-12)
+
+
+def test_custom_functions_inside_a_checkpoint():
+    from test_function import Exp, LogSumExp
+
+    def f(x):
+        return LogSumExp.apply(Exp.apply(x) * x)
+
+    x = fg.tensor([0.2, -0.4, 0.9], dtype=fg.float64, requires_grad=True)
+    (g,) = fg.autograd.grad(checkpoint(f, x, use_reentrant=False), x)
+    (pg,) = fg.autograd.grad(f(x), x)
+    np.testing.assert_allclose(g.numpy(), pg.numpy(), rtol=1e-12)
+
+
 # checkpoint_sequential with both variants and the peak memory with and
 # without checkpointing are tested in test_threads.py.
