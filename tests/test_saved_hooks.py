@@ -221,3 +221,29 @@ def test_pack_and_unpack_counts_match_torch():
     ours, theirs = run(fg), run(ref_torch)
     assert ours[:2] == theirs[:2]
     np.testing.assert_allclose(ours[2], theirs[2])
+
+
+@pytest.mark.timeout(60)
+def test_threads_with_their_own_hooks_run_backward_concurrently():
+    errors = []
+
+    def worker(k):
+        try:
+            calls, pack, unpack = counting_hooks()
+            x = fg.full((200_000,), 0.1 * (k + 1), dtype=fg.float64, requires_grad=True)
+            for _ in range(5):
+                with saved_tensors_hooks(pack, unpack):
+                    y = (x.sin() * x).sum()
+                y.backward()
+            v = 0.1 * (k + 1)
+            np.testing.assert_allclose(x.grad.numpy()[:3], 5 * (np.cos(v) * v + np.sin(v)))
+            assert calls == {"pack": 15, "unpack": 15}
+        except Exception as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
