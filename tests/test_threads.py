@@ -320,11 +320,12 @@ def test_checkpoint_replays_random_numbers():
     np.testing.assert_array_equal(x.grad.numpy(), fg.rand(1000, dtype=fg.float64).numpy())
 
 
-def test_checkpoint_sequential_matches_plain():
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_checkpoint_sequential_matches_plain(use_reentrant):
     fg.manual_seed(2)
     layers = [fg.nn.Linear(6, 6).double() for _ in range(6)]
     x = fg.randn(3, 6, dtype=fg.float64, requires_grad=True)
-    checkpoint_sequential(layers, 3, x, use_reentrant=True).sum().backward()
+    checkpoint_sequential(layers, 3, x, use_reentrant=use_reentrant).sum().backward()
     gx = x.grad.numpy()
     x.grad = None
     h = x
@@ -371,7 +372,7 @@ def segment(h):
 base = peak_kib()
 h = x
 for _ in range(6):
-    h = checkpoint(segment, h, use_reentrant=True) if sys.argv[1] == "1" else segment(h)
+    h = checkpoint(segment, h, use_reentrant=sys.argv[2] == "1") if sys.argv[1] == "1" else segment(h)
 h.sum().backward()
 print(peak_kib() - base)
 """
@@ -379,10 +380,11 @@ print(peak_kib() - base)
 
 @pytest.mark.timeout(120)
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/self/status")
-def test_checkpoint_saves_activation_memory():
+@pytest.mark.parametrize("reentrant", ["1", "0"])
+def test_checkpoint_saves_activation_memory(reentrant):
     def peak_growth(use_checkpoint):
         out = subprocess.run(
-            [sys.executable, "-c", PEAK_RSS_SCRIPT, use_checkpoint],
+            [sys.executable, "-c", PEAK_RSS_SCRIPT, use_checkpoint, reentrant],
             capture_output=True,
             text=True,
             check=True,
