@@ -11,6 +11,7 @@ mod gil;
 mod hooks;
 mod node;
 mod ops;
+mod ops_complex;
 mod ops_index;
 mod ops_inplace;
 mod ops_linalg;
@@ -32,6 +33,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     factories::register(m)?;
     function::register(m)?;
     ops::register(m)?;
+    ops_complex::register(m)?;
     ops_linalg::register(m)?;
     ops_index::register(m)?;
     ops_math::register(m)?;
