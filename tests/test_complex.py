@@ -653,3 +653,37 @@ def test_gradcheck_checks_real_inputs_with_complex_outputs():
     x = _f64([0.5, -1.0])
     assert not gradcheck(DropsImag.apply, (x,), raise_exception=False)
     assert gradcheck(lambda x: x * (1 + 1j), (x,))
+
+
+# --- complex64 ----------------------------------------------------------------
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE))
+def test_complex64_matches_torch(name):
+    # Single precision: the same ops in complex64/float32 agree with torch to
+    # float32 rounding, and gradients keep each input's dtype.
+    fn, domains = ELEMENTWISE[name]
+    rng = np.random.default_rng(7)
+    inputs = []
+    for d in domains:
+        if len(d) == 4:
+            x = rng.uniform(d[0], d[1], (2, 3)) + 1j * rng.uniform(d[2], d[3], (2, 3))
+            inputs.append(x.astype(np.complex64))
+        else:
+            inputs.append(rng.uniform(d[0], d[1], (2, 3)).astype(np.float32))
+    results = []
+    for T in (fg, torch):
+        ts = [T.from_numpy(x.copy()).requires_grad_() for x in inputs]
+        out = fn(T, *ts)
+        v = np.ones(out.shape, dtype=np.complex64 if out.dtype.is_complex else np.float32) * 0.5
+        out.backward(T.from_numpy(np.array(v)))
+        grads = [t.grad.resolve_conj().numpy() for t in ts if t.grad is not None]
+        results.append((str(out.dtype).split(".")[-1], out.detach().resolve_conj().numpy(), grads))
+    (dtype, out, grads), (tdtype, tout, tgrads) = results
+    assert dtype == tdtype
+    np.testing.assert_allclose(out, tout, rtol=2e-5, atol=2e-5)
+    assert len(grads) == len(tgrads)
+    for g, tg, x in zip(grads, tgrads, inputs):
+        assert g.dtype == x.dtype == tg.dtype
+        np.testing.assert_allclose(g, tg, rtol=2e-5, atol=2e-5)
