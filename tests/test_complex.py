@@ -324,6 +324,21 @@ def test_real_and_imag_are_views_sharing_storage():
     assert z._version == re._version == im._version == 2
 
 
+def test_in_place_ops_between_views_of_one_buffer():
+    # The parts are views on different storages of one buffer: the source is
+    # read before the destination is written, as for overlapping views.
+    z = fg.tensor([1 + 2j, 3 + 4j], dtype=fg.complex128)
+    z.real.copy_(z.imag)
+    np.testing.assert_array_equal(z.numpy(), [2 + 2j, 4 + 4j])
+    z.imag.add_(z.real)
+    np.testing.assert_array_equal(z.numpy(), [2 + 4j, 4 + 8j])
+    w = fg.view_as_complex(fg.view_as_real(z))
+    w.mul_(z)
+    np.testing.assert_array_equal(z.numpy(), np.array([2 + 4j, 4 + 8j]) ** 2)
+    z.real = z.imag
+    np.testing.assert_array_equal(z.numpy().real, z.numpy().imag)
+
+
 def test_real_and_imag_setters_write_through():
     z = fg.zeros(3, dtype=fg.complex64)
     z.real = fg.tensor([1.0, 2.0, 3.0])

@@ -16,7 +16,6 @@ use crate::tensor::layout::{broadcast_shapes, fmt_shape};
 use crate::tensor::{DType, Element, Scalar, Tensor};
 use crate::{bail, grads, with_dtype, Result};
 use rayon::prelude::*;
-use std::sync::Arc;
 
 const CHUNK: usize = 1 << 14;
 
@@ -114,7 +113,7 @@ fn update_fast<T: Element>(
 ) -> Result<()> {
     let (lt, ls) = (t.layout(), src.layout());
     let direct = lt.is_contiguous()
-        && !Arc::ptr_eq(t.storage(), src.storage())
+        && !t.storage().same_buffer(src.storage())
         && (ls.numel() == 1 || ls.is_contiguous() && ls.shape == lt.shape);
     if !direct {
         return update(t, src, f);

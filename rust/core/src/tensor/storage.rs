@@ -114,7 +114,13 @@ impl Storage {
 
     /// Whether two storages share one buffer (the same or reinterpreted).
     pub fn same_buffer(&self, other: &Storage) -> bool {
-        std::ptr::eq(self.lock(), other.lock())
+        self.buffer_id() == other.buffer_id()
+    }
+
+    /// Identifies the buffer (and its lock) across reinterpretations: locks
+    /// on several storages are taken in this order.
+    pub fn buffer_id(&self) -> usize {
+        self.lock() as *const RwLock<Buffer> as usize
     }
 
     pub fn dtype(&self) -> DType {
