@@ -19,6 +19,7 @@ from ._C import (
     cat,
     cdouble,
     cfloat,
+    complex,  # noqa: A004 - PyTorch's name
     complex64,
     complex128,
     default_generator,
@@ -49,6 +50,7 @@ from ._C import (
     normal,
     ones,
     ones_like,
+    polar,
     rand,
     rand_like,
     randint,
@@ -61,6 +63,8 @@ from ._C import (
     set_rng_state,
     stack,
     use_deterministic_algorithms,
+    view_as_complex,
+    view_as_real,
     zeros,
     zeros_like,
 )
@@ -155,10 +159,21 @@ for _name in (
     "split chunk unbind index_select gather masked_fill flip tril triu movedim moveaxis diag diagonal "
     "exp2 expm1 log2 log10 log1p floor ceil trunc fix frac reciprocal rsqrt square sinh cosh asin arcsin "
     "acos arccos atan arctan sign erf atan2 arctan2 remainder floor_divide fmod hypot lerp addcmul addcdiv "
-    "bitwise_and bitwise_or bitwise_xor bitwise_not isclose allclose equal nan_to_num"
+    "bitwise_and bitwise_or bitwise_xor bitwise_not isclose allclose equal nan_to_num "
+    "angle conj_physical resolve_conj is_complex is_conj"
 ).split():
     globals()[_name] = _method_function(_name)
 del _name
+
+
+def real(input: Tensor) -> Tensor:
+    """The real parts of ``input``: a view sharing its memory."""
+    return input.real
+
+
+def imag(input: Tensor) -> Tensor:
+    """The imaginary parts of a complex ``input``: a view sharing its memory."""
+    return input.imag
 
 
 def where(condition: Tensor, input, other) -> Tensor:

@@ -24,56 +24,88 @@ def _differentiable_inputs(inputs: tuple) -> list[int]:
 
 
 def _outputs(func: Callable, inputs: tuple) -> tuple:
-    """The differentiable (floating) outputs of ``func``."""
-    return tuple(o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor) and o.dtype.is_floating_point)
+    """The differentiable (floating or complex) outputs of ``func``."""
+    return tuple(
+        o
+        for o in _as_tuple(func(*inputs))
+        if isinstance(o, Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex)
+    )
 
 
-def _numerical_jacobian(func: Callable, inputs: tuple, index: int, eps: float) -> list[np.ndarray]:
-    """d(outputs)/d(inputs[index]) by central differences: one matrix
-    (input numel x output numel) per output."""
+def _real_coordinates(t: Tensor) -> np.ndarray:
+    """The elements of ``t`` as real numbers; a complex element is a
+    (real, imaginary) pair. Shares memory with ``t``."""
+    arr = t.detach().numpy().reshape(-1)
+    return arr.view(arr.real.dtype) if np.iscomplexobj(arr) else arr
+
+
+def _numerical_jacobian(func: Callable, inputs: tuple, index: int, eps: float) -> list[list[np.ndarray]]:
+    """d(outputs)/d(inputs[index]) by central differences. For each output, a
+    matrix (input numel x output numel) per real coordinate of the input
+    elements: one for a real input, two (real, imaginary part) for a complex
+    one. Entries have the output's dtype."""
     x = inputs[index]
     # Evaluated with grad mode on: gradgradcheck's function calls grad() itself.
     base = x.detach().clone().requires_grad_(x.requires_grad)
-    flat = base.detach().numpy().reshape(-1)
+    coords = _real_coordinates(base)
+    parts = 2 if base.dtype.is_complex else 1
+    n_out = len(_outputs(func, inputs))
     columns: list[list[np.ndarray]] = []
-    for k in range(flat.size):
-        orig = flat[k]
-        flat[k] = orig + eps
+    for k in range(coords.size):
+        orig = coords[k]
+        coords[k] = orig + eps
         plus = [o.detach().numpy().reshape(-1).copy() for o in _outputs(func, _replace(inputs, index, base))]
-        flat[k] = orig - eps
+        coords[k] = orig - eps
         minus = [o.detach().numpy().reshape(-1).copy() for o in _outputs(func, _replace(inputs, index, base))]
-        flat[k] = orig
+        coords[k] = orig
         columns.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
-    n_out = len(_outputs_shapes(func, inputs))
-    return [np.stack([c[j] for c in columns]) if columns else np.zeros((0, 0)) for j in range(n_out)]
-
-
-def _outputs_shapes(func: Callable, inputs: tuple) -> list[tuple]:
-    return [o.shape for o in _outputs(func, inputs)]
+    result = []
+    for j in range(n_out):
+        per_part = []
+        for part in range(parts):
+            rows = columns[part::parts]
+            per_part.append(np.stack([c[j] for c in rows]) if rows else np.zeros((0, 0)))
+        result.append(per_part)
+    return result
 
 
 def _replace(inputs: tuple, index: int, value: Tensor) -> tuple:
     return tuple(value if i == index else t for i, t in enumerate(inputs))
 
 
-def _analytical_jacobian(func: Callable, inputs: tuple, index: int) -> list[np.ndarray]:
-    """d(outputs)/d(inputs[index]) row by row from vector-Jacobian products."""
+def _analytical_jacobian(func: Callable, inputs: tuple, index: int, imag: bool = False) -> list[np.ndarray]:
+    """d(outputs)/d(inputs[index]) row by row from vector-Jacobian products.
+    With ``imag``, the cotangents of complex outputs are ``1j`` (the
+    gradients of their imaginary parts), else ``1``. Columns of a complex
+    input hold ``d/d(real part) + 1j * d/d(imaginary part)``, as
+    ``backward`` computes them."""
     from . import grad
 
     outputs = _outputs(func, inputs)
     x = inputs[index]
     result = []
     for out in outputs:
-        jac = np.zeros((x.numel(), out.numel()))
+        jac = np.zeros((x.numel(), out.numel()), dtype=np.complex128 if x.dtype.is_complex else np.float64)
+        unit_value = 1j if imag and out.dtype.is_complex else 1.0
         for j in range(out.numel()):
-            unit = np.zeros(out.numel())
-            unit[j] = 1.0
+            unit = np.zeros(out.numel(), dtype=np.complex128 if out.dtype.is_complex else np.float64)
+            unit[j] = unit_value
             cot = _C.from_numpy(unit.reshape(out.shape)).to(out.dtype)
             (g,) = grad(out, x, cot, retain_graph=True, allow_unused=True)
             if g is not None:
                 jac[:, j] = g.detach().numpy().reshape(-1)
         result.append(jac)
     return result
+
+
+def _numerical_for_part(per_part: list[np.ndarray], imag: bool) -> np.ndarray:
+    """The numerical counterpart of ``_analytical_jacobian``: the real (or
+    imaginary) part of the output differentiated by each input coordinate,
+    combined as ``d/d(real part) + 1j * d/d(imaginary part)`` for complex inputs."""
+    take = np.imag if imag else np.real
+    if len(per_part) == 1:
+        return take(per_part[0])
+    return take(per_part[0]) + 1j * take(per_part[1])
 
 
 def gradcheck(
@@ -104,15 +136,38 @@ def gradcheck(
                 stacklevel=2,
             )
         numerical = _numerical_jacobian(func, inputs, i, eps)
-        analytical = _analytical_jacobian(func, inputs, i)
-        for j, (a, n) in enumerate(zip(analytical, numerical)):
-            if a.shape != n.shape or not np.allclose(a, n, atol=atol, rtol=rtol):
-                if not raise_exception:
-                    return False
-                raise GradcheckError(
-                    f"Jacobian mismatch for output {j} with respect to input {i},\nnumerical:{n}\nanalytical:{a}\n"
-                )
+        complex_outputs = [o.dtype.is_complex for o in _outputs(func, inputs)]
+        # As PyTorch does: the imaginary parts of complex outputs first, then
+        # the real parts (and the real outputs).
+        for imag in (True, False) if any(complex_outputs) else (False,):
+            analytical = _analytical_jacobian(func, inputs, i, imag=imag)
+            for j, (a, per_part) in enumerate(zip(analytical, numerical)):
+                if imag and not complex_outputs[j]:
+                    continue
+                n = _numerical_for_part(per_part, imag)
+                if a.shape != n.shape or not np.allclose(a, n, atol=atol, rtol=rtol):
+                    if not raise_exception:
+                        return False
+                    prefix = (
+                        f"While considering the {'imaginary' if imag else 'real'} part of complex outputs only, "
+                        if complex_outputs[j]
+                        else ""
+                    )
+                    raise GradcheckError(
+                        f"{prefix}Jacobian mismatch for output {j} with respect to input {i},\n"
+                        f"numerical:{n}\nanalytical:{a}\n"
+                    )
     return True
+
+
+def _random_like(rng: np.random.Generator, t: Tensor) -> np.ndarray:
+    """Standard normal values of ``t``'s shape; complex when ``t`` is."""
+    values = rng.standard_normal(t.shape)
+    if t.dtype.is_complex:
+        values = values + 1j * rng.standard_normal(t.shape)
+    # An array even for 0-d shapes (NumPy returns scalars there), owned by
+    # the tensor made from it.
+    return np.array(values)
 
 
 def gradgradcheck(
@@ -143,9 +198,7 @@ def gradgradcheck(
     outs = _outputs(func, inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        grad_outputs = tuple(
-            _C.from_numpy(rng.standard_normal(o.shape)).to(o.dtype).requires_grad_() for o in outs
-        )
+        grad_outputs = tuple(_C.from_numpy(_random_like(rng, o)).to(o.dtype).requires_grad_() for o in outs)
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
 

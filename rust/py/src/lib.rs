@@ -12,6 +12,7 @@ mod graph;
 mod hooks;
 mod node;
 mod ops;
+mod ops_complex;
 mod ops_index;
 mod ops_inplace;
 mod ops_linalg;
@@ -34,6 +35,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     function::register(m)?;
     graph::register(m)?;
     ops::register(m)?;
+    ops_complex::register(m)?;
     ops_linalg::register(m)?;
     ops_index::register(m)?;
     ops_math::register(m)?;

@@ -184,7 +184,7 @@ pub fn pow(a: &Tensor, b: &Tensor) -> Result<Tensor> {
                     let zero = Tensor::wrapped_number(Scalar::Int(0));
                     let mask = super::unary::logical_and(
                         &eq(&a, &zero)?,
-                        &ge(&super::unary::real(&b)?, &zero)?,
+                        &ge(&super::complex::real(&b)?, &zero)?,
                     )?;
                     let d = super::unary::where_(&mask, &super::unary::zeros_like(&d), &d)?;
                     Some(mul(g, &conj(&d)?)?)

@@ -10,7 +10,6 @@ use crate::Result;
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
-use std::sync::Arc;
 
 /// Element counts below this run on the calling thread: spawning costs more.
 pub const PARALLEL_MIN_ELEMENTS: usize = 1 << 16;
@@ -260,7 +259,7 @@ pub fn lock_pair<'a, S: Element, D: Element>(
     MappedRwLockReadGuard<'a, [S]>,
     MappedRwLockWriteGuard<'a, [D]>,
 ) {
-    if Arc::as_ptr(src.storage()) < Arc::as_ptr(dst.storage()) {
+    if src.storage().buffer_id() < dst.storage().buffer_id() {
         let ds = src.storage().read::<S>();
         (ds, dst.storage().write::<D>())
     } else {
@@ -279,7 +278,8 @@ pub fn update<D: Element, S: Element>(
 ) -> Result<()> {
     let lsrc = src.layout().broadcast_to(dst.shape())?;
     let ld = dst.layout();
-    if Arc::ptr_eq(src.storage(), dst.storage()) {
+    // Views of one buffer may hold different storages (`z.real`, `z.imag`).
+    if src.storage().same_buffer(dst.storage()) {
         let copy = Tensor::from_vec(src.to_vec::<S>(), src.shape())?;
         return update(dst, &copy, f);
     }

@@ -174,7 +174,7 @@ fn update_fast<T: Element>(
 ) -> Result<()> {
     let (lt, ls) = (t.layout(), src.layout());
     let direct = lt.is_contiguous()
-        && !Arc::ptr_eq(t.storage(), src.storage())
+        && !t.storage().same_buffer(src.storage())
         && (ls.numel() == 1 || ls.is_contiguous() && ls.shape == lt.shape);
     if !direct {
         return update(t, src, f);

@@ -7,6 +7,7 @@
 #![allow(clippy::bool_comparison)]
 
 pub mod binary;
+pub mod complex;
 pub mod copy;
 pub mod creation;
 pub mod elementwise;

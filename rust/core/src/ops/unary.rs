@@ -111,22 +111,6 @@ pub fn conj(a: &Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
-/// Real part (a copy; real tensors are returned as they are).
-pub fn real(a: &Tensor) -> Result<Tensor> {
-    if !a.dtype().is_complex() {
-        return Ok(a.clone());
-    }
-    let out = cast(a, a.dtype().to_real());
-    record(
-        "RealBackward0",
-        &[a],
-        &out,
-        || (),
-        |_, _, g| Ok(grads![Some(g.clone())]),
-    );
-    Ok(out)
-}
-
 pub fn exp(a: &Tensor) -> Result<Tensor> {
     let out = float_map!(a, "exp", |x| Float::exp(x))?;
     record(
@@ -292,12 +276,20 @@ pub fn sgn(a: &Tensor) -> Result<Tensor> {
             with_real!(d, T => map::<T, T>(a, |x: T| if x > T::zero() { T::one() } else if x < T::zero() { T::zero().sub(T::one()) } else { x }), unreachable!())
         }
     };
+    let complex = a.dtype().is_complex();
     record(
         "SgnBackward0",
         &[a],
         &out,
-        || (),
-        |_, _, g| Ok(grads![Some(zeros_like(g))]),
+        || complex.then(|| (SavedTensor::input(a), SavedTensor::output(&out, 0))),
+        |ctx, saved, g| match saved {
+            Some((sa, so)) => Ok(grads![Some(super::complex::sgn_backward(
+                &sa.unpack(ctx)?,
+                &so.unpack(ctx)?,
+                g
+            )?)]),
+            None => Ok(grads![Some(zeros_like(g))]),
+        },
     );
     Ok(out)
 }

@@ -5,6 +5,10 @@
 //! through a `RwLock`, so concurrent readers never race with an in-place
 //! writer; raw pointers handed to NumPy (`Tensor.numpy()`) share the memory
 //! without the lock, exactly as PyTorch's do.
+//!
+//! A storage may also reinterpret another's buffer as a related element type
+//! (a complex buffer as its real and imaginary parts, for `Tensor.real` and
+//! `view_as_real`): it then shares that buffer and its lock.
 
 use super::dtype::{DType, Element};
 use parking_lot::{
@@ -27,7 +31,8 @@ pub enum Owner {
 
 struct Buffer {
     ptr: NonNull<u8>,
-    len: usize,
+    /// Size in bytes, so that storages of different element types can share it.
+    bytes: usize,
     _owner: Owner,
 }
 
@@ -38,20 +43,26 @@ unsafe impl Send for Buffer {}
 unsafe impl Sync for Buffer {}
 
 pub struct Storage {
-    buf: RwLock<Buffer>,
+    buf: BufferRef,
     dtype: DType,
+}
+
+/// The buffer itself, or the storage whose buffer is reinterpreted.
+enum BufferRef {
+    Own(RwLock<Buffer>),
+    Shared(std::sync::Arc<Storage>),
 }
 
 impl Storage {
     pub fn from_vec<T: Element>(mut v: Vec<T>) -> Storage {
-        let len = v.len();
+        let bytes = std::mem::size_of_val(v.as_slice());
         let ptr = NonNull::new(v.as_mut_ptr() as *mut u8).expect("Vec pointer is never null");
         Storage {
-            buf: RwLock::new(Buffer {
+            buf: BufferRef::Own(RwLock::new(Buffer {
                 ptr,
-                len,
+                bytes,
                 _owner: T::into_owner(v),
-            }),
+            })),
             dtype: T::DTYPE,
         }
     }
@@ -69,13 +80,47 @@ impl Storage {
     ) -> Storage {
         let ptr = NonNull::new(ptr).unwrap_or(NonNull::dangling());
         Storage {
-            buf: RwLock::new(Buffer {
+            buf: BufferRef::Own(RwLock::new(Buffer {
                 ptr,
-                len,
+                bytes: len * dtype.itemsize(),
                 _owner: Owner::Foreign(owner),
-            }),
+            })),
             dtype,
         }
+    }
+
+    /// `storage`'s buffer seen as elements of `dtype`, sharing its memory and
+    /// lock. Only a complex dtype and its real counterpart may reinterpret
+    /// each other: both have the same alignment and no invalid bit patterns.
+    pub fn reinterpret(storage: &std::sync::Arc<Storage>, dtype: DType) -> Storage {
+        assert!(
+            dtype == storage.dtype
+                || dtype.to_real() == storage.dtype.to_real()
+                    && dtype.is_complex() != storage.dtype.is_complex(),
+            "storage reinterpreted as an unrelated element type"
+        );
+        Storage {
+            buf: BufferRef::Shared(storage.clone()),
+            dtype,
+        }
+    }
+
+    fn lock(&self) -> &RwLock<Buffer> {
+        match &self.buf {
+            BufferRef::Own(b) => b,
+            BufferRef::Shared(s) => s.lock(),
+        }
+    }
+
+    /// Whether two storages share one buffer (the same or reinterpreted).
+    pub fn same_buffer(&self, other: &Storage) -> bool {
+        self.buffer_id() == other.buffer_id()
+    }
+
+    /// Identifies the buffer (and its lock) across reinterpretations: locks
+    /// on several storages are taken in this order.
+    pub fn buffer_id(&self) -> usize {
+        self.lock() as *const RwLock<Buffer> as usize
     }
 
     pub fn dtype(&self) -> DType {
@@ -83,7 +128,7 @@ impl Storage {
     }
 
     pub fn len(&self) -> usize {
-        self.buf.read().len
+        self.lock().read().bytes / self.dtype.itemsize()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -92,7 +137,7 @@ impl Storage {
 
     /// Address of the first element, for `data_ptr` and zero-copy NumPy views.
     pub fn data_ptr(&self) -> usize {
-        self.buf.read().ptr.as_ptr() as usize
+        self.lock().read().ptr.as_ptr() as usize
     }
 
     pub fn read<T: Element>(&self) -> MappedRwLockReadGuard<'_, [T]> {
@@ -102,11 +147,17 @@ impl Storage {
             "storage read with the wrong element type"
         );
         // Recursive: one op may read the same storage twice (`x * x`).
-        RwLockReadGuard::map(self.buf.read_recursive(), |b| {
-            // SAFETY: the dtype check above guarantees `ptr` holds `len`
-            // elements of `T` (see `from_vec`/`from_foreign`); the read lock
-            // excludes writers for the guard's lifetime.
-            unsafe { std::slice::from_raw_parts(b.ptr.as_ptr() as *const T, b.len) }
+        RwLockReadGuard::map(self.lock().read_recursive(), |b| {
+            // SAFETY: the dtype check above guarantees `ptr` holds
+            // `bytes / size_of::<T>()` aligned elements of `T` (see
+            // `from_vec`/`from_foreign`/`reinterpret`); the read lock excludes
+            // writers for the guard's lifetime.
+            unsafe {
+                std::slice::from_raw_parts(
+                    b.ptr.as_ptr() as *const T,
+                    b.bytes / std::mem::size_of::<T>(),
+                )
+            }
         })
     }
 
@@ -116,9 +167,14 @@ impl Storage {
             self.dtype,
             "storage write with the wrong element type"
         );
-        RwLockWriteGuard::map(self.buf.write(), |b| {
+        RwLockWriteGuard::map(self.lock().write(), |b| {
             // SAFETY: as in `read`; the write lock makes this the only access.
-            unsafe { std::slice::from_raw_parts_mut(b.ptr.as_ptr() as *mut T, b.len) }
+            unsafe {
+                std::slice::from_raw_parts_mut(
+                    b.ptr.as_ptr() as *mut T,
+                    b.bytes / std::mem::size_of::<T>(),
+                )
+            }
         })
     }
 }
@@ -145,6 +201,21 @@ mod tests {
         let s = unsafe { Storage::from_foreign(ptr, 3, DType::Int64, Box::new(backing)) };
         s.write::<i64>()[0] = 7;
         assert_eq!(&*s.read::<i64>(), &[7, 2, 3]);
+    }
+
+    #[test]
+    fn reinterpreted_storage_shares_the_buffer() {
+        let c = std::sync::Arc::new(Storage::from_vec(vec![
+            num_complex::Complex64::new(1.0, 2.0),
+            num_complex::Complex64::new(3.0, 4.0),
+        ]));
+        let r = Storage::reinterpret(&c, DType::Float64);
+        assert_eq!(r.len(), 4);
+        assert_eq!(&*r.read::<f64>(), &[1.0, 2.0, 3.0, 4.0]);
+        r.write::<f64>()[3] = -4.0;
+        assert_eq!(c.read::<num_complex::Complex64>()[1].im, -4.0);
+        assert!(r.same_buffer(&c));
+        assert_eq!(r.data_ptr(), c.data_ptr());
     }
 
     #[test]
