@@ -430,11 +430,11 @@ def test_cycles_through_the_graph_are_collected():
     gc.collect()
     assert all(r() is None for r in refs) and ref_out() is None
 
-    # Through a chain of nodes (that save no tensors), and through a plain
-    # Python object.
+    # Through a chain of nodes, some of which saved the tensors between
+    # them, and through a plain Python object.
     holder = Marker()
     x = torch.tensor([1.0], requires_grad=True)
-    y = (SelfRef.apply(x) + 1).neg()
+    y = (SelfRef.apply(x) * x).sin().exp() + 1
     holder.y = y
     refs[-1]().holder = holder
     ref_holder = weakref.ref(holder)
@@ -465,3 +465,14 @@ def test_reachable_graphs_are_not_collected():
     assert refs[0]() is not None
     keep[0].sum().backward()
     assert x.grad.tolist() == [3.0]
+
+    # A cycle whose tensors are also held from outside stays alive, and so
+    # does everything the outside tensor reaches.
+    mid = SelfRef.apply(x)
+    y = (mid * mid).sin()
+    refs[-1]().self_ref = y
+    del y
+    gc.collect()
+    assert refs[-1]() is not None
+    refs[-1]().self_ref.backward()
+    assert x.grad.tolist()[0] == pytest.approx(3.0 + np.cos(36.0) * 2 * 6.0 * 3)

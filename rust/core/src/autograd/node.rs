@@ -3,13 +3,14 @@
 //! input, which flows along `next_edges` to the nodes that produced the inputs.
 
 use super::grad_mode::is_grad_enabled;
-use crate::tensor::{DType, Shape, Tensor};
+use crate::tensor::{DType, Shape, Tensor, TensorImpl};
 use crate::Result;
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 pub type Grads = SmallVec<[Option<Tensor>; 2]>;
 
@@ -42,6 +43,10 @@ pub trait BackwardFn: Send + Sync {
     fn release_saved(&self) {}
     /// Lets bindings reach their own node types (e.g. Python Functions).
     fn as_any(&self) -> &dyn std::any::Any;
+    /// The tensors saved for backward, as far as they are known.
+    fn saved_refs(&self) -> &[Weak<TensorImpl>] {
+        &[]
+    }
 }
 
 /// A hook on the gradient of one output of a node (a tensor hook): it may
@@ -260,6 +265,7 @@ struct OpBackward<S, F> {
     saved: Mutex<Option<S>>,
     has_saved: bool,
     formula: F,
+    saved_refs: super::saved::SavedRefs,
 }
 
 impl<S, F> BackwardFn for OpBackward<S, F>
@@ -286,6 +292,10 @@ where
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+
+    fn saved_refs(&self) -> &[Weak<TensorImpl>] {
+        &self.saved_refs
     }
 }
 
@@ -333,10 +343,12 @@ pub fn record_multi<S, F>(
             dtype: t.dtype(),
         })
         .collect();
+    let (saved, saved_refs) = super::saved::collect_saved(save);
     let backward = OpBackward {
-        saved: Mutex::new(Some(save())),
+        saved: Mutex::new(Some(saved)),
         has_saved: std::mem::size_of::<S>() > 0,
         formula,
+        saved_refs,
     };
     let node = Arc::new(Node::new(name, edges, metas, Box::new(backward)));
     for (nr, out) in outputs.iter().enumerate() {
@@ -344,12 +356,16 @@ pub fn record_multi<S, F>(
     }
 }
 
-/// Calls `node_fn` on each node that `t` alone keeps alive: its `grad_fn`
-/// when no other handle shares it, then the nodes only that one reaches,
-/// and so on; and `hook_fn` with the id of each hook on `t` (as a leaf) or
-/// on those nodes. Nothing is visited when `t` itself is shared, and a part
-/// whose lock is busy is skipped. Used to tell a garbage collector which
-/// objects a graph owns.
+/// Calls `node_fn` on each node that `t` alone keeps alive, and `hook_fn`
+/// with the id of each hook on `t` (as a leaf) or on those nodes. Used to
+/// tell a garbage collector which objects a graph owns.
+///
+/// A node or a saved tensor is owned when every strong reference to it
+/// comes from `t` or from what `t` owns: its `grad_fn`, the nodes it reaches,
+/// the tensors they saved and their `grad_fn`s. References the walk cannot
+/// see make it conservative (nothing beyond them is visited), and a part
+/// whose lock is busy is skipped, and so is what lies beyond the first
+/// [`OWNED_WALK_LIMIT`] objects.
 pub fn for_each_owned(t: &Tensor, node_fn: &mut dyn FnMut(&Node), hook_fn: &mut dyn FnMut(u64)) {
     if Arc::strong_count(&t.0) != 1 {
         return;
@@ -362,26 +378,89 @@ pub fn for_each_owned(t: &Tensor, node_fn: &mut dyn FnMut(&Node), hook_fn: &mut 
         .map(|(id, _)| *id)
         .chain(meta.post_accumulate_hooks.iter().map(|(id, _)| *id))
         .for_each(&mut *hook_fn);
-    let mut pending: Vec<&Arc<Node>> = Vec::new();
-    let first = meta.grad_fn.as_ref();
-    pending.extend(first.filter(|n| Arc::strong_count(n) == 1));
-    while let Some(node) = pending.pop() {
-        node_fn(node);
-        if let Some(h) = node.hooks.try_lock() {
-            h.tensor
-                .iter()
-                .map(|(id, _, _)| *id)
-                .chain(h.pre.iter().map(|(id, _)| *id))
-                .chain(h.post.iter().map(|(id, _)| *id))
-                .for_each(&mut *hook_fn);
+    let Some(root) = meta.grad_fn.clone() else {
+        return;
+    };
+    drop(meta);
+    // Each object seen, with one handle of our own, the references to it
+    // found so far from owned objects, and whether it is owned: it is once
+    // those references explain its strong count (less our handles).
+    let mut nodes: HashMap<usize, Seen<Node>> = HashMap::new();
+    let mut tensors: HashMap<usize, Seen<TensorImpl>> = HashMap::new();
+    let mut owned_nodes: Vec<usize> = Vec::new();
+    let mut owned_tensors: Vec<usize> = Vec::new();
+    // `root` is a second handle while it is counted.
+    Seen::found(&mut nodes, &root, 1, &mut owned_nodes);
+    drop(root);
+    // A garbage collector calls this often: only the part of the graph
+    // near `t` is looked at, which finds the usual cycles (a ctx or hook
+    // referring to an output) at a bounded cost.
+    while nodes.len() + tensors.len() <= OWNED_WALK_LIMIT {
+        if let Some(key) = owned_nodes.pop() {
+            let node = nodes[&key].handle.clone();
+            node_fn(&node);
+            if let Some(h) = node.hooks.try_lock() {
+                h.tensor
+                    .iter()
+                    .map(|(id, _, _)| *id)
+                    .chain(h.pre.iter().map(|(id, _)| *id))
+                    .chain(h.post.iter().map(|(id, _)| *id))
+                    .for_each(&mut *hook_fn);
+            }
+            for e in node.next_edges.iter().flatten() {
+                Seen::found(&mut nodes, &e.node, 0, &mut owned_nodes);
+            }
+            for saved in node.backward.saved_refs() {
+                if let Some(impl_) = saved.upgrade() {
+                    Seen::found(&mut tensors, &impl_, 1, &mut owned_tensors);
+                }
+            }
+        } else if let Some(key) = owned_tensors.pop() {
+            let grad_fn = tensors[&key]
+                .handle
+                .autograd
+                .try_lock()
+                .and_then(|m| m.grad_fn.clone());
+            if let Some(node) = grad_fn {
+                Seen::found(&mut nodes, &node, 1, &mut owned_nodes);
+            }
+        } else {
+            break;
         }
-        pending.extend(
-            node.next_edges
-                .iter()
-                .flatten()
-                .map(|e| &e.node)
-                .filter(|n| Arc::strong_count(n) == 1),
-        );
+    }
+}
+
+/// How many objects [`for_each_owned`] looks at, at most.
+const OWNED_WALK_LIMIT: usize = 64;
+
+/// An object met while looking for what a tensor owns.
+struct Seen<T> {
+    handle: Arc<T>,
+    refs: usize,
+    owned: bool,
+}
+
+impl<T> Seen<T> {
+    /// Counts one more reference to `obj` from an owned object; `extra` is
+    /// how many other temporary handles the caller holds. Queues it once
+    /// owned.
+    fn found(
+        map: &mut HashMap<usize, Seen<T>>,
+        obj: &Arc<T>,
+        extra: usize,
+        owned: &mut Vec<usize>,
+    ) {
+        let key = Arc::as_ptr(obj) as usize;
+        let seen = map.entry(key).or_insert_with(|| Seen {
+            handle: obj.clone(),
+            refs: 0,
+            owned: false,
+        });
+        seen.refs += 1;
+        if !seen.owned && Arc::strong_count(&seen.handle) == seen.refs + 1 + extra {
+            seen.owned = true;
+            owned.push(key);
+        }
     }
 }
 

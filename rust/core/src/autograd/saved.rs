@@ -6,10 +6,11 @@
 //! [`PackedSaved`] without knowing what it is, and unpacks it on use.
 
 use super::node::{BackwardCtx, Edge};
-use crate::tensor::Tensor;
+use crate::tensor::{Tensor, TensorImpl};
 use crate::{bail, Result};
+use smallvec::SmallVec;
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// A saved tensor in the form a pack hook made of it.
 pub trait PackedSaved: Send + Sync {
@@ -24,7 +25,14 @@ pub trait SavedTensorsHooks: Send + Sync {
     fn as_any(&self) -> &dyn std::any::Any;
 }
 
+/// Weak handles to the tensors an op saved, so that the graph can be walked
+/// for a garbage collector (see `node::for_each_owned`) without keeping
+/// them alive.
+pub type SavedRefs = SmallVec<[Weak<TensorImpl>; 2]>;
+
 thread_local! {
+    /// Where [`SavedTensor`]s being made are listed, while an op saves.
+    static COLLECTING: RefCell<Option<SavedRefs>> = const { RefCell::new(None) };
     /// The hooks in force on this thread, innermost last.
     static HOOKS: RefCell<Vec<Arc<dyn SavedTensorsHooks>>> = const { RefCell::new(Vec::new()) };
     /// A pack hook failure, for the bindings to raise once the op returns.
@@ -50,6 +58,14 @@ pub fn current_saved_tensors_hooks() -> Option<Arc<dyn SavedTensorsHooks>> {
 /// this thread, taken so that it is reported once.
 pub fn take_pack_error() -> Option<crate::Error> {
     PACK_ERROR.with_borrow_mut(|e| e.take())
+}
+
+/// Runs `save` and lists the tensors it saved unpacked.
+pub(crate) fn collect_saved<S>(save: impl FnOnce() -> S) -> (S, SavedRefs) {
+    let outer = COLLECTING.replace(Some(SavedRefs::new()));
+    let saved = save();
+    let refs = COLLECTING.replace(outer).unwrap_or_default();
+    (saved, refs)
 }
 
 /// Runs `f` (a pack hook) with no saved-tensor hooks in force: hooks are
@@ -112,7 +128,14 @@ impl SavedTensor {
     fn new(original: &Tensor, kept: Tensor, output_nr: Option<u32>) -> SavedTensor {
         let saved_version = original.version();
         let data = match current_saved_tensors_hooks() {
-            None => Data::Plain(kept),
+            None => {
+                COLLECTING.with_borrow_mut(|c| {
+                    if let Some(c) = c {
+                        c.push(Arc::downgrade(&kept.0));
+                    }
+                });
+                Data::Plain(kept)
+            }
             Some(hooks) => match pack(&*hooks, &kept) {
                 Ok(packed) => Data::Packed {
                     packed,
