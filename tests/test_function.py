@@ -245,11 +245,12 @@ def test_double_backward_through_custom_function():
     assert g.tolist() == [12.0] and gg.tolist() == [12.0]
 
 
-def test_graphs_holding_python_objects_are_collected():
-    refs = []
+class Marker:
+    pass
 
-    class Marker:
-        pass
+
+def marking_function(refs):
+    """A Function whose ctx holds a Marker; weak references to both go to `refs`."""
 
     class Keep(Function):
         @staticmethod
@@ -262,6 +263,12 @@ def test_graphs_holding_python_objects_are_collected():
         def backward(ctx, g):
             return g * 2
 
+    return Keep
+
+
+def test_graphs_holding_python_objects_are_collected():
+    refs = []
+    Keep = marking_function(refs)
     x = torch.tensor([1.0], requires_grad=True)
     y = Keep.apply(x).exp()
     gc.collect()
@@ -401,3 +408,60 @@ def test_returning_an_input_gives_a_new_tensor():
     assert y is not x and y.grad_fn.name() == "IdentityBackward"
     y.sum().backward()
     assert x.grad.tolist() == [5.0]
+
+
+def test_cycles_through_the_graph_are_collected():
+    """ctx -> output -> node -> ctx: the garbage collector sees the edge the
+    graph holds and frees the whole cycle."""
+    refs = []
+    SelfRef = marking_function(refs)
+
+    def make():
+        x = torch.tensor([1.0], requires_grad=True)
+        out = SelfRef.apply(x)
+        out.grad_fn  # noqa: B018 - a grad_fn handle must not keep the graph alive
+        return out
+
+    out = make()
+    ctx = refs[1]()
+    ctx.self_ref = out  # the cycle
+    ref_out = weakref.ref(out)
+    del out, ctx
+    gc.collect()
+    assert all(r() is None for r in refs) and ref_out() is None
+
+    # Through a chain of nodes (that save no tensors), and through a plain
+    # Python object.
+    holder = Marker()
+    x = torch.tensor([1.0], requires_grad=True)
+    y = (SelfRef.apply(x) + 1).neg()
+    holder.y = y
+    refs[-1]().holder = holder
+    ref_holder = weakref.ref(holder)
+    del y, holder
+    gc.collect()
+    assert ref_holder() is None and refs[-1]() is None
+
+
+def test_reachable_graphs_are_not_collected():
+    refs = []
+
+    class SelfRef(Function):
+        @staticmethod
+        def forward(ctx, x):
+            refs.append(weakref.ref(ctx))
+            return x * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+    x = torch.tensor([2.0], requires_grad=True)
+    out = SelfRef.apply(x)
+    refs[0]().self_ref = out
+    keep = [out]
+    del out
+    gc.collect()
+    assert refs[0]() is not None
+    keep[0].sum().backward()
+    assert x.grad.tolist() == [3.0]

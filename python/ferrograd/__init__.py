@@ -37,6 +37,8 @@ from ._C import (
     get_rng_state,
     initial_seed,
     int64,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
     is_deterministic_algorithms_warn_only_enabled,
     is_grad_enabled,
     is_inference_mode_enabled,

@@ -7,7 +7,8 @@ from typing import Optional, Union
 
 from .. import _C
 from .._C import Tensor
-from . import functional
+from . import functional, graph
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -77,12 +78,15 @@ __all__ = [
     "GradcheckError",
     "Tensor",
     "backward",
+    "detect_anomaly",
     "enable_grad",
     "grad",
     "gradcheck",
     "gradgradcheck",
     "inference_mode",
     "no_grad",
+    "graph",
     "once_differentiable",
+    "set_detect_anomaly",
     "set_grad_enabled",
 ]

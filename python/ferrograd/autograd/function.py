@@ -32,8 +32,10 @@ class FunctionCtx:
         self.needs_input_grad: tuple = ()
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
-        # (tensor, version at saving, output number when it is an output)
-        self._saved = [(t, t._version if t is not None else 0, None) for t in tensors]
+        # (tensor or packed form, version at saving, output number when it
+        # is an output, unpack hook when packed)
+        # filled in by _save_variables once forward has returned.
+        self._saved = [(t, 0, None, None) for t in tensors]
 
     def save_for_forward(self, *tensors: Tensor | None) -> None:
         self.saved_for_forward = tensors
@@ -52,20 +54,36 @@ class FunctionCtx:
         if self._saved is None:
             raise RuntimeError(_GRAPH_FREED)
         name = getattr(self, "_node_name", "")
-        for t, version, output_nr in self._saved:
-            if t is not None:
+        tensors = []
+        for t, version, output_nr, unpack in self._saved:
+            if unpack is not None:
+                t = _C._run_unpack_hook(unpack, t)
+            elif t is not None:
                 _C._check_saved_version(t, version, name, output_nr)
-        return tuple(t for t, _, _ in self._saved)
+            if output_nr is not None and t is not None:
+                # In a differentiable backward, a saved output is again the
+                # output of this node.
+                t = _C._saved_output(t, output_nr)
+            tensors.append(t)
+        return tuple(tensors)
 
-    def _detach_saved_outputs(self, outputs: tuple) -> None:
-        """Saved outputs are kept detached: the output's node holds this ctx,
-        and a reference back would be a cycle the garbage collector cannot see."""
+    def _save_variables(self, outputs: tuple) -> None:
+        """Once forward returned (and dirty outputs were marked): the version
+        of each saved tensor is recorded, saved outputs are kept detached
+        (the output's node holds this ctx, and a reference back would make
+        a cycle), and the saved-tensor hooks in force, if any, pack them."""
         if not self._saved:
             return
-        for k, (t, version, _) in enumerate(self._saved):
+        hooks = _C._current_saved_tensors_hooks()
+        for k, (t, _, _, _) in enumerate(self._saved):
+            version = t._version if t is not None else 0
             nr = next((i for i, o in enumerate(outputs) if o is t), None)
             if nr is not None:
-                self._saved[k] = (t.detach(), version, nr)
+                t = t.detach()
+            if hooks is not None and t is not None:
+                self._saved[k] = (_C._run_pack_hook(hooks[0], t), version, nr, hooks[1])
+            else:
+                self._saved[k] = (t, version, nr, None)
 
     def _release_saved(self) -> None:
         self._saved = None
@@ -109,8 +127,10 @@ class Function:
             cls.setup_context(ctx, args, output)
         is_tuple = isinstance(output, tuple)
         outputs = output if is_tuple else (output,)
-        ctx._detach_saved_outputs(outputs)
+        if _C.is_grad_enabled() and any(t.is_leaf and t.requires_grad for t in ctx._dirty):
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         wired = _C._function_record(cls, ctx, args, outputs, list(ctx._dirty), list(ctx._non_differentiable))
+        ctx._save_variables(outputs)
         return wired if is_tuple else wired[0]
 
 

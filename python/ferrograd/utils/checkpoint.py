@@ -5,6 +5,13 @@ a graph and keeps only its inputs; backward reruns ``fn`` with grad enabled
 and backpropagates through the rerun from inside the engine (a reentrant
 backward). The activations inside ``fn`` therefore never live beyond one
 segment's backward.
+
+``use_reentrant=False`` records ``fn``'s graph as usual but, through
+saved-tensor hooks, keeps only a handle for each tensor its ops save. The
+first time backward needs one of them, ``fn`` is rerun once (with the random
+number generator state of the forward) and the saved tensors are served from
+the rerun. This variant works with ``autograd.grad``, ``backward(inputs=)``
+and keyword arguments.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from .. import _C
 from .._C import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad
+from ..autograd.graph import saved_tensors_hooks
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 
@@ -86,6 +94,81 @@ class CheckpointFunction(Function):
         return (None, None, *grads)
 
 
+_RECOMPUTED_FEWER = (
+    "ferrograd.utils.checkpoint: trying to save more tensors during the recomputation than during the "
+    "original forward pass ({} in the forward, {} recomputed). The checkpointed function must run the "
+    "same operations in its recomputation."
+)
+_RECOMPUTED_DIFFERENT = (
+    "ferrograd.utils.checkpoint: Recomputed values for the following tensors have different metadata than "
+    "during the forward pass.\ntensor at position {}:\nsaved metadata: {}\nrecomputed metadata: {}\n"
+)
+
+
+class _Recomputation:
+    """One non-reentrant checkpointed call: the handles given out for the
+    tensors its forward saved, and the rerun that serves them in backward."""
+
+    def __init__(self, function: Callable, args: tuple, kwargs: dict, rng_state: Tensor | None) -> None:
+        self.function = function
+        self.args = args
+        self.kwargs = kwargs
+        self.rng_state = rng_state
+        # Shape and dtype of each saved tensor, in saving order.
+        self.metadata: list[tuple] = []
+        self.recomputed: list[Tensor] | None = None
+
+    def pack(self, t: Tensor) -> int:
+        self.metadata.append((tuple(t.shape), t.dtype))
+        return len(self.metadata) - 1
+
+    def unpack(self, index: int) -> Tensor:
+        if self.recomputed is None:
+            self.recompute()
+        assert self.recomputed is not None
+        return self.recomputed[index]
+
+    def recompute(self) -> None:
+        saved: list[Tensor] = []
+
+        def keep(t: Tensor) -> None:
+            saved.append(t.detach())
+
+        def unused(_packed: None) -> Tensor:
+            raise RuntimeError("ferrograd.utils.checkpoint: the recomputation's graph is never run")
+
+        inputs = [
+            a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a for a in self.args
+        ]
+        with _RngState(self.rng_state), enable_grad(), saved_tensors_hooks(keep, unused):
+            self.function(*inputs, **self.kwargs)
+        if len(saved) < len(self.metadata):
+            raise RuntimeError(_RECOMPUTED_FEWER.format(len(self.metadata), len(saved)))
+        for i, (meta, t) in enumerate(zip(self.metadata, saved)):
+            now = (tuple(t.shape), t.dtype)
+            if now != meta:
+                raise RuntimeError(_RECOMPUTED_DIFFERENT.format(i, _describe(meta), _describe(now)))
+        self.recomputed = saved[: len(self.metadata)]
+        # The rerun is done: drop what only it needed.
+        self.function = None  # type: ignore[assignment]
+        self.args = ()
+        self.kwargs = {}
+
+
+def _describe(meta: tuple) -> str:
+    shape, dtype = meta
+    return "{" + f"'shape': {list(shape)}, 'dtype': {dtype}" + "}"
+
+
+def _checkpoint_without_reentrant(
+    function: Callable, preserve_rng_state: bool, *args: Any, **kwargs: Any
+) -> Any:
+    rng_state = _C.get_rng_state() if preserve_rng_state else None
+    frame = _Recomputation(function, args, kwargs, rng_state)
+    with saved_tensors_hooks(frame.pack, frame.unpack):
+        return function(*args, **kwargs)
+
+
 def checkpoint(
     function: Callable,
     *args: Any,
@@ -103,7 +186,7 @@ def checkpoint(
         warnings.warn(_PASS_USE_REENTRANT, stacklevel=2)
         use_reentrant = True
     if not use_reentrant:
-        raise NotImplementedError("use_reentrant=False")
+        return _checkpoint_without_reentrant(function, preserve_rng_state, *args, **kwargs)
     if kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     return CheckpointFunction.apply(function, preserve_rng_state, *args)

@@ -2,6 +2,7 @@
 //! autograd graph with its parallel backward engine. No Python in here: the
 //! bindings crate converts arguments, releases the GIL and maps [`Error`]s.
 
+pub mod alloc;
 pub mod autograd;
 pub mod error;
 pub mod ops;
@@ -10,3 +11,6 @@ pub mod tensor;
 
 pub use error::{Error, Result};
 pub use tensor::{DType, Scalar, Tensor};
+
+#[global_allocator]
+static ALLOCATOR: alloc::CachingAllocator = alloc::CachingAllocator;

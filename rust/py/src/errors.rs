@@ -37,6 +37,14 @@ pub trait IntoPyResult<T> {
 
 impl<T> IntoPyResult<T> for ferrograd_core::Result<T> {
     fn py(self) -> pyo3::PyResult<T> {
-        self.map_err(to_py)
+        match self {
+            // A saved-tensor pack hook that failed while the op recorded
+            // its node is raised as the op's error.
+            Ok(v) => match ferrograd_core::autograd::saved::take_pack_error() {
+                Some(e) => Err(to_py(e)),
+                None => Ok(v),
+            },
+            Err(e) => Err(to_py(e)),
+        }
     }
 }

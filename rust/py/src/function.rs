@@ -8,6 +8,7 @@ use ferrograd_core::autograd::{any_requires_grad, BackwardCtx, BackwardFn, Grads
 use ferrograd_core::{bail, Result, Tensor};
 use pyo3::prelude::*;
 use pyo3::types::{PyTuple, PyType};
+use pyo3::{PyTraverseError, PyVisit};
 use std::sync::Arc;
 
 struct PyFunctionBackward {
@@ -65,6 +66,7 @@ impl PyFunctionBackward {
             .collect::<PyResult<Vec<_>>>()?;
         let mut call_args = vec![pyctx.clone()];
         call_args.extend(args);
+        let _current = CurrentNode::enter(ctx.create_graph.then(|| ctx.node.clone()));
         let result = self
             .class
             .bind(py)
@@ -108,6 +110,54 @@ impl PyFunctionBackward {
         }
         Ok(Ok(out))
     }
+}
+
+thread_local! {
+    /// The custom Function node whose backward runs on this thread, when
+    /// that backward is differentiable.
+    static CURRENT_NODE: std::cell::RefCell<Option<Arc<Node>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Sets [`CURRENT_NODE`] for one backward call, restoring the outer one.
+struct CurrentNode(Option<Arc<Node>>);
+
+impl CurrentNode {
+    fn enter(node: Option<Arc<Node>>) -> CurrentNode {
+        CurrentNode(CURRENT_NODE.replace(node))
+    }
+}
+
+impl Drop for CurrentNode {
+    fn drop(&mut self) {
+        CURRENT_NODE.set(self.0.take());
+    }
+}
+
+/// A saved output of a custom Function as its backward sees it: in a
+/// differentiable backward, output `output_nr` of the running node again
+/// (so double backward flows through it); otherwise unchanged.
+#[pyfunction]
+fn _saved_output(t: Bound<'_, PyTensor>, output_nr: u32) -> PyResult<Bound<'_, PyTensor>> {
+    match CURRENT_NODE.with_borrow(|n| n.clone()) {
+        Some(node) => Bound::new(
+            t.py(),
+            PyTensor::from(t.get().t.with_grad_fn(node, output_nr)),
+        ),
+        None => Ok(t),
+    }
+}
+
+/// Reports a custom Function node's Python objects to the garbage collector.
+pub fn traverse_node(node: &Node, visit: &PyVisit<'_>) -> std::result::Result<(), PyTraverseError> {
+    if let Some(f) = node
+        .backward_fn()
+        .as_any()
+        .downcast_ref::<PyFunctionBackward>()
+    {
+        visit.call(&f.class)?;
+        visit.call(&f.ctx)?;
+    }
+    Ok(())
 }
 
 /// Wires the outputs of a custom Function's forward into the graph.
@@ -226,5 +276,6 @@ fn _check_saved_version(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_function_record, m)?)?;
     m.add_function(wrap_pyfunction!(_check_saved_version, m)?)?;
+    m.add_function(wrap_pyfunction!(_saved_output, m)?)?;
     Ok(())
 }

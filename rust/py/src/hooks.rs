@@ -6,9 +6,12 @@ use crate::node::PyNode;
 use crate::tensor::PyTensor;
 use ferrograd_core::autograd::{self, Grads, Node};
 use ferrograd_core::Tensor;
+use parking_lot::Mutex;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use std::sync::Arc;
+use pyo3::{PyTraverseError, PyVisit};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Weak};
 
 enum HookTarget {
     Tensor(Tensor),
@@ -50,7 +53,37 @@ impl HookHandle {
     }
 }
 
-fn grad_hook(hook: Py<PyAny>) -> autograd::node::GradHook {
+/// The Python function of each live hook by id, for the garbage collector:
+/// each is owned by the hook closure the graph holds, and listed here weakly.
+static HOOK_FUNCTIONS: Mutex<BTreeMap<u64, Weak<Py<PyAny>>>> = Mutex::new(BTreeMap::new());
+
+/// Lists `hook` under `id` (dropping the entries of hooks that are gone).
+fn remember(id: u64, hook: &Arc<Py<PyAny>>) {
+    let mut map = HOOK_FUNCTIONS.lock();
+    map.retain(|_, f| f.strong_count() > 0);
+    map.insert(id, Arc::downgrade(hook));
+}
+
+/// Reports the functions of the hooks `ids` to the garbage collector.
+pub fn traverse_hooks(ids: &[u64], visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let Some(map) = HOOK_FUNCTIONS.try_lock() else {
+        return Ok(());
+    };
+    for id in ids {
+        // Reported only while the hook closure is its one owner.
+        if let Some(f) = map.get(id).and_then(|f| f.upgrade()) {
+            if Arc::strong_count(&f) == 2 {
+                visit.call(&*f)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn grad_hook(hook: Arc<Py<PyAny>>) -> autograd::node::GradHook {
     Arc::new(move |g: &Tensor| {
         crate::gil::attach(|py| {
             let result = hook.bind(py).call1((PyTensor::from(g.clone()),))?;
@@ -68,7 +101,9 @@ impl PyTensor {
     /// `hook(grad)` runs on this tensor's gradient in every backward and
     /// may return a replacement.
     fn register_hook(&self, hook: Py<PyAny>) -> PyResult<HookHandle> {
-        let id = autograd::register_hook(&self.t, grad_hook(hook)).py()?;
+        let hook = Arc::new(hook);
+        let id = autograd::register_hook(&self.t, grad_hook(hook.clone())).py()?;
+        remember(id, &hook);
         Ok(HookHandle {
             target: HookTarget::Tensor(self.t.clone()),
             id,
@@ -77,7 +112,10 @@ impl PyTensor {
 
     /// `hook(tensor)` runs after this leaf's `.grad` was updated.
     fn register_post_accumulate_grad_hook(&self, hook: Py<PyAny>) -> PyResult<HookHandle> {
+        let hook = Arc::new(hook);
+        let owned = hook.clone();
         let py_hook = Arc::new(move |t: &Tensor| {
+            let hook = &owned;
             crate::gil::attach(|py| {
                 hook.bind(py)
                     .call1((PyTensor::from(t.clone()),))
@@ -86,6 +124,7 @@ impl PyTensor {
             .map_err(external)
         });
         let id = autograd::register_post_accumulate_grad_hook(&self.t, py_hook).py()?;
+        remember(id, &hook);
         Ok(HookHandle {
             target: HookTarget::Tensor(self.t.clone()),
             id,
@@ -131,6 +170,8 @@ impl PyNode {
     /// return replacement `grad_inputs`.
     fn register_hook(&self, hook: Py<PyAny>) -> HookHandle {
         let id = autograd::next_hook_id();
+        let hook = Arc::new(hook);
+        remember(id, &hook);
         self.node.add_post_hook(
             id,
             Arc::new(move |computed: &Grads, received: &Grads| {
@@ -153,6 +194,8 @@ impl PyNode {
     /// replacement `grad_outputs`.
     fn register_prehook(&self, hook: Py<PyAny>) -> HookHandle {
         let id = autograd::next_hook_id();
+        let hook = Arc::new(hook);
+        remember(id, &hook);
         self.node.add_pre_hook(
             id,
             Arc::new(move |received: &Grads| {

@@ -8,6 +8,7 @@ mod errors;
 mod factories;
 mod function;
 mod gil;
+mod graph;
 mod hooks;
 mod node;
 mod ops;
@@ -31,6 +32,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     autograd::register(m)?;
     factories::register(m)?;
     function::register(m)?;
+    graph::register(m)?;
     ops::register(m)?;
     ops_linalg::register(m)?;
     ops_index::register(m)?;

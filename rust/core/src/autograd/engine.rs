@@ -475,7 +475,10 @@ impl GraphTask {
             return Ok(ready);
         }
         let received = node.has_post_hooks().then(|| grads.clone());
-        let mut outputs = node.apply(grads, self.create_graph)?;
+        let mut outputs = match super::anomaly::is_enabled() {
+            true => super::anomaly::check(node, node.apply(grads, self.create_graph))?,
+            false => node.apply(grads, self.create_graph)?,
+        };
         if let Some(received) = received {
             node.run_post_hooks(&received, &mut outputs)?;
         }

@@ -2,6 +2,7 @@
 //! backward engine.
 
 pub mod accumulate;
+pub mod anomaly;
 pub mod engine;
 pub mod grad_mode;
 pub mod node;
@@ -13,7 +14,7 @@ pub use grad_mode::{is_grad_enabled, set_grad_enabled, GradModeGuard};
 pub use node::{
     any_requires_grad, record, record_multi, BackwardCtx, BackwardFn, Edge, Grads, Node,
 };
-pub use saved::SavedTensor;
+pub use saved::{PackedSaved, SavedTensor, SavedTensorsHooks};
 
 use crate::tensor::Tensor;
 use crate::{bail, Result};

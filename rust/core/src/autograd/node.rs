@@ -78,6 +78,8 @@ pub struct Node {
     hooks: Mutex<NodeHooks>,
     /// Set once any hook is added: the engine skips the lock otherwise.
     has_hooks: AtomicBool,
+    /// Where the forward ran, recorded under anomaly detection.
+    forward_trace: Option<Arc<str>>,
 }
 
 impl Node {
@@ -94,7 +96,14 @@ impl Node {
             backward,
             hooks: Mutex::new(NodeHooks::default()),
             has_hooks: AtomicBool::new(false),
+            forward_trace: super::anomaly::capture(),
         }
+    }
+
+    /// The traceback of the forward call that created this node, when
+    /// anomaly detection was enabled then.
+    pub fn forward_trace(&self) -> Option<&str> {
+        self.forward_trace.as_deref()
     }
 
     pub fn name(&self) -> &str {
@@ -332,6 +341,47 @@ pub fn record_multi<S, F>(
     let node = Arc::new(Node::new(name, edges, metas, Box::new(backward)));
     for (nr, out) in outputs.iter().enumerate() {
         out.set_grad_fn(node.clone(), nr as u32);
+    }
+}
+
+/// Calls `node_fn` on each node that `t` alone keeps alive: its `grad_fn`
+/// when no other handle shares it, then the nodes only that one reaches,
+/// and so on; and `hook_fn` with the id of each hook on `t` (as a leaf) or
+/// on those nodes. Nothing is visited when `t` itself is shared, and a part
+/// whose lock is busy is skipped. Used to tell a garbage collector which
+/// objects a graph owns.
+pub fn for_each_owned(t: &Tensor, node_fn: &mut dyn FnMut(&Node), hook_fn: &mut dyn FnMut(u64)) {
+    if Arc::strong_count(&t.0) != 1 {
+        return;
+    }
+    let Some(meta) = t.0.autograd.try_lock() else {
+        return;
+    };
+    meta.leaf_hooks
+        .iter()
+        .map(|(id, _)| *id)
+        .chain(meta.post_accumulate_hooks.iter().map(|(id, _)| *id))
+        .for_each(&mut *hook_fn);
+    let mut pending: Vec<&Arc<Node>> = Vec::new();
+    let first = meta.grad_fn.as_ref();
+    pending.extend(first.filter(|n| Arc::strong_count(n) == 1));
+    while let Some(node) = pending.pop() {
+        node_fn(node);
+        if let Some(h) = node.hooks.try_lock() {
+            h.tensor
+                .iter()
+                .map(|(id, _, _)| *id)
+                .chain(h.pre.iter().map(|(id, _)| *id))
+                .chain(h.post.iter().map(|(id, _)| *id))
+                .for_each(&mut *hook_fn);
+        }
+        pending.extend(
+            node.next_edges
+                .iter()
+                .flatten()
+                .map(|e| &e.node)
+                .filter(|n| Arc::strong_count(n) == 1),
+        );
     }
 }
 

@@ -1,13 +1,96 @@
 //! Tensors saved for backward, checked against their version counter when
 //! unpacked so that an in-place change never yields a wrong gradient.
+//!
+//! Saved-tensor hooks (`saved_tensors_hooks(pack, unpack)`) replace the
+//! tensor by whatever `pack` returns; the core holds that packed form as a
+//! [`PackedSaved`] without knowing what it is, and unpacks it on use.
 
-use super::node::BackwardCtx;
+use super::node::{BackwardCtx, Edge};
 use crate::tensor::Tensor;
 use crate::{bail, Result};
+use std::cell::RefCell;
+use std::sync::Arc;
+
+/// A saved tensor in the form a pack hook made of it.
+pub trait PackedSaved: Send + Sync {
+    /// Runs the unpack hook: the tensor to use in backward.
+    fn unpack(&self) -> Result<Tensor>;
+}
+
+/// A `(pack, unpack)` pair applied to every tensor saved for backward.
+pub trait SavedTensorsHooks: Send + Sync {
+    fn pack(&self, t: &Tensor) -> Result<Arc<dyn PackedSaved>>;
+    /// Lets bindings reach their own hook types.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+thread_local! {
+    /// The hooks in force on this thread, innermost last.
+    static HOOKS: RefCell<Vec<Arc<dyn SavedTensorsHooks>>> = const { RefCell::new(Vec::new()) };
+    /// A pack hook failure, for the bindings to raise once the op returns.
+    static PACK_ERROR: RefCell<Option<crate::Error>> = const { RefCell::new(None) };
+}
+
+/// Enters a `saved_tensors_hooks` block on this thread.
+pub fn push_saved_tensors_hooks(hooks: Arc<dyn SavedTensorsHooks>) {
+    HOOKS.with_borrow_mut(|h| h.push(hooks));
+}
+
+/// Leaves the innermost block; false when there was none.
+pub fn pop_saved_tensors_hooks() -> bool {
+    HOOKS.with_borrow_mut(|h| h.pop().is_some())
+}
+
+/// The innermost hooks in force, if any.
+pub fn current_saved_tensors_hooks() -> Option<Arc<dyn SavedTensorsHooks>> {
+    HOOKS.with_borrow(|h| h.last().cloned())
+}
+
+/// The error of a pack hook that failed while an op saved its tensors on
+/// this thread, taken so that it is reported once.
+pub fn take_pack_error() -> Option<crate::Error> {
+    PACK_ERROR.with_borrow_mut(|e| e.take())
+}
+
+/// Runs `f` (a pack hook) with no saved-tensor hooks in force: hooks are
+/// not applied to what a pack hook itself saves.
+pub fn with_hooks_suspended<R>(f: impl FnOnce() -> R) -> R {
+    let _suspended = Suspended::new();
+    f()
+}
+
+struct Suspended(Vec<Arc<dyn SavedTensorsHooks>>);
+
+impl Suspended {
+    fn new() -> Self {
+        Suspended(HOOKS.with_borrow_mut(std::mem::take))
+    }
+}
+
+impl Drop for Suspended {
+    fn drop(&mut self) {
+        HOOKS.with_borrow_mut(|h| *h = std::mem::take(&mut self.0));
+    }
+}
+
+pub const PACK_IN_PLACE: &str = "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook cannot be modified by in-place operations as this can lead to unexpected side-effects. Please open an issue if you need to perform in-place operations on the input to a pack hook.";
+
+#[derive(Clone)]
+enum Data {
+    Plain(Tensor),
+    Packed {
+        packed: Arc<dyn PackedSaved>,
+        /// Where the gradient of a saved input goes, to reconnect the
+        /// unpacked tensor for a differentiable backward.
+        edge: Option<Edge>,
+    },
+    /// The pack hook failed; the error was raised when the op ran.
+    Failed(crate::Error),
+}
 
 #[derive(Clone)]
 pub struct SavedTensor {
-    tensor: Tensor,
+    data: Data,
     saved_version: u64,
     /// Saved outputs are stored without their `grad_fn` (it is the node that
     /// saves them: keeping it would make a reference cycle) and re-attached
@@ -18,31 +101,67 @@ pub struct SavedTensor {
 impl SavedTensor {
     /// Saves an input of the op.
     pub fn input(t: &Tensor) -> SavedTensor {
-        SavedTensor {
-            tensor: t.clone(),
-            saved_version: t.version(),
-            output_nr: None,
-        }
+        SavedTensor::new(t, t.clone(), None)
     }
 
     /// Saves output `output_nr` of the op itself.
     pub fn output(t: &Tensor, output_nr: u32) -> SavedTensor {
+        SavedTensor::new(t, t.detach(), Some(output_nr))
+    }
+
+    fn new(original: &Tensor, kept: Tensor, output_nr: Option<u32>) -> SavedTensor {
+        let saved_version = original.version();
+        let data = match current_saved_tensors_hooks() {
+            None => Data::Plain(kept),
+            Some(hooks) => match pack(&*hooks, &kept) {
+                Ok(packed) => Data::Packed {
+                    packed,
+                    edge: match output_nr {
+                        None => original.gradient_edge(),
+                        Some(_) => None,
+                    },
+                },
+                Err(e) => {
+                    PACK_ERROR.with_borrow_mut(|p| {
+                        p.get_or_insert(e.clone());
+                    });
+                    Data::Failed(e)
+                }
+            },
+        };
         SavedTensor {
-            tensor: t.detach(),
-            saved_version: t.version(),
-            output_nr: Some(output_nr),
+            data,
+            saved_version,
+            output_nr,
         }
     }
 
     pub fn unpack(&self, ctx: &BackwardCtx<'_>) -> Result<Tensor> {
-        let current = self.tensor.version();
+        let (tensor, edge) = match &self.data {
+            Data::Plain(t) => (self.check_version(t, ctx)?, None),
+            Data::Packed { packed, edge } => (packed.unpack()?, edge.as_ref()),
+            Data::Failed(e) => return Err(e.clone()),
+        };
+        if !ctx.create_graph {
+            return Ok(tensor);
+        }
+        Ok(match (self.output_nr, edge) {
+            (Some(nr), _) => tensor.with_grad_fn(ctx.node.clone(), nr),
+            (None, Some(e)) if matches!(self.data, Data::Packed { .. }) => {
+                tensor.with_grad_fn(e.node.clone(), e.input_nr)
+            }
+            _ => tensor,
+        })
+    }
+
+    fn check_version(&self, tensor: &Tensor, ctx: &BackwardCtx<'_>) -> Result<Tensor> {
+        let current = tensor.version();
         if current != self.saved_version {
             let producer = match self.output_nr {
                 Some(nr) => Some((ctx.node.name().to_string(), nr)),
-                None => self
-                    .tensor
+                None => tensor
                     .grad_fn()
-                    .map(|f| (f.name().to_string(), self.tensor.output_nr())),
+                    .map(|f| (f.name().to_string(), tensor.output_nr())),
             };
             let which = match producer {
                 Some((name, nr)) => format!(", which is output {nr} of {name},"),
@@ -51,15 +170,23 @@ impl SavedTensor {
             bail!(
                 Runtime,
                 "one of the variables needed for gradient computation has been modified by an inplace operation: [{}]{} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with ferrograd.autograd.set_detect_anomaly(True).",
-                self.tensor.type_description(),
+                tensor.type_description(),
                 which,
                 current,
                 self.saved_version
             );
         }
-        match self.output_nr {
-            Some(nr) if ctx.create_graph => Ok(self.tensor.with_grad_fn(ctx.node.clone(), nr)),
-            _ => Ok(self.tensor.clone()),
-        }
+        Ok(tensor.clone())
     }
+}
+
+/// Runs a pack hook (without hooks applied to its own saves) and checks that
+/// it left its input alone.
+pub fn pack(hooks: &dyn SavedTensorsHooks, t: &Tensor) -> Result<Arc<dyn PackedSaved>> {
+    let version = t.version();
+    let packed = with_hooks_suspended(|| hooks.pack(t))?;
+    if t.version() != version {
+        bail!(Runtime, "{}", PACK_IN_PLACE);
+    }
+    Ok(packed)
 }

@@ -80,9 +80,7 @@ pub fn reduce<T: Element, O: Element>(
         if inner_n == 0 {
             init
         } else if inner_contiguous {
-            data[base..base + inner_n]
-                .iter()
-                .fold(init, |acc, &x| fold(acc, x))
+            fold_lanes(&data[base..base + inner_n], init, &fold, &combine)
         } else {
             inner
                 .offsets()
@@ -125,7 +123,7 @@ pub fn reduce<T: Element, O: Element>(
         let src = &data[base..base + inner_n];
         let partials: Vec<O> = crate::parallel::install(|| {
             src.par_chunks(1 << 14)
-                .map(|c| c.iter().fold(init, |acc, &x| fold(acc, x)))
+                .map(|c| fold_lanes(c, init, &fold, &combine))
                 .collect()
         });
         vec![partials.into_iter().fold(init, &combine)]
@@ -137,6 +135,29 @@ pub fn reduce<T: Element, O: Element>(
     };
     drop(data);
     Tensor::from_vec(out, &out_shape).expect("reduced shape")
+}
+
+/// Folds a contiguous run into `LANES` independent accumulators, combined
+/// in a fixed order at the end. A single accumulator makes each step wait
+/// for the last (floating-point folds cannot be reordered by the
+/// compiler); independent lanes vectorise. `init` must be an identity of
+/// `combine`, as it is for every reduction here.
+fn fold_lanes<T: Copy, O: Copy>(
+    xs: &[T],
+    init: O,
+    fold: &impl Fn(O, T) -> O,
+    combine: &impl Fn(O, O) -> O,
+) -> O {
+    const LANES: usize = 16;
+    let mut chunks = xs.chunks_exact(LANES);
+    let mut acc = [init; LANES];
+    for chunk in &mut chunks {
+        for (a, &x) in acc.iter_mut().zip(chunk) {
+            *a = fold(*a, x);
+        }
+    }
+    let total = acc.into_iter().fold(init, combine);
+    chunks.remainder().iter().fold(total, |a, &x| fold(a, x))
 }
 
 /// The dtype `sum` produces: integers and bools sum to int64.

@@ -6,7 +6,7 @@
 
 use super::binary::{add, div, float_dtype_error, gt, mul, sub};
 use super::copy::cast;
-use super::elementwise::{map, zip3_map};
+use super::elementwise::{map, zip3_map, zip_map};
 use super::num::{Arith, Float, Real, RealFloat};
 use crate::autograd::{record, SavedTensor};
 use crate::tensor::{DType, Scalar, ScalarConvert, Tensor};
@@ -25,7 +25,15 @@ fn floating(t: &Tensor) -> Tensor {
 macro_rules! float_map {
     ($t:expr, $op:literal, |$x:ident| $e:expr) => {{
         let t = floating($t);
-        with_float!(t.dtype(), T => Ok::<Tensor, crate::Error>(map::<T, T>(&t, |$x: T| $e)), Err(float_dtype_error($op, t.dtype())))
+        with_float!(t.dtype(), T => {
+            // An item, unlike a closure, can be forced inline into the
+            // kernel's loop, which then vectorises.
+            #[inline(always)]
+            fn kernel($x: T) -> T {
+                $e
+            }
+            Ok::<Tensor, crate::Error>(map::<T, T>(&t, kernel))
+        }, Err(float_dtype_error($op, t.dtype())))
     }};
 }
 
@@ -33,8 +41,28 @@ macro_rules! float_map {
 macro_rules! real_float_map {
     ($t:expr, $op:literal, |$x:ident| $e:expr) => {{
         let t = floating($t);
-        with_real_float!(t.dtype(), T => Ok::<Tensor, crate::Error>(map::<T, T>(&t, |$x: T| $e)), Err(float_dtype_error($op, t.dtype())))
+        with_real_float!(t.dtype(), T => {
+            #[inline(always)]
+            fn kernel($x: T) -> T {
+                $e
+            }
+            Ok::<Tensor, crate::Error>(map::<T, T>(&t, kernel))
+        }, Err(float_dtype_error($op, t.dtype())))
     }};
+}
+
+/// `$e`, the gradient from `g` and a saved tensor `o`, in one pass over
+/// real floating tensors of one dtype, when the backward is not itself
+/// recorded: composing it from differentiable ops would allocate (and
+/// fault in) a temporary per op. `None` when the composed formula must run.
+macro_rules! fused_grad {
+    ($ctx:expr, $g:expr, $o:expr, |$gv:ident, $ov:ident| $e:expr) => {
+        if !$ctx.create_graph && $g.dtype() == $o.dtype() {
+            with_real_float!($g.dtype(), T => Some(zip_map::<T, T, T>($g, $o, |$gv: T, $ov: T| $e)), None)
+        } else {
+            None
+        }
+    };
 }
 
 pub fn zeros_like(t: &Tensor) -> Tensor {
@@ -176,7 +204,11 @@ pub fn tanh(a: &Tensor) -> Result<Tensor> {
         || SavedTensor::output(&out, 0),
         |ctx, so, g| {
             // d tanh = 1 - tanh^2
-            let o = conj(&so.unpack(ctx)?)?;
+            let o = so.unpack(ctx)?;
+            if let Some(g) = fused_grad!(ctx, g, &o, |g, o| g * (T::one() - o * o)) {
+                return Ok(grads![Some(g?)]);
+            }
+            let o = conj(&o)?;
             let d = sub(&Tensor::wrapped_number(Scalar::Int(1)), &mul(&o, &o)?)?;
             Ok(grads![Some(mul(g, &d)?)])
         },
@@ -192,7 +224,11 @@ pub fn sigmoid(a: &Tensor) -> Result<Tensor> {
         &out,
         || SavedTensor::output(&out, 0),
         |ctx, so, g| {
-            let o = conj(&so.unpack(ctx)?)?;
+            let o = so.unpack(ctx)?;
+            if let Some(g) = fused_grad!(ctx, g, &o, |g, o| g * (o * (T::one() - o))) {
+                return Ok(grads![Some(g?)]);
+            }
+            let o = conj(&o)?;
             let d = mul(&o, &sub(&Tensor::wrapped_number(Scalar::Int(1)), &o)?)?;
             Ok(grads![Some(mul(g, &d)?)])
         },
@@ -209,7 +245,13 @@ pub fn relu(a: &Tensor) -> Result<Tensor> {
         &out,
         || SavedTensor::output(&out, 0),
         |ctx, so, g| {
-            let mask = gt(&so.unpack(ctx)?, &Tensor::wrapped_number(Scalar::Int(0)))?;
+            let o = so.unpack(ctx)?;
+            if let Some(g) =
+                fused_grad!(ctx, g, &o, |g, o| if o > T::zero() { g } else { T::zero() })
+            {
+                return Ok(grads![Some(g?)]);
+            }
+            let mask = gt(&o, &Tensor::wrapped_number(Scalar::Int(0)))?;
             Ok(grads![Some(mul(g, &cast(&mask, g.dtype()))?)])
         },
     );

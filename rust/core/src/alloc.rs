@@ -1,0 +1,233 @@
+//! The process allocator, with a small cache of large blocks.
+//!
+//! A training loop allocates the same large buffers every step. Freed to
+//! the C allocator, a block of a few MiB goes back to the kernel, and the
+//! next step pays a page fault (and zeroing) for every 4 KiB page of its
+//! replacement: on memory-bound workloads that fault time costs more than
+//! the arithmetic. Large blocks are therefore kept on free and handed out
+//! again to requests of the same size class, already resident.
+//!
+//! Size classes round a request up to an eighth of its power of two; the
+//! rounding costs address space only, as untouched pages are never
+//! faulted in. The cache holds at most [`CACHE_BYTES`], evicting the
+//! oldest block first. Small allocations never touch the cache or its lock.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::Mutex;
+
+/// Requests below this go straight to the system allocator.
+const MIN_CACHED_BYTES: usize = 1 << 20;
+/// Alignment of every cached block, enough for any element type and SIMD.
+const BLOCK_ALIGN: usize = 64;
+/// Most bytes the cache keeps while nothing uses them.
+pub const CACHE_BYTES: usize = 256 << 20;
+const SLOTS: usize = 32;
+
+#[derive(Clone, Copy)]
+struct Block {
+    addr: usize,
+    size: usize,
+}
+
+struct Cache {
+    blocks: [Block; SLOTS],
+    len: usize,
+    bytes: usize,
+}
+
+static CACHE: Mutex<Cache> = Mutex::new(Cache {
+    blocks: [Block { addr: 0, size: 0 }; SLOTS],
+    len: 0,
+    bytes: 0,
+});
+
+/// The size class of a cached request: `size` rounded up to a multiple of
+/// an eighth of its power of two.
+fn class_of(size: usize) -> usize {
+    let step = (size.next_power_of_two() / 8).max(1);
+    size.div_ceil(step) * step
+}
+
+fn cached(layout: &Layout) -> bool {
+    layout.size() >= MIN_CACHED_BYTES && layout.align() <= BLOCK_ALIGN
+}
+
+fn block_layout(class: usize) -> Layout {
+    Layout::from_size_align(class, BLOCK_ALIGN).expect("size classes are far below isize::MAX")
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Cache> {
+    // The cache holds plain addresses: a panic elsewhere cannot leave it torn.
+    CACHE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Cache {
+    fn take(&mut self, class: usize) -> Option<usize> {
+        let i = (0..self.len)
+            .rev()
+            .find(|&i| self.blocks[i].size == class)?;
+        let block = self.blocks[i];
+        self.blocks.copy_within(i + 1..self.len, i);
+        self.len -= 1;
+        self.bytes -= block.size;
+        Some(block.addr)
+    }
+
+    /// Keeps `block`, returning the blocks evicted to make room for it.
+    fn put(&mut self, block: Block) -> ([Block; SLOTS], usize) {
+        let mut evicted = [Block { addr: 0, size: 0 }; SLOTS];
+        let mut n = 0;
+        while self.len > 0 && (self.len == SLOTS || self.bytes + block.size > CACHE_BYTES) {
+            evicted[n] = self.blocks[0];
+            n += 1;
+            self.bytes -= self.blocks[0].size;
+            self.blocks.copy_within(1..self.len, 0);
+            self.len -= 1;
+        }
+        self.blocks[self.len] = block;
+        self.len += 1;
+        self.bytes += block.size;
+        (evicted, n)
+    }
+}
+
+/// The system allocator with the large-block cache in front of it.
+pub struct CachingAllocator;
+
+// SAFETY: every block handed out comes from `System` with the layout
+// `block_layout(class)` or the caller's own layout, and goes back to
+// `System` with that same layout; a cached block is owned by the cache
+// alone until `alloc` hands it to exactly one caller.
+unsafe impl GlobalAlloc for CachingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if !cached(&layout) {
+            // SAFETY: forwarded with the caller's layout.
+            return unsafe { System.alloc(layout) };
+        }
+        let class = class_of(layout.size());
+        if let Some(addr) = lock().take(class) {
+            return addr as *mut u8;
+        }
+        // SAFETY: a non-zero size, as cached requests are at least 1 MiB.
+        unsafe { System.alloc(block_layout(class)) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if !cached(&layout) {
+            // SAFETY: forwarded with the caller's layout.
+            return unsafe { System.alloc_zeroed(layout) };
+        }
+        let class = class_of(layout.size());
+        if let Some(addr) = lock().take(class) {
+            let ptr = addr as *mut u8;
+            // SAFETY: the block has `class >= layout.size()` writable bytes.
+            unsafe { ptr.write_bytes(0, layout.size()) };
+            return ptr;
+        }
+        // Fresh pages from the system are zero already: no memset.
+        // SAFETY: a non-zero size, as cached requests are at least 1 MiB.
+        unsafe { System.alloc_zeroed(block_layout(class)) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if !cached(&layout) {
+            // SAFETY: `ptr` came from `System` with this layout.
+            return unsafe { System.dealloc(ptr, layout) };
+        }
+        let class = class_of(layout.size());
+        let block = Block {
+            addr: ptr as usize,
+            size: class,
+        };
+        let (evicted, n) = if class > CACHE_BYTES {
+            ([block; SLOTS], 1)
+        } else {
+            lock().put(block)
+        };
+        for b in &evicted[..n] {
+            // SAFETY: each evicted block came from `System` with its class's layout.
+            unsafe { System.dealloc(b.addr as *mut u8, block_layout(b.size)) };
+        }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let new_layout = Layout::from_size_align(new_size, layout.align())
+            .expect("the caller guarantees a valid layout");
+        match (cached(&layout), cached(&new_layout)) {
+            // SAFETY: neither side is a cached block: the system allocator owns both.
+            (false, false) => unsafe { System.realloc(ptr, layout, new_size) },
+            (true, true) if class_of(layout.size()) == class_of(new_size) => ptr,
+            _ => {
+                // SAFETY: `new_layout` is valid; the old block holds
+                // `layout.size()` readable bytes and is freed exactly once.
+                unsafe {
+                    let new = self.alloc(new_layout);
+                    if !new.is_null() {
+                        std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+                        self.dealloc(ptr, layout);
+                    }
+                    new
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_round_up_by_at_most_an_eighth() {
+        assert_eq!(class_of(1 << 20), 1 << 20);
+        assert_eq!(class_of((1 << 20) + 1), (1 << 20) + (1 << 18));
+        assert_eq!(class_of(16_000_000), 16 << 20);
+        for size in [3 << 20, 5_000_001, 123_456_789] {
+            let class = class_of(size);
+            assert!(class >= size && class - size <= size.next_power_of_two() / 8);
+        }
+    }
+
+    #[test]
+    fn a_freed_large_block_is_reused_and_zeroed_on_request() {
+        // An odd size class no other test allocates.
+        let n = (37 << 20) / 4 + 3;
+        let mut first = vec![7.0f32; n];
+        first[n - 1] = 1.0;
+        let addr = first.as_ptr() as usize;
+        drop(first);
+        let second = vec![0.0f32; n];
+        assert_eq!(second.as_ptr() as usize, addr);
+        assert!(second.iter().all(|&x| x == 0.0));
+    }
+
+    #[test]
+    fn realloc_within_a_class_keeps_the_block() {
+        let mut v: Vec<u8> = Vec::with_capacity(41 << 20);
+        v.push(5);
+        let addr = v.as_ptr() as usize;
+        v.reserve_exact((41 << 20) + 1000);
+        assert_eq!(v.as_ptr() as usize, addr);
+        assert_eq!(v[0], 5);
+    }
+
+    #[test]
+    fn the_cache_evicts_the_oldest_block_to_stay_bounded() {
+        let mut cache = Cache {
+            blocks: [Block { addr: 0, size: 0 }; SLOTS],
+            len: 0,
+            bytes: 0,
+        };
+        let big = CACHE_BYTES / 2;
+        for addr in 1..=3 {
+            cache.put(Block { addr, size: big });
+        }
+        assert_eq!(cache.len, 2);
+        assert!(cache.bytes <= CACHE_BYTES);
+        assert_eq!(cache.take(big), Some(3));
+        assert_eq!(cache.take(big), Some(2));
+        assert_eq!(cache.take(big), None);
+    }
+}
