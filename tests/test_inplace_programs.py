@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import ferrograd as fg
@@ -466,6 +466,8 @@ def test_inplace_programs_give_out_of_place_gradients_or_torch_errors(steps, sha
             assert "in-place" in error or "inplace" in error
         return
     gx, gw = reference(steps, x0, w0, plans)
+    # Chains of exp can overflow; such programs say nothing about autograd.
+    assume(np.all(np.isfinite(gx)) and np.all(np.isfinite(gw)))
     np.testing.assert_allclose(grads[0], gx, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(grads[1], gw, rtol=1e-9, atol=1e-9)
     if has_torch and terror is None:

@@ -358,3 +358,19 @@ def test_version_counts_match_torch():
         return b._version, v._version
 
     assert program(fg) == program(torch)
+
+
+@needs_torch
+def test_setitem_with_full_slice_and_index_is_one_index_put():
+    grads = []
+    for T in (fg, torch):
+        x = T.arange(12.0, dtype=T.float64).reshape(4, 3).requires_grad_()
+        v = T.tensor([[1.0], [2.0], [3.0], [4.0]], dtype=T.float64, requires_grad=True)
+        z = x * 1
+        z[:, T.tensor([0, 2])] = v
+        node = z.grad_fn.name() if T is fg else type(z.grad_fn).__name__
+        assert node == "IndexPutBackward0"
+        (z * z).sum().backward()
+        grads.append((x.grad.numpy(), v.grad.numpy()))
+    np.testing.assert_allclose(grads[0][0], grads[1][0])
+    np.testing.assert_allclose(grads[0][1], grads[1][1])

@@ -141,8 +141,14 @@ fn slice_bounds(start: Option<i64>, stop: Option<i64>, step: i64, size: i64) -> 
 }
 
 /// Applies the basic items (views) and collects advanced ones: the view and
-/// the per-dim advanced indices of it (empty when there are none).
-fn apply_basic(t: &Tensor, items: &[Item]) -> PyResult<(Tensor, Vec<Option<Tensor>>)> {
+/// the per-dim advanced indices of it (empty when there are none). With
+/// `skip_full`, slices covering a whole dimension make no view (PyTorch's
+/// assignment does the same, so `x[:, idx] = v` is one `index_put_`).
+fn apply_basic(
+    t: &Tensor,
+    items: &[Item],
+    skip_full: bool,
+) -> PyResult<(Tensor, Vec<Option<Tensor>>)> {
     let specified: usize = items
         .iter()
         .map(|it| match it {
@@ -188,8 +194,11 @@ fn apply_basic(t: &Tensor, items: &[Item]) -> PyResult<(Tensor, Vec<Option<Tenso
                 if step <= 0 {
                     return Err(PyValueError::new_err("step must be greater than zero"));
                 }
-                let (s, len) = slice_bounds(*start, *stop, step, x.shape()[dim] as i64);
-                x = shape::slice(&x, dim, s as usize, len as usize, step as usize).py()?;
+                let size = x.shape()[dim] as i64;
+                let (s, len) = slice_bounds(*start, *stop, step, size);
+                if !(skip_full && s == 0 && len == size && step == 1) {
+                    x = shape::slice(&x, dim, s as usize, len as usize, step as usize).py()?;
+                }
                 dim += 1;
                 real_dim += 1;
             }
@@ -244,7 +253,7 @@ fn apply_basic(t: &Tensor, items: &[Item]) -> PyResult<(Tensor, Vec<Option<Tenso
 impl PyTensor {
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let items = parse(key)?;
-        let (x, adv) = apply_basic(&self.t, &items)?;
+        let (x, adv) = apply_basic(&self.t, &items, false)?;
         if adv.iter().all(|a| a.is_none()) {
             if x.same(&self.t) {
                 // `x[...]` / `x[()]`: a new view of the same data.
@@ -263,7 +272,7 @@ impl PyTensor {
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let value = crate::convert::operand(value)?;
         let items = parse(key)?;
-        let (x, adv) = apply_basic(&self.t, &items)?;
+        let (x, adv) = apply_basic(&self.t, &items, true)?;
         if adv.iter().all(|a| a.is_none()) {
             value.layout().broadcast_to(x.shape()).py()?;
             return inplace::copy_(&x, &value).py();
