@@ -702,3 +702,28 @@ def test_complex64_matches_torch(name):
     for g, tg, x in zip(grads, tgrads, inputs):
         assert g.dtype == x.dtype == tg.dtype
         np.testing.assert_allclose(g, tg, rtol=2e-5, atol=2e-5)
+
+
+@needs_torch
+def test_sgn_and_abs_match_torch_to_the_last_bits():
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-3, 3, 200) + 1j * rng.uniform(-3, 3, 200)
+    a[:3] = [0j, 2.5 + 0j, -1j]
+    sgn = fg.tensor(a).sgn().numpy()
+    np.testing.assert_array_equal(sgn[:3], [0j, 1 + 0j, -1j])
+    np.testing.assert_allclose(sgn, torch.tensor(a).sgn().numpy(), rtol=4e-16, atol=0)
+    np.testing.assert_allclose(fg.tensor(a).abs().numpy(), torch.tensor(a).abs().numpy(), rtol=4e-16, atol=0)
+
+
+@pytest.mark.parametrize("equal_nan", [False, True])
+def test_isclose_on_complex_tensors(equal_nan):
+    nan = complex("nan+0j")
+    a = np.array([1 + 1j, 1 + 1j, 2 - 1j, nan, complex("inf+1j"), 1e-9j])
+    b = np.array([1 + 1j, 1 + 1.0000001j, 2 + 1j, nan, complex("inf+1j"), 0j])
+    expected = [True, True, False, equal_nan, True, True]
+    got = fg.isclose(fg.tensor(a), fg.tensor(b), equal_nan=equal_nan).tolist()
+    assert got == expected
+    if has_torch:
+        assert torch.isclose(torch.tensor(a), torch.tensor(b), equal_nan=equal_nan).tolist() == expected
+    assert fg.allclose(fg.tensor(a[:2]), fg.tensor(b[:2]))
+    assert not fg.allclose(fg.tensor(a[:3]), fg.tensor(b[:3]))

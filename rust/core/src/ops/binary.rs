@@ -13,6 +13,7 @@ use super::unary::{conj, neg};
 use crate::autograd::{record, SavedTensor};
 use crate::tensor::{DType, Scalar, Tensor};
 use crate::{bail, grads, with_dtype, with_float, with_real, Result};
+use num_complex::Complex64;
 
 /// Runs `$f(x, y)` elementwise with both operands cast to `$dtype`, for
 /// every dtype (`$with` picks which dtypes the op supports).
@@ -720,7 +721,16 @@ pub fn isclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64, equal_nan: bool) ->
         );
     }
     if a.dtype().is_complex() {
-        bail!(Runtime, "isclose is not supported for complex tensors");
+        let (ca, cb) = (cast(a, DType::Complex128), cast(b, DType::Complex128));
+        return zip_map::<Complex64, Complex64, bool>(&ca, &cb, move |x, y| {
+            if x == y {
+                return true;
+            }
+            if x.is_nan() || y.is_nan() {
+                return equal_nan && x.is_nan() && y.is_nan();
+            }
+            x.is_finite() && y.is_finite() && (x - y).norm() <= atol + rtol * y.norm()
+        });
     }
     let (ca, cb) = (cast(a, DType::Float64), cast(b, DType::Float64));
     zip_map::<f64, f64, bool>(&ca, &cb, move |x, y| {

@@ -261,17 +261,26 @@ pub fn abs(a: &Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
+/// `z / |z|` over a complex tensor of element type `$T` (0 at 0).
+macro_rules! unit_complex {
+    ($a:expr, $T:ty) => {
+        map::<$T, $T>($a, |x| {
+            let r = x.norm();
+            if r == 0.0 {
+                x * 0.0
+            } else {
+                x / r
+            }
+        })
+    };
+}
+
 /// `sign` for real tensors, `z / |z|` for complex ones (0 at 0).
 pub fn sgn(a: &Tensor) -> Result<Tensor> {
     let out = match a.dtype() {
-        DType::Complex64 | DType::Complex128 => float_map!(a, "sgn", |x| {
-            let r = x.abs_val();
-            if r == <T as Float>::Real::zero() {
-                T::zero()
-            } else {
-                x.div(T::from_real(r))
-            }
-        })?,
+        // Each part divided by the modulus, as PyTorch computes it.
+        DType::Complex64 => unit_complex!(a, num_complex::Complex32),
+        DType::Complex128 => unit_complex!(a, num_complex::Complex64),
         d => {
             with_real!(d, T => map::<T, T>(a, |x: T| if x > T::zero() { T::one() } else if x < T::zero() { T::zero().sub(T::one()) } else { x }), unreachable!())
         }
