@@ -155,3 +155,49 @@ def test_grad_fn_names(sa, sb, name):
 def test_errors(fn, exc, msg):
     with pytest.raises(exc, match=msg):
         fn()
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    m=st.integers(1, 40),
+    k=st.integers(1, 40),
+    n=st.integers(1, 40),
+    layouts=st.sampled_from(["rr", "rc", "cr", "cc"]),
+    batch=st.integers(0, 2),
+)
+def test_products_of_transposed_operands(m, k, n, layouts, batch):
+    """Operands stored by rows or by columns give the same product and
+    gradients; a gradient reaches `.grad` with its operand's strides."""
+    rng = np.random.default_rng(m * 1600 + k * 40 + n)
+    lead = (batch,) if batch else ()
+    x = rng.standard_normal((*lead, m, k))
+    y = rng.standard_normal((*lead, k, n))
+    g = rng.standard_normal((*lead, m, n))
+
+    def stored(array, by_columns):
+        if not by_columns:
+            return fg.tensor(array, requires_grad=True), None
+        base = fg.tensor(np.swapaxes(array, -1, -2).copy(), requires_grad=True)
+        return base, base.transpose(-1, -2)
+
+    (xa, xv), (ya, yv) = stored(x, layouts[0] == "c"), stored(y, layouts[1] == "c")
+    out = (xa if xv is None else xv) @ (ya if yv is None else yv)
+    np.testing.assert_allclose(out.detach().numpy(), x @ y, rtol=1e-10, atol=1e-10)
+    out.backward(fg.tensor(g))
+    gx, gy = g @ np.swapaxes(y, -1, -2), np.swapaxes(x, -1, -2) @ g
+    for leaf, view, want in ((xa, xv, gx), (ya, yv, gy)):
+        got = leaf.grad.numpy()
+        np.testing.assert_allclose(
+            got if view is None else np.swapaxes(got, -1, -2), want, rtol=1e-10, atol=1e-10
+        )
+        assert leaf.grad.is_contiguous()
+
+
+def test_linear_weight_gradient():
+    """`x @ W.t()` gives W the contiguous gradient `g^T @ x`."""
+    x = fg.randn(64, 30, dtype=fg.float64)
+    w = fg.randn(20, 30, dtype=fg.float64, requires_grad=True)
+    (x @ w.t()).sum().backward()
+    assert w.grad.is_contiguous()
+    want = np.ones((64, 20)).T @ x.numpy()
+    np.testing.assert_allclose(w.grad.numpy(), want, rtol=1e-12)

@@ -4,7 +4,7 @@
 //! the C allocator, a block of a few MiB goes back to the kernel, and the
 //! next step pays a page fault (and zeroing) for every 4 KiB page of its
 //! replacement: on memory-bound workloads that fault time costs more than
-//! the arithmetic. Large blocks are therefore kept on free and handed out
+//! the arithmetic. Blocks of 128 KiB or more are therefore kept on free and handed out
 //! again to requests of the same size class, already resident.
 //!
 //! Size classes round a request up to an eighth of its power of two; the
@@ -15,13 +15,15 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Mutex;
 
-/// Requests below this go straight to the system allocator.
-const MIN_CACHED_BYTES: usize = 1 << 20;
+/// Requests below this go straight to the system allocator. It is glibc's
+/// initial mmap threshold: blocks from there up are the ones that malloc
+/// maps afresh or trims off its heap, and that fault again when reused.
+const MIN_CACHED_BYTES: usize = 128 << 10;
 /// Alignment of every cached block, enough for any element type and SIMD.
 const BLOCK_ALIGN: usize = 64;
 /// Most bytes the cache keeps while nothing uses them.
 pub const CACHE_BYTES: usize = 256 << 20;
-const SLOTS: usize = 32;
+const SLOTS: usize = 64;
 
 #[derive(Clone, Copy)]
 struct Block {
@@ -110,7 +112,7 @@ unsafe impl GlobalAlloc for CachingAllocator {
         if let Some(addr) = lock().take(class) {
             return addr as *mut u8;
         }
-        // SAFETY: a non-zero size, as cached requests are at least 1 MiB.
+        // SAFETY: a non-zero size, as cached requests are at least 128 KiB.
         unsafe { System.alloc(block_layout(class)) }
     }
 
@@ -127,7 +129,7 @@ unsafe impl GlobalAlloc for CachingAllocator {
             return ptr;
         }
         // Fresh pages from the system are zero already: no memset.
-        // SAFETY: a non-zero size, as cached requests are at least 1 MiB.
+        // SAFETY: a non-zero size, as cached requests are at least 128 KiB.
         unsafe { System.alloc_zeroed(block_layout(class)) }
     }
 

@@ -7,9 +7,9 @@
 //! in the child, and a pool that waits for them would hang.
 
 use crate::{bail, Result};
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use rayon::{ThreadPool, ThreadPoolBuilder};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Environment variable read when the pool is first needed.
@@ -135,6 +135,56 @@ pub fn in_place_scope<'scope, R>(f: impl FnOnce(&rayon::Scope<'scope>) -> R) -> 
     wait_for(|| pool.in_place_scope(f))
 }
 
+/// Calls `body(i)` once for every `i < count`. The calling thread and up to
+/// `num_threads() - 1` workers take indices from a shared counter, so the
+/// caller works instead of sleeping until a worker wakes, and a worker that
+/// wakes late simply takes fewer. What `body(i)` computes never depends on
+/// the thread that runs it, so results are the same under any schedule.
+pub fn for_each_index(count: usize, body: impl Fn(usize) + Sync) {
+    let helpers = num_threads().saturating_sub(1).min(count.saturating_sub(1));
+    if helpers == 0 {
+        (0..count).for_each(body);
+        return;
+    }
+    let next = AtomicUsize::new(0);
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= count {
+            break;
+        }
+        body(i);
+    };
+    in_place_scope(|scope| {
+        for _ in 0..helpers {
+            scope.spawn(|_| work());
+        }
+        work();
+    });
+}
+
+/// Calls `body(start, chunk)` for consecutive chunks of `xs` of `chunk_len`
+/// elements (the last may be shorter), `start` being the index of the
+/// chunk's first element, spread over threads as [`for_each_index`] does.
+pub fn for_each_chunk_mut<T: Send>(
+    xs: &mut [T],
+    chunk_len: usize,
+    body: impl Fn(usize, &mut [T]) + Sync,
+) {
+    let chunks: Vec<Mutex<&mut [T]>> = xs.chunks_mut(chunk_len).map(Mutex::new).collect();
+    for_each_index(chunks.len(), |i| body(i * chunk_len, &mut chunks[i].lock()));
+}
+
+/// `f(i)` for every `i < count`, in index order, computed as
+/// [`for_each_index`] does.
+pub fn map_indices<R: Send + Copy + Default>(
+    count: usize,
+    f: impl Fn(usize) -> R + Sync,
+) -> Vec<R> {
+    let mut out = vec![R::default(); count];
+    for_each_chunk_mut(&mut out, 1, |i, slot| slot[0] = f(i));
+    out
+}
+
 /// `use_deterministic_algorithms`: when on, every backward gives bitwise
 /// identical results whatever the thread count and scheduling.
 pub fn set_deterministic(on: bool) {
@@ -155,6 +205,36 @@ mod tests {
         assert!(index.is_some());
         let threads = install(rayon::current_num_threads);
         assert_eq!(threads, num_threads());
+    }
+
+    #[test]
+    fn every_index_runs_once_from_any_thread() {
+        for count in [0, 1, 2, 3, 1000] {
+            let hits: Vec<AtomicUsize> = (0..count).map(|_| AtomicUsize::new(0)).collect();
+            for_each_index(count, |i| {
+                hits[i].fetch_add(1, Ordering::Relaxed);
+            });
+            assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+            // The same from inside a worker, as nested engine work does.
+            install(|| {
+                for_each_index(count, |i| {
+                    hits[i].fetch_add(1, Ordering::Relaxed);
+                })
+            });
+            assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 2));
+        }
+    }
+
+    #[test]
+    fn chunks_cover_the_slice_in_order() {
+        let mut xs = vec![0usize; 10_001];
+        for_each_chunk_mut(&mut xs, 64, |start, chunk| {
+            for (k, x) in chunk.iter_mut().enumerate() {
+                *x = start + k;
+            }
+        });
+        assert!(xs.iter().enumerate().all(|(i, &x)| i == x));
+        assert_eq!(map_indices(5, |i| i * i), vec![0, 1, 4, 9, 16]);
     }
 
     #[test]

@@ -8,7 +8,6 @@ use crate::tensor::layout::{broadcast_shapes, Layout};
 use crate::tensor::{Element, Tensor};
 use crate::Result;
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
-use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
 /// Element counts below this run on the calling thread: spawning costs more.
@@ -115,11 +114,7 @@ wide_loop!(update_with<D, F>(dst: &mut [D], f: &F) where [D: Copy, F: Fn(D) -> D
 /// large, where `start` is the index of the chunk's first element.
 fn for_chunks<T: Send>(xs: &mut [T], body: impl Fn(usize, &mut [T]) + Sync + Send) {
     if xs.len() >= PARALLEL_MIN_ELEMENTS {
-        crate::parallel::install(|| {
-            xs.par_chunks_mut(CHUNK)
-                .enumerate()
-                .for_each(|(i, chunk)| body(i * CHUNK, chunk))
-        });
+        crate::parallel::for_each_chunk_mut(xs, CHUNK, body);
     } else {
         body(0, xs);
     }

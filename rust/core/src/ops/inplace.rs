@@ -16,7 +16,6 @@ use crate::autograd::{is_grad_enabled, record, views};
 use crate::tensor::layout::{broadcast_shapes, fmt_shape};
 use crate::tensor::{DType, Element, Layout, Scalar, Tensor};
 use crate::{bail, grads, with_dtype, Result};
-use rayon::prelude::*;
 use std::sync::Arc;
 
 const CHUNK: usize = 1 << 14;
@@ -186,9 +185,8 @@ fn update_fast<T: Element>(
     if ls.numel() == 1 {
         let y = s[ls.offset];
         if par {
-            crate::parallel::install(|| {
-                dst.par_chunks_mut(CHUNK)
-                    .for_each(|c| c.iter_mut().for_each(|x| *x = f(*x, y)))
+            crate::parallel::for_each_chunk_mut(dst, CHUNK, |_, c| {
+                c.iter_mut().for_each(|x| *x = f(*x, y))
             });
         } else {
             dst.iter_mut().for_each(|x| *x = f(*x, y));
@@ -200,10 +198,8 @@ fn update_fast<T: Element>(
             None => c.iter_mut().zip(sc).for_each(|(x, &y)| *x = f(*x, y)),
         };
         if par {
-            crate::parallel::install(|| {
-                dst.par_chunks_mut(CHUNK)
-                    .zip(srcs.par_chunks(CHUNK))
-                    .for_each(|(c, sc)| run(c, sc))
+            crate::parallel::for_each_chunk_mut(dst, CHUNK, |start, c| {
+                run(c, &srcs[start..start + c.len()])
             });
         } else {
             run(dst, srcs);

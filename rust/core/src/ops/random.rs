@@ -14,7 +14,6 @@ use rand::rngs::{SmallRng, StdRng};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha12Rng;
 use rand_distr::StandardNormal;
-use rayon::prelude::*;
 use std::sync::LazyLock;
 
 /// PyTorch's default seed for its CPU generator.
@@ -111,7 +110,9 @@ fn samples<T: Element>(n: usize, sample: impl Fn(&mut SmallRng, usize) -> T + Sy
     };
     let mut out = vec![T::default(); n];
     if n >= PARALLEL_MIN_ELEMENTS {
-        crate::parallel::install(|| out.par_chunks_mut(CHUNK).enumerate().for_each(fill));
+        crate::parallel::for_each_chunk_mut(&mut out, CHUNK, |start, chunk| {
+            fill((start / CHUNK, chunk))
+        });
     } else {
         out.chunks_mut(CHUNK).enumerate().for_each(fill);
     }

@@ -7,7 +7,6 @@ use crate::autograd::{record, SavedTensor};
 use crate::tensor::layout::{wrap_dim, Layout, Shape};
 use crate::tensor::{DType, Element, Scalar, Tensor};
 use crate::{bail, grads, with_dtype, with_real, Result};
-use rayon::prelude::*;
 use std::cmp::Ordering;
 
 /// Sorted, de-duplicated dimensions to reduce; empty means all.
@@ -104,11 +103,7 @@ pub fn reduce<T: Element, O: Element>(
         };
         let mut acc = vec![init; cols];
         if t.numel() >= super::elementwise::PARALLEL_MIN_ELEMENTS {
-            crate::parallel::install(|| {
-                acc.par_chunks_mut(1024)
-                    .enumerate()
-                    .for_each(|(i, chunk)| fold_rows(i * 1024, chunk))
-            });
+            crate::parallel::for_each_chunk_mut(&mut acc, 1024, fold_rows);
         } else {
             fold_rows(0, &mut acc);
         }
@@ -121,15 +116,15 @@ pub fn reduce<T: Element, O: Element>(
         // Partials are combined in chunk order, never in the order threads
         // finish, so the result does not depend on scheduling.
         let src = &data[base..base + inner_n];
-        let partials: Vec<O> = crate::parallel::install(|| {
-            src.par_chunks(1 << 14)
-                .map(|c| fold_lanes(c, init, &fold, &combine))
-                .collect()
+        const PART: usize = 1 << 14;
+        let partials = crate::parallel::map_indices(src.len().div_ceil(PART), |i| {
+            let part = &src[i * PART..src.len().min((i + 1) * PART)];
+            fold_lanes(part, init, &fold, &combine)
         });
         vec![partials.into_iter().fold(init, &combine)]
     } else if outer.numel() >= 64 && t.numel() >= super::elementwise::PARALLEL_MIN_ELEMENTS {
         let bases: Vec<usize> = outer.offsets().collect();
-        crate::parallel::install(|| bases.par_iter().map(|&b| group(b)).collect())
+        crate::parallel::map_indices(bases.len(), |i| group(bases[i]))
     } else {
         outer.offsets().map(group).collect()
     };
