@@ -1,5 +1,7 @@
 """ferrograd beside torch: time per step (ratio from interleaved rounds in one
-process) and peak memory (each workload alone in a fresh process).
+process) and peak memory (each workload alone in a fresh process): the peak
+resident set during three steps, and how much of it the steps added on top
+of the workload's inputs (torch's library alone is a few hundred MB more).
 
 usage: python3 benches/side_by_side.py [WORKLOAD ...]
 
@@ -25,16 +27,25 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "15"))
 ROUND_TIME = 0.2
 
 PEAK_SCRIPT = """
-import importlib, resource, sys
+import importlib, sys
 sys.path.insert(0, {shared!r})
 from workloads import WORKLOADS
 T = importlib.import_module({module!r})
 T.manual_seed(0)
 step, _ = WORKLOADS[{name!r}](T)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def status(key):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(key))
+
+
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # restart the peak (VmHWM) from here: setup is not counted
+before = status("VmRSS:")
 for _ in range(3):
     step()
-print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(before, status("VmHWM:"))
 """
 
 
@@ -46,7 +57,7 @@ def timed(step, inner: int) -> float:
 
 
 def peak_mb(module: str, name: str) -> tuple[float, float]:
-    """Peak RSS after setup and after three steps, in MB."""
+    """RSS after setup and peak RSS during three steps, in MB."""
     code = PEAK_SCRIPT.format(shared=str(SHARED), module=module, name=name)
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
@@ -59,7 +70,10 @@ def main() -> None:
 
     names = sys.argv[1:] or list(WORKLOADS)
     mods = [importlib.import_module("ferrograd"), importlib.import_module("torch")]
-    print(f"{'workload':16s} {'ratio':>7s} {'rounds':>15s} {'fg peak MB':>11s} {'torch peak MB':>14s}")
+    print(
+        f"{'workload':16s} {'ratio':>7s} {'rounds':>15s} {'fg peak MB':>11s} {'torch peak MB':>14s}"
+        f" {'fg step +MB':>12s} {'torch step +MB':>15s}"
+    )
     for name in names:
         steps = []
         for T in mods:
@@ -74,11 +88,11 @@ def main() -> None:
         for _ in range(ROUNDS):
             a, b = (timed(s, n) for s, n in steps)
             ratios.append(a / b)
-        fg_peak = peak_mb("ferrograd", name)[1]
-        torch_peak = peak_mb("torch", name)[1]
+        fg_before, fg_peak = peak_mb("ferrograd", name)
+        torch_before, torch_peak = peak_mb("torch", name)
         print(
             f"{name:16s} {statistics.median(ratios):7.3f} {min(ratios):7.3f}..{max(ratios):<7.3f}"
-            f" {fg_peak:11.0f} {torch_peak:14.0f}",
+            f" {fg_peak:11.0f} {torch_peak:14.0f} {fg_peak - fg_before:12.0f} {torch_peak - torch_before:15.0f}",
             flush=True,
         )
 

@@ -138,28 +138,114 @@ pub fn in_place_scope<'scope, R>(f: impl FnOnce(&rayon::Scope<'scope>) -> R) -> 
 /// Calls `body(i)` once for every `i < count`. The calling thread and up to
 /// `num_threads() - 1` workers take indices from a shared counter, so the
 /// caller works instead of sleeping until a worker wakes, and a worker that
-/// wakes late simply takes fewer. What `body(i)` computes never depends on
-/// the thread that runs it, so results are the same under any schedule.
+/// wakes late simply takes fewer. The caller returns as soon as every index
+/// has run: a helper that had not started by then never touches the work,
+/// so a kernel never waits for a sleeping worker to wake. What `body(i)`
+/// computes never depends on the thread that runs it, so results are the
+/// same under any schedule.
 pub fn for_each_index(count: usize, body: impl Fn(usize) + Sync) {
     let helpers = num_threads().saturating_sub(1).min(count.saturating_sub(1));
     if helpers == 0 {
         (0..count).for_each(body);
         return;
     }
-    let next = AtomicUsize::new(0);
-    let work = || loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        if i >= count {
-            break;
-        }
-        body(i);
-    };
-    in_place_scope(|scope| {
-        for _ in 0..helpers {
-            scope.spawn(|_| work());
-        }
-        work();
+    let body: &(dyn Fn(usize) + Sync) = &body;
+    // SAFETY: only the lifetime is erased. `Shared::help` calls `body`
+    // only after joining, which `close` refuses once it has run, and this
+    // function returns (ending the borrow) only after `close` has waited
+    // for every helper that joined to leave.
+    let body: &'static (dyn Fn(usize) + Sync) = unsafe { std::mem::transmute(body) };
+    let shared = Arc::new(Shared {
+        next: AtomicUsize::new(0),
+        count,
+        helpers: AtomicUsize::new(0),
+        body,
     });
+    let spawn = |job: Arc<Shared>| move || job.help();
+    match rayon::current_thread_index() {
+        Some(_) => (0..helpers).for_each(|_| rayon::spawn(spawn(shared.clone()))),
+        None => {
+            let pool = pool();
+            (0..helpers).for_each(|_| pool.spawn(spawn(shared.clone())));
+        }
+    }
+    /// Closes on drop, so that a panicking `body` on this thread cannot
+    /// end the borrow while helpers still run it.
+    struct CloseOnDrop<'a>(&'a Shared);
+    impl Drop for CloseOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.close();
+        }
+    }
+    let _close = CloseOnDrop(&shared);
+    shared.work();
+}
+
+/// The state [`for_each_index`] shares with its helper jobs.
+struct Shared {
+    next: AtomicUsize,
+    count: usize,
+    /// Helpers inside `body`, plus [`CLOSED`] once no more may join.
+    helpers: AtomicUsize,
+    body: &'static (dyn Fn(usize) + Sync),
+}
+
+const CLOSED: usize = 1 << (usize::BITS - 1);
+
+impl Shared {
+    fn work(&self) {
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            if i >= self.count {
+                break;
+            }
+            (self.body)(i);
+        }
+    }
+
+    /// Run by a helper job: joins unless the caller has closed the work.
+    fn help(&self) {
+        let mut n = self.helpers.load(Ordering::Acquire);
+        loop {
+            if n & CLOSED != 0 {
+                return;
+            }
+            match self
+                .helpers
+                .compare_exchange_weak(n, n + 1, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => break,
+                Err(now) => n = now,
+            }
+        }
+        /// Leaves on drop, so that even a panicking `body` releases the caller.
+        struct Leave<'a>(&'a AtomicUsize);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::Release);
+            }
+        }
+        let _leave = Leave(&self.helpers);
+        self.work();
+    }
+
+    /// Stops helpers from joining and waits for those inside to finish
+    /// their last index (at most one each, as the counter is exhausted).
+    fn close(&self) {
+        let mut n = self.helpers.fetch_or(CLOSED, Ordering::AcqRel);
+        let mut spins = 0u32;
+        while n & !CLOSED != 0 {
+            // A helper descheduled mid-chunk would make pure spinning burn
+            // its time slice: spin briefly, then yield the core.
+            if spins < 64 {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+            n = self.helpers.load(Ordering::Acquire);
+        }
+    }
 }
 
 /// Calls `body(start, chunk)` for consecutive chunks of `xs` of `chunk_len`
@@ -172,6 +258,21 @@ pub fn for_each_chunk_mut<T: Send>(
 ) {
     let chunks: Vec<Mutex<&mut [T]>> = xs.chunks_mut(chunk_len).map(Mutex::new).collect();
     for_each_index(chunks.len(), |i| body(i * chunk_len, &mut chunks[i].lock()));
+}
+
+/// [`for_each_chunk_mut`] for work whose results do not depend on where
+/// chunks split (elementwise kernels): chunks of at least `min_len`, about
+/// four per thread, so that each thread streams long contiguous runs.
+pub fn for_each_span_mut<T: Send>(
+    xs: &mut [T],
+    min_len: usize,
+    body: impl Fn(usize, &mut [T]) + Sync,
+) {
+    let span = xs
+        .len()
+        .div_ceil(4 * num_threads())
+        .next_multiple_of(min_len);
+    for_each_chunk_mut(xs, span.max(min_len), body);
 }
 
 /// `f(i)` for every `i < count`, in index order, computed as
@@ -226,9 +327,43 @@ mod tests {
     }
 
     #[test]
+    fn the_caller_finishes_alone_while_every_worker_is_busy() {
+        let (release, blocked) = std::sync::mpsc::channel::<()>();
+        let blocked = Arc::new(Mutex::new(blocked));
+        let busy = Arc::new(AtomicUsize::new(0));
+        let workers = num_threads();
+        for _ in 0..workers {
+            let (blocked, busy) = (blocked.clone(), busy.clone());
+            pool().spawn(move || {
+                busy.fetch_add(1, Ordering::SeqCst);
+                let _ = blocked.lock().recv();
+            });
+        }
+        while busy.load(Ordering::SeqCst) < 1 {
+            std::thread::yield_now();
+        }
+        let sum = AtomicUsize::new(0);
+        for_each_index(1000, |i| {
+            sum.fetch_add(i, Ordering::Relaxed);
+        });
+        assert_eq!(sum.load(Ordering::Relaxed), 999 * 1000 / 2);
+        for _ in 0..workers {
+            release.send(()).unwrap();
+        }
+    }
+
+    #[test]
     fn chunks_cover_the_slice_in_order() {
         let mut xs = vec![0usize; 10_001];
         for_each_chunk_mut(&mut xs, 64, |start, chunk| {
+            for (k, x) in chunk.iter_mut().enumerate() {
+                *x = start + k;
+            }
+        });
+        assert!(xs.iter().enumerate().all(|(i, &x)| i == x));
+        xs.fill(0);
+        for_each_span_mut(&mut xs, 64, |start, chunk| {
+            assert!(chunk.len() >= 64 || start + chunk.len() == 10_001);
             for (k, x) in chunk.iter_mut().enumerate() {
                 *x = start + k;
             }

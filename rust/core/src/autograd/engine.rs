@@ -408,17 +408,29 @@ impl GraphTask {
     }
 
     /// Runs `start` and then, inline, whatever it makes ready; extra heavy
-    /// ready nodes go to the pool when running in parallel.
+    /// ready nodes go to the pool when running in parallel. Ready leaf
+    /// accumulators wait until this thread has nothing else to run: a
+    /// gradient shared with sibling nodes (both inputs of an add) is then
+    /// usually no longer read by them, and `.grad` takes it without a copy.
     fn drive<'s>(&'s self, scope: Option<&rayon::Scope<'s>>, start: u32) {
         let _partial = PartialTaskGuard::enter(self.partial);
         let mut pending: SmallVec<[u32; 8]> = smallvec::smallvec![start];
-        while let Some(i) = pending.pop() {
+        let mut accumulators: SmallVec<[u32; 8]> = SmallVec::new();
+        while let Some(i) = pending.pop().or_else(|| accumulators.pop()) {
             if self.failed.load(Ordering::Relaxed) {
                 return;
             }
             match self.run_node(i as usize) {
                 Ok(ready) => {
                     for j in ready {
+                        if self.nodes[j as usize]
+                            .backward_fn()
+                            .as_any()
+                            .is::<AccumulateGrad>()
+                        {
+                            accumulators.push(j);
+                            continue;
+                        }
                         match scope {
                             Some(s) if !pending.is_empty() && self.is_heavy(j) => {
                                 s.spawn(move |s| self.drive(Some(s), j));

@@ -69,12 +69,20 @@ macro_rules! wide_loop {
             fn body<$($g),*>($($arg: $ty),*) where $($bound)* $body
             #[cfg(target_arch = "x86_64")]
             {
-                #[target_feature(enable = "avx2")]
+                #[target_feature(enable = "avx512f")]
+                unsafe fn avx512<$($g),*>($($arg: $ty),*) where $($bound)* {
+                    body($($arg),*)
+                }
+                #[target_feature(enable = "avx2,fma")]
                 unsafe fn avx2<$($g),*>($($arg: $ty),*) where $($bound)* {
                     body($($arg),*)
                 }
-                if std::arch::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU supports AVX2, checked just above.
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU supports AVX-512F, checked just above.
+                    return unsafe { avx512($($arg),*) };
+                }
+                if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                    // SAFETY: the CPU supports AVX2 and FMA, checked just above.
                     return unsafe { avx2($($arg),*) };
                 }
             }
@@ -114,7 +122,7 @@ wide_loop!(update_with<D, F>(dst: &mut [D], f: &F) where [D: Copy, F: Fn(D) -> D
 /// large, where `start` is the index of the chunk's first element.
 fn for_chunks<T: Send>(xs: &mut [T], body: impl Fn(usize, &mut [T]) + Sync + Send) {
     if xs.len() >= PARALLEL_MIN_ELEMENTS {
-        crate::parallel::for_each_chunk_mut(xs, CHUNK, body);
+        crate::parallel::for_each_span_mut(xs, CHUNK, body);
     } else {
         body(0, xs);
     }

@@ -185,7 +185,7 @@ fn update_fast<T: Element>(
     if ls.numel() == 1 {
         let y = s[ls.offset];
         if par {
-            crate::parallel::for_each_chunk_mut(dst, CHUNK, |_, c| {
+            crate::parallel::for_each_span_mut(dst, CHUNK, |_, c| {
                 c.iter_mut().for_each(|x| *x = f(*x, y))
             });
         } else {
@@ -198,7 +198,7 @@ fn update_fast<T: Element>(
             None => c.iter_mut().zip(sc).for_each(|(x, &y)| *x = f(*x, y)),
         };
         if par {
-            crate::parallel::for_each_chunk_mut(dst, CHUNK, |start, c| {
+            crate::parallel::for_each_span_mut(dst, CHUNK, |start, c| {
                 run(c, &srcs[start..start + c.len()])
             });
         } else {
