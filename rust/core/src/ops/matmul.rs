@@ -65,25 +65,34 @@ fn gemm_kernel<T: Element + Arith>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Lay
         // wide; then compute `out^T = b^T @ a^T` into a scratch block and
         // transpose it into place (measured: `x @ W.t()` for a 64x784 batch
         // and 512x784 weight then runs in about 0.6x the time; gemm writes
-        // a column-major destination slowly, hence the scratch block).
+        // a column-major destination slowly, hence the scratch block). When
+        // `a` is stored by rows, `a^T` would be a right operand stored by
+        // columns in turn, so it is first copied transposed (`m x k`
+        // elements against `m x n x k` multiply-adds).
         let rhs_by_columns = lb.strides[1] == 1 && lb.strides[2] != 1;
         let lhs_by_rows = la.strides[2] == 1 && la.strides[1] != 1;
         let swap = rhs_by_columns && (!lhs_by_rows || n > m);
-        let mut scratch = if swap {
-            vec![T::zero(); m * n]
-        } else {
-            Vec::new()
-        };
+        let pack = swap && lhs_by_rows && la.strides[1] > 0;
+        let (mut scratch, mut packed) = (Vec::new(), Vec::new());
+        if swap {
+            scratch = vec![T::zero(); m * n];
+        }
+        if pack {
+            packed = vec![T::zero(); m * k];
+        }
         let mut run = || {
             for (i, (oa, ob)) in ba.offsets().zip(bb.offsets()).enumerate() {
                 let block = &mut dst[i * m * n..(i + 1) * m * n];
+                if pack {
+                    transpose_into(&da[oa..], m, k, la.strides[1] as usize, &mut packed);
+                }
                 // SAFETY: `oa`/`ob` plus any `row * rs + col * cs` within the
                 // `m x k` / `k x n` extents address elements of the storages (the
                 // layouts describe valid views of them), which stay borrowed by the
                 // read guards for the call; `T` is one of gemm's supported element
                 // types (f32, f64, c32, c64); the destination is `block` (`m x n`,
                 // row-major) or `scratch` (`n x m`, row-major), both exclusively
-                // borrowed here.
+                // borrowed here; `packed` holds `a^T` (`k x m`, row-major).
                 unsafe {
                     let (pa, pb) = (da.as_ptr().add(oa), db.as_ptr().add(ob));
                     // (rows, cols, dst, dst row stride, lhs, its strides
@@ -93,7 +102,11 @@ fn gemm_kernel<T: Element + Arith>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Lay
                             (la.strides[2], la.strides[1]),
                             (lb.strides[2], lb.strides[1]),
                         );
-                        (n, m, scratch.as_mut_ptr(), m, pb, sb, pa, sa)
+                        let (rhs, rhs_s) = match pack {
+                            true => (packed.as_ptr(), (m as isize, 1)),
+                            false => (pa, sa),
+                        };
+                        (n, m, scratch.as_mut_ptr(), m, pb, sb, rhs, rhs_s)
                     } else {
                         let (sa, sb) = (
                             (la.strides[1], la.strides[2]),
@@ -124,7 +137,7 @@ fn gemm_kernel<T: Element + Arith>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Lay
                     );
                 }
                 if swap {
-                    transpose_into(&scratch, n, m, block);
+                    transpose_into(&scratch, n, m, m, block);
                 }
             }
         };
@@ -137,17 +150,17 @@ fn gemm_kernel<T: Element + Arith>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Lay
     Tensor::from_vec(out, &[bsz, m, n]).expect("sized")
 }
 
-/// Writes the transpose of `src` (`rows x cols`, row-major) into `dst`
-/// (`cols x rows`, row-major). Eight source rows at a time: each pass
+/// Writes the transpose of `src` (`rows x cols`, rows `stride` apart) into
+/// `dst` (`cols x rows`, row-major). Eight source rows at a time: each pass
 /// writes contiguous runs of `dst` while touching few enough source lines
 /// that power-of-two strides do not evict them from cache.
-fn transpose_into<T: Copy>(src: &[T], rows: usize, cols: usize, dst: &mut [T]) {
+fn transpose_into<T: Copy>(src: &[T], rows: usize, cols: usize, stride: usize, dst: &mut [T]) {
     for r0 in (0..rows).step_by(8) {
         let r1 = rows.min(r0 + 8);
         for c in 0..cols {
             let run = &mut dst[c * rows + r0..c * rows + r1];
             for (j, d) in run.iter_mut().enumerate() {
-                *d = src[(r0 + j) * cols + c];
+                *d = src[(r0 + j) * stride + c];
             }
         }
     }
