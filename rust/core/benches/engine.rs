@@ -2,7 +2,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use ferrograd_core::autograd::backward;
-use ferrograd_core::ops::{binary, reduce, unary};
+use ferrograd_core::ops::{binary, matmul, reduce, shape, unary};
 use ferrograd_core::{Scalar, Tensor};
 
 fn leaf(n: usize) -> Tensor {
@@ -110,5 +110,43 @@ fn kernels(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, chain, diamonds, wide, deep, kernels);
+/// Matrix products: square ones, and a linear layer's `x @ W.t()` (a
+/// right operand stored by columns) with the two products of its backward.
+fn products(c: &mut Criterion) {
+    let mut group = c.benchmark_group("gemm");
+    group.sample_size(20);
+    let matrix = |rows: usize, cols: usize| {
+        let data = (0..rows * cols)
+            .map(|i| (i % 97) as f32 / 97.0 - 0.5)
+            .collect();
+        Tensor::from_vec(data, &[rows, cols]).unwrap()
+    };
+    for n in [256usize, 1024] {
+        let (a, b) = (matrix(n, n), matrix(n, n));
+        group.bench_with_input(BenchmarkId::new("square", n), &n, |bench, _| {
+            bench.iter(|| matmul::mm(&a, &b).unwrap())
+        });
+    }
+    let (x, w, g) = (matrix(64, 784), matrix(512, 784), matrix(64, 512));
+    let wt = shape::transpose(&w, 0, 1).unwrap();
+    let (gt, xt) = (
+        shape::transpose(&g, 0, 1).unwrap(),
+        shape::transpose(&x, 0, 1).unwrap(),
+    );
+    group.bench_function("linear_64x784_by_512", |bench| {
+        bench.iter(|| matmul::mm(&x, &wt).unwrap())
+    });
+    group.bench_function("linear_grad_input", |bench| {
+        bench.iter(|| matmul::mm(&g, &w).unwrap())
+    });
+    group.bench_function("linear_grad_weight", |bench| {
+        bench.iter(|| matmul::mm(&gt, &x).unwrap())
+    });
+    group.bench_function("linear_grad_weight_transposed", |bench| {
+        bench.iter(|| matmul::mm(&xt, &g).unwrap())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, chain, diamonds, wide, deep, kernels, products);
 criterion_main!(benches);
