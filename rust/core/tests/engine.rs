@@ -220,3 +220,39 @@ fn deep_graphs_with_saved_tensors_free_without_backward() {
     }
     drop(y);
 }
+
+/// Threads that discover one retained graph at the same moment each number
+/// it fully: nodes claimed by another thread's discovery are looked up in
+/// that call's own map, and no claim outlives its call.
+#[test]
+fn concurrent_discovery_of_one_graph_numbers_every_node() {
+    let x = leaf(vec![0.5, -1.0, 2.0], &[3]);
+    // A diamond-rich graph: each level reads the previous one twice.
+    let mut y = x.clone();
+    for _ in 0..50 {
+        y = unary::tanh(&binary::add(&y, &binary::mul(&y, &y).unwrap()).unwrap()).unwrap();
+    }
+    let root = scalar_root(&y);
+    let grad_of_x = || {
+        let g = grad(
+            std::slice::from_ref(&root),
+            std::slice::from_ref(&x),
+            &[None],
+            Some(true),
+            false,
+            false,
+        );
+        g.unwrap()[0].clone().unwrap().to_vec::<f64>()
+    };
+    let expected = grad_of_x();
+    assert!(expected.iter().all(|g| g.is_finite() && *g != 0.0));
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..50 {
+                    assert_eq!(grad_of_x(), expected);
+                }
+            });
+        }
+    });
+}

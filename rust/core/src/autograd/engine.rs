@@ -203,6 +203,91 @@ struct GraphTask {
     error: Mutex<Option<Error>>,
 }
 
+/// Numbers the nodes of one backward call's graph. A node is claimed by
+/// writing the call's stamp and its index into `Node::discovery`, so that
+/// meeting it again along another edge costs one atomic load rather than a
+/// hash lookup. A node already claimed by a concurrent call (threads
+/// discovering a shared graph at the same moment) is numbered in a hash map
+/// instead. Claims are released once discovery ends, even on unwinding.
+struct Discovery {
+    /// This call's stamp, in the high half of a `discovery` word.
+    stamp: u64,
+    nodes: Vec<Arc<Node>>,
+    dep_counts: Vec<u32>,
+    fallback: FxHashMap<*const Node, u32>,
+}
+
+static NEXT_STAMP: AtomicU32 = AtomicU32::new(1);
+
+impl Discovery {
+    fn new() -> Discovery {
+        // Stamps wrap after 2^32 calls; claims never outlive their call, so
+        // only 0 (unclaimed) must be skipped.
+        let stamp = match NEXT_STAMP.fetch_add(1, Ordering::Relaxed) {
+            0 => NEXT_STAMP.fetch_add(1, Ordering::Relaxed),
+            s => s,
+        };
+        Discovery {
+            stamp: u64::from(stamp) << 32,
+            nodes: Vec::new(),
+            dep_counts: Vec::new(),
+            fallback: FxHashMap::default(),
+        }
+    }
+
+    /// The number of a node met before, if any.
+    fn find(&self, node: &Node) -> Option<u32> {
+        let mark = node.discovery.load(Ordering::Relaxed);
+        if mark >> 32 << 32 == self.stamp {
+            return Some(mark as u32);
+        }
+        self.fallback.get(&std::ptr::from_ref(node)).copied()
+    }
+
+    /// The number of `node`, and whether it was met for the first time.
+    fn intern(&mut self, node: &Arc<Node>) -> (u32, bool) {
+        if let Some(i) = self.find(node) {
+            return (i, false);
+        }
+        let i = self.nodes.len() as u32;
+        let claim = self.stamp | u64::from(i);
+        let claimed = node
+            .discovery
+            .compare_exchange(0, claim, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok();
+        if !claimed {
+            self.fallback.insert(Arc::as_ptr(node), i);
+        }
+        self.nodes.push(node.clone());
+        self.dep_counts.push(0);
+        (i, true)
+    }
+
+    /// Releases the claims and hands over the nodes and their edge counts.
+    fn finish(mut self) -> (Vec<Arc<Node>>, Vec<u32>) {
+        self.release();
+        (
+            std::mem::take(&mut self.nodes),
+            std::mem::take(&mut self.dep_counts),
+        )
+    }
+
+    fn release(&self) {
+        for (i, node) in self.nodes.iter().enumerate() {
+            let claim = self.stamp | i as u64;
+            let _ = node
+                .discovery
+                .compare_exchange(claim, 0, Ordering::Relaxed, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for Discovery {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
 impl GraphTask {
     fn new(
         roots: Vec<(Edge, Tensor)>,
@@ -212,28 +297,11 @@ impl GraphTask {
         create_graph: bool,
     ) -> Result<GraphTask> {
         // Discover the graph, numbering nodes and counting incoming edges.
-        let mut index: FxHashMap<*const Node, u32> = FxHashMap::default();
-        let mut nodes: Vec<Arc<Node>> = Vec::new();
-        let mut dep_counts: Vec<u32> = Vec::new();
+        let mut found = Discovery::new();
         let mut stack: Vec<u32> = Vec::new();
         let mut root_ids = Vec::new();
-        let intern = |node: &Arc<Node>,
-                      nodes: &mut Vec<Arc<Node>>,
-                      dep_counts: &mut Vec<u32>,
-                      index: &mut FxHashMap<*const Node, u32>|
-         -> (u32, bool) {
-            let key = Arc::as_ptr(node);
-            if let Some(&i) = index.get(&key) {
-                return (i, false);
-            }
-            let i = nodes.len() as u32;
-            index.insert(key, i);
-            nodes.push(node.clone());
-            dep_counts.push(0);
-            (i, true)
-        };
         for (edge, _) in &roots {
-            let (i, new) = intern(&edge.node, &mut nodes, &mut dep_counts, &mut index);
+            let (i, new) = found.intern(&edge.node);
             root_ids.push(i);
             if new {
                 stack.push(i);
@@ -241,12 +309,12 @@ impl GraphTask {
         }
         let mut children: Vec<SmallVec<[Option<u32>; 2]>> = Vec::new();
         while let Some(i) = stack.pop() {
-            let node = nodes[i as usize].clone();
+            let node = found.nodes[i as usize].clone();
             let mut kids = SmallVec::new();
             for edge in node.next_edges() {
                 kids.push(edge.as_ref().map(|e| {
-                    let (j, new) = intern(&e.node, &mut nodes, &mut dep_counts, &mut index);
-                    dep_counts[j as usize] += 1;
+                    let (j, new) = found.intern(&e.node);
+                    found.dep_counts[j as usize] += 1;
                     if new {
                         stack.push(j);
                     }
@@ -254,10 +322,14 @@ impl GraphTask {
                 }));
             }
             if children.len() <= i as usize {
-                children.resize(nodes.len().max(i as usize + 1), SmallVec::new());
+                children.resize(found.nodes.len().max(i as usize + 1), SmallVec::new());
             }
             children[i as usize] = kids;
         }
+        let target_ids: Option<Vec<Option<u32>>> = targets
+            .as_ref()
+            .map(|targets| targets.iter().map(|e| found.find(&e.node)).collect());
+        let (nodes, dep_counts) = found.finish();
         children.resize(nodes.len(), SmallVec::new());
         let n = nodes.len();
 
@@ -268,8 +340,9 @@ impl GraphTask {
             Some(targets) => {
                 let mut reached = vec![false; n];
                 let mut is_target = vec![false; n];
-                for (slot, e) in targets.iter().enumerate() {
-                    if let Some(&i) = index.get(&Arc::as_ptr(&e.node)) {
+                let ids = target_ids.as_deref().unwrap_or_default();
+                for (slot, (e, id)) in targets.iter().zip(ids).enumerate() {
+                    if let Some(i) = *id {
                         is_target[i as usize] = true;
                         reached[i as usize] = true;
                         captures.entry(i).or_default().push((e.input_nr, slot));

@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 pub type Grads = SmallVec<[Option<Tensor>; 2]>;
@@ -85,6 +85,9 @@ pub struct Node {
     has_hooks: AtomicBool,
     /// Where the forward ran, recorded under anomaly detection.
     forward_trace: Option<Arc<str>>,
+    /// While a backward call discovers its graph: that call's stamp (high
+    /// half) and this node's index in it (low half); 0 when unclaimed.
+    pub(crate) discovery: AtomicU64,
 }
 
 impl Node {
@@ -102,6 +105,7 @@ impl Node {
             hooks: Mutex::new(NodeHooks::default()),
             has_hooks: AtomicBool::new(false),
             forward_trace: super::anomaly::capture(),
+            discovery: AtomicU64::new(0),
         }
     }
 
