@@ -331,3 +331,29 @@ def test_empty_views_with_offsets_are_safe():
     assert (row + 1).shape == (0,) and row.sum().item() == 0.0
     y = torch.zeros(2, 3)[:, 3:]
     assert (y * 2).shape == (2, 0) and y.clone().shape == (2, 0)
+
+
+def test_a_gradient_shared_with_a_sibling_node_is_kept_without_a_copy():
+    """Both inputs of an add receive one gradient; the leaf's accumulator
+    runs after the product's backward has finished reading it, so `.grad`
+    takes that buffer itself rather than a copy."""
+    a, b, c = (torch.randn(1000, dtype=torch.float64, requires_grad=True) for _ in range(3))
+    s = a * b + c
+    seen = []
+    s.register_hook(lambda g: seen.append(g.data_ptr()))
+    s.tanh().sum().backward()
+    assert c.grad.data_ptr() == seen[0]
+    np.testing.assert_allclose(c.grad.numpy(), 1 - np.tanh(s.detach().numpy()) ** 2)
+
+
+def test_the_gradient_of_a_weight_used_transposed_arrives_in_its_layout():
+    """`x @ W.t()` computes W's gradient in W's own layout: the buffer that
+    reaches W's accumulator is already contiguous, so `.grad` needs no
+    strided gather."""
+    x = torch.randn(8, 5, dtype=torch.float64)
+    w = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
+    seen = []
+    w.register_hook(lambda g: seen.append(g.is_contiguous()))
+    (x @ w.t()).sum().backward()
+    assert seen == [True]
+    np.testing.assert_allclose(w.grad.numpy(), np.ones((8, 3)).T @ x.numpy())

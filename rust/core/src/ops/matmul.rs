@@ -266,7 +266,8 @@ fn record_mm(name: &'static str, a: &Tensor, b: &Tensor, out: &Tensor) {
         move |ctx, (sa, sb), g| {
             // A gradient is computed transposed when its operand is stored
             // transposed (a weight used as `W.t()`), so it reaches `.grad`
-            // with the operand's own strides and is kept without a copy.
+            // with the operand's own strides: `.grad` then takes a contiguous copy,
+            // not a strided gather.
             let ga = match sb {
                 Some(b) if a_transposed => {
                     let b = b.unpack(ctx)?;
@@ -299,7 +300,8 @@ fn record_mm(name: &'static str, a: &Tensor, b: &Tensor, out: &Tensor) {
 /// Whether `t` is the transpose of a contiguous tensor (and not itself
 /// contiguous), as `W.t()` is.
 fn stored_transposed(t: &Tensor) -> bool {
-    !t.is_contiguous() && transpose(t, -2, -1).is_ok_and(|tt| tt.is_contiguous())
+    let (l, n) = (t.layout(), t.ndim());
+    n >= 2 && !l.is_contiguous() && l.transposed(n - 2, n - 1).is_contiguous()
 }
 
 pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {

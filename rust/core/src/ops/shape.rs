@@ -226,10 +226,7 @@ pub fn transpose(t: &Tensor, d0: i64, d1: i64) -> Result<Tensor> {
             "TransposeBackward0",
         ));
     }
-    let mut l = t.layout().clone();
-    l.shape.swap(a, b);
-    l.strides.swap(a, b);
-    let out = make_view(t, l);
+    let out = make_view(t, t.layout().transposed(a, b));
     record(
         "TransposeBackward0",
         &[t],
@@ -252,10 +249,7 @@ pub fn t(x: &Tensor) -> Result<Tensor> {
     if x.ndim() < 2 {
         return Ok(make_view_recorded(x, x.layout().clone(), "TBackward0"));
     }
-    let mut l = x.layout().clone();
-    l.shape.swap(0, 1);
-    l.strides.swap(0, 1);
-    let out = make_view(x, l);
+    let out = make_view(x, x.layout().transposed(0, 1));
     record(
         "TBackward0",
         &[x],

@@ -101,6 +101,14 @@ impl Layout {
         numel(&self.shape)
     }
 
+    /// This layout with dims `a` and `b` swapped (a transpose's view).
+    pub fn transposed(&self, a: usize, b: usize) -> Layout {
+        let mut l = self.clone();
+        l.shape.swap(a, b);
+        l.strides.swap(a, b);
+        l
+    }
+
     pub fn is_contiguous(&self) -> bool {
         let mut expected = 1isize;
         for i in (0..self.shape.len()).rev() {
