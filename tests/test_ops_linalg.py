@@ -201,3 +201,73 @@ def test_linear_weight_gradient():
     assert w.grad.is_contiguous()
     want = np.ones((64, 20)).T @ x.numpy()
     np.testing.assert_allclose(w.grad.numpy(), want, rtol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    m=st.integers(1, 30),
+    k=st.integers(2, 30),
+    n=st.integers(1, 30),
+    repeated=st.sampled_from(["lhs", "rhs", "both"]),
+    transposed=st.booleans(),
+    batch=st.integers(0, 3),
+    dtype=st.sampled_from([fg.float64, fg.complex128]),
+)
+def test_products_with_an_operand_repeated_along_the_contraction(m, k, n, repeated, transposed, batch, dtype):
+    """An operand expanded along the contracted dimension (the gradient of a
+    sum arrives so) gives the same product and gradients as its dense copy."""
+    rng = np.random.default_rng(m * 900 + k * 30 + n)
+    lead = (batch,) if batch else ()
+
+    def draw(*shape):
+        values = rng.standard_normal(shape)
+        if dtype == fg.complex128:
+            values = values + 1j * rng.standard_normal(shape)
+        return values
+
+    x = draw(*lead, m, 1) if repeated != "rhs" else draw(*lead, m, k)
+    y = draw(*lead, 1, n) if repeated != "lhs" else draw(*lead, k, n)
+    dense_x = np.broadcast_to(x, (*lead, m, k))
+    dense_y = np.broadcast_to(y, (*lead, k, n))
+
+    def operand(values, dense, by_columns):
+        if by_columns:
+            leaf = fg.tensor(np.swapaxes(values, -1, -2).copy(), requires_grad=True)
+            stored = leaf.transpose(-1, -2)
+        else:
+            leaf = fg.tensor(values.copy(), requires_grad=True)
+            stored = leaf
+        return leaf, stored.expand(*dense.shape)
+
+    xa, xe = operand(x, dense_x, transposed)
+    ya, ye = operand(y, dense_y, not transposed)
+    out = xe @ ye
+    np.testing.assert_allclose(out.detach().numpy(), dense_x @ dense_y, rtol=1e-10, atol=1e-10)
+    g = draw(*lead, m, n)
+    out.backward(fg.tensor(g))
+    gx = (
+        (g @ np.swapaxes(dense_y, -1, -2).conj()).sum(-1, keepdims=True)
+        if x.shape[-1] == 1
+        else g @ np.swapaxes(dense_y, -1, -2).conj()
+    )
+    gy = (
+        (np.swapaxes(dense_x, -1, -2).conj() @ g).sum(-2, keepdims=True)
+        if y.shape[-2] == 1
+        else np.swapaxes(dense_x, -1, -2).conj() @ g
+    )
+    for leaf, want, was_transposed in ((xa, gx, transposed), (ya, gy, not transposed)):
+        got = leaf.grad.numpy()
+        got = np.swapaxes(got, -1, -2) if was_transposed else got
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
+def test_matrix_sum_backward_products_match_torch():
+    """`(A @ B).sum()` backward multiplies by the expanded gradient of the sum."""
+    torch = pytest.importorskip("torch")
+    a, b = np.random.default_rng(0).standard_normal((2, 70, 70))
+    fa, fb = fg.tensor(a, requires_grad=True), fg.tensor(b, requires_grad=True)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    (fa @ fb.t()).mean().backward()
+    (ta @ tb.t()).mean().backward()
+    np.testing.assert_allclose(fa.grad.numpy(), ta.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(fb.grad.numpy(), tb.grad.numpy(), rtol=1e-12)

@@ -182,3 +182,20 @@ def test_empty_reductions_over_nonempty_dims():
     assert x.amax(1).shape == (0,)
     assert x.max(1).values.shape == (0,)
     assert x.logsumexp(0).numpy().tolist() == [-np.inf] * 3
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 6), min_size=1, max_size=4),
+    data=st.data(),
+)
+def test_sums_over_any_dims_of_permuted_tensors(shape, data):
+    """Sums of a tensor whose dims are stored in another order (transposes,
+    permutes) agree with numpy whichever dims are reduced."""
+    a = np.random.default_rng(len(shape)).standard_normal(shape)
+    order = data.draw(st.permutations(range(len(shape))))
+    dims = data.draw(st.lists(st.sampled_from(range(len(shape))), unique=True, min_size=1))
+    keepdim = data.draw(st.booleans())
+    x = fg.tensor(a).permute(*order)
+    want = a.transpose(order).sum(tuple(dims), keepdims=keepdim)
+    np.testing.assert_allclose(x.sum(dims, keepdim=keepdim).numpy(), want, rtol=1e-12, atol=1e-12)

@@ -5,6 +5,7 @@
 use super::binary::{add, dtype_display, mul};
 use super::copy::contiguous;
 use super::num::Arith;
+use super::reduce::sum;
 use super::result_type;
 use super::shape::{expand_to, reshape, squeeze_dims, transpose, unsqueeze};
 use super::unary::conj;
@@ -32,11 +33,49 @@ fn cpp_type_name(d: DType) -> &'static str {
 /// into a new contiguous `[B, m, n]` tensor. No history.
 fn bmm_raw(a: &Tensor, la: &Layout, b: &Tensor, lb: &Layout) -> Result<Tensor> {
     let dtype = a.dtype();
+    if dtype != DType::Bool {
+        if let Some(out) = product_constant_along_k(a, la, b, lb)? {
+            return Ok(out);
+        }
+    }
     match dtype {
         DType::Int64 => Ok(loop_kernel::<i64>(a, la, b, lb)),
         DType::Bool => bail!(Runtime, "\"addmm_impl_cpu_\" not implemented for 'Bool'"),
         _ => with_float!(dtype, T => Ok(gemm_kernel::<T>(a, la, b, lb)), unreachable!()),
     }
+}
+
+/// A product whose operand repeats along the contracted dimension (stride
+/// 0 there, as the gradient of a `sum` or `mean` arrives) is an outer
+/// product: `a[i, p] = a[i, 0]` for every `p` gives
+/// `(a @ b)[i, j] = a[i, 0] * sum_p b[p, j]`, and likewise for `b`. That
+/// takes `m*k + m*n` operations instead of `m*n*k`. `None` when neither
+/// operand repeats.
+fn product_constant_along_k(
+    a: &Tensor,
+    la: &Layout,
+    b: &Tensor,
+    lb: &Layout,
+) -> Result<Option<Tensor>> {
+    let (bsz, m, k, n) = (la.shape[0], la.shape[1], la.shape[2], lb.shape[2]);
+    // The first row or column of a `[B, rows, cols]` layout.
+    let first = |l: &Layout, shape: [usize; 3]| Layout {
+        shape: smallvec::smallvec![shape[0], shape[1], shape[2]],
+        ..l.clone()
+    };
+    // `a.alias`/`b.alias` carry no history, so these ops record nothing.
+    let out = if k < 2 {
+        return Ok(None);
+    } else if la.strides[2] == 0 {
+        let column = a.alias(first(la, [bsz, m, 1]));
+        mul(&column, &sum(&b.alias(lb.clone()), &[1], true)?)?
+    } else if lb.strides[1] == 0 {
+        let row = b.alias(first(lb, [bsz, 1, n]));
+        mul(&sum(&a.alias(la.clone()), &[2], true)?, &row)?
+    } else {
+        return Ok(None);
+    };
+    Ok(Some(out))
 }
 
 /// The batch dimension of a `[B, rows, cols]` layout as its own layout.
@@ -51,103 +90,195 @@ fn batch_layout(l: &Layout) -> Layout {
 fn gemm_kernel<T: Element + Arith>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Layout) -> Tensor {
     let (bsz, m, k, n) = (la.shape[0], la.shape[1], la.shape[2], lb.shape[2]);
     let mut out = vec![T::zero(); bsz * m * n];
-    if k > 0 && !out.is_empty() {
-        let parallel = m * n * k > PARALLEL_MIN_FLOPS;
-        let par = if parallel {
-            gemm::Parallelism::Rayon(0)
-        } else {
-            gemm::Parallelism::None
-        };
-        let (da, db) = (a.storage().read::<T>(), b.storage().read::<T>());
-        let (ba, bb) = (batch_layout(la), batch_layout(lb));
-        let (da, db, dst) = (&*da, &*db, &mut out);
-        // gemm streams a right operand stored by columns slowly once it is
-        // wide; then compute `out^T = b^T @ a^T` into a scratch block and
-        // transpose it into place (measured: `x @ W.t()` for a 64x784 batch
-        // and 512x784 weight then runs in about 0.6x the time; gemm writes
-        // a column-major destination slowly, hence the scratch block). When
-        // `a` is stored by rows, `a^T` would be a right operand stored by
-        // columns in turn, so it is first copied transposed (`m x k`
-        // elements against `m x n x k` multiply-adds).
-        let rhs_by_columns = lb.strides[1] == 1 && lb.strides[2] != 1;
-        let lhs_by_rows = la.strides[2] == 1 && la.strides[1] != 1;
-        let swap = rhs_by_columns && (!lhs_by_rows || n > m);
-        let pack = swap && lhs_by_rows && la.strides[1] > 0;
-        let (mut scratch, mut packed) = (Vec::new(), Vec::new());
-        if swap {
-            scratch = vec![T::zero(); m * n];
+    if k == 0 || out.is_empty() {
+        return Tensor::from_vec(out, &[bsz, m, n]).expect("sized");
+    }
+    let (da, db) = (a.storage().read::<T>(), b.storage().read::<T>());
+    let offsets: Vec<(usize, usize)> = batch_layout(la)
+        .offsets()
+        .zip(batch_layout(lb).offsets())
+        .collect();
+    // gemm streams a right operand stored by columns slowly once it is
+    // wide; then compute `out^T = b^T @ a^T` into a scratch block and
+    // transpose it into place (measured: `x @ W.t()` for a 64x784 batch
+    // and 512x784 weight then runs in about 0.6x the time; gemm writes
+    // a column-major destination slowly, hence the scratch block). When
+    // `a` is stored by rows, `a^T` would be a right operand stored by
+    // columns in turn, so it is first copied transposed (`m x k`
+    // elements against `m x n x k` multiply-adds).
+    let rhs_by_columns = lb.strides[1] == 1 && lb.strides[2] != 1;
+    let lhs_by_rows = la.strides[2] == 1 && la.strides[1] != 1;
+    let swap = rhs_by_columns && (!lhs_by_rows || n > m);
+    let pack = swap && lhs_by_rows && la.strides[1] > 0;
+    let mut scratch = match swap {
+        true => vec![T::zero(); bsz * m * n],
+        false => Vec::new(),
+    };
+    let mut packed = Vec::new();
+    if pack {
+        packed = vec![T::zero(); bsz * m * k];
+        for (i, &(oa, _)) in offsets.iter().enumerate() {
+            let dst = &mut packed[i * m * k..(i + 1) * m * k];
+            transpose_into(&da[oa..], m, k, la.strides[1] as usize, dst);
         }
-        if pack {
-            packed = vec![T::zero(); m * k];
-        }
-        let mut run = || {
-            for (i, (oa, ob)) in ba.offsets().zip(bb.offsets()).enumerate() {
-                let block = &mut dst[i * m * n..(i + 1) * m * n];
-                if pack {
-                    transpose_into(&da[oa..], m, k, la.strides[1] as usize, &mut packed);
+    }
+    let dst = match swap {
+        true => scratch.as_mut_ptr(),
+        false => out.as_mut_ptr(),
+    };
+    let products: Vec<Product<T>> = offsets
+        .iter()
+        .enumerate()
+        .map(|(i, &(oa, ob))| {
+            // SAFETY (pointer arithmetic only): `oa`/`ob` are offsets of
+            // elements of the storages, `i * m * n` and `i * m * k` of
+            // elements of the destination and packed buffers.
+            let (pa, pb, dst) =
+                unsafe { (da.as_ptr().add(oa), db.as_ptr().add(ob), dst.add(i * m * n)) };
+            if swap {
+                let rhs = match pack {
+                    // SAFETY: as above.
+                    true => (unsafe { packed.as_ptr().add(i * m * k) }, (m as isize, 1)),
+                    false => (pa, (la.strides[2], la.strides[1])),
+                };
+                Product {
+                    rows: n,
+                    cols: m,
+                    k,
+                    dst,
+                    dst_rs: m as isize,
+                    lhs: pb,
+                    lhs_s: (lb.strides[2], lb.strides[1]),
+                    rhs: rhs.0,
+                    rhs_s: rhs.1,
                 }
-                // SAFETY: `oa`/`ob` plus any `row * rs + col * cs` within the
-                // `m x k` / `k x n` extents address elements of the storages (the
-                // layouts describe valid views of them), which stay borrowed by the
-                // read guards for the call; `T` is one of gemm's supported element
-                // types (f32, f64, c32, c64); the destination is `block` (`m x n`,
-                // row-major) or `scratch` (`n x m`, row-major), both exclusively
-                // borrowed here; `packed` holds `a^T` (`k x m`, row-major).
-                unsafe {
-                    let (pa, pb) = (da.as_ptr().add(oa), db.as_ptr().add(ob));
-                    // (rows, cols, dst, dst row stride, lhs, its strides
-                    // (row, col), rhs, its strides (row, col)).
-                    let (rows, cols, dst, dst_rs, lhs, lhs_s, rhs, rhs_s) = if swap {
-                        let (sa, sb) = (
-                            (la.strides[2], la.strides[1]),
-                            (lb.strides[2], lb.strides[1]),
-                        );
-                        let (rhs, rhs_s) = match pack {
-                            true => (packed.as_ptr(), (m as isize, 1)),
-                            false => (pa, sa),
-                        };
-                        (n, m, scratch.as_mut_ptr(), m, pb, sb, rhs, rhs_s)
-                    } else {
-                        let (sa, sb) = (
-                            (la.strides[1], la.strides[2]),
-                            (lb.strides[1], lb.strides[2]),
-                        );
-                        (m, n, block.as_mut_ptr(), n, pa, sa, pb, sb)
-                    };
-                    gemm::gemm::<T>(
-                        rows,
-                        cols,
-                        k,
-                        dst,
-                        1,
-                        dst_rs as isize,
-                        false,
-                        lhs,
-                        lhs_s.1,
-                        lhs_s.0,
-                        rhs,
-                        rhs_s.1,
-                        rhs_s.0,
-                        T::zero(),
-                        T::one(),
-                        false,
-                        false,
-                        false,
-                        par,
-                    );
-                }
-                if swap {
-                    transpose_into(&scratch, n, m, m, block);
+            } else {
+                Product {
+                    rows: m,
+                    cols: n,
+                    k,
+                    dst,
+                    dst_rs: n as isize,
+                    lhs: pa,
+                    lhs_s: (la.strides[1], la.strides[2]),
+                    rhs: pb,
+                    rhs_s: (lb.strides[1], lb.strides[2]),
                 }
             }
-        };
-        if parallel {
-            crate::parallel::install(run);
-        } else {
-            run();
+        })
+        .collect();
+    let parts = parts_per_product(m * n * k);
+    let run = |job: usize| {
+        let (product, part) = (&products[job / parts], job % parts);
+        // SAFETY: each product addresses valid elements of the operand
+        // storages (borrowed by `da`/`db` for this call) and of its own
+        // destination block; the parts of one product write disjoint
+        // rows or columns of it, and distinct products distinct blocks.
+        unsafe { product.run_part(part, parts) }
+    };
+    let jobs = products.len() * parts;
+    if bsz * m * n * k > PARALLEL_MIN_FLOPS {
+        crate::parallel::for_each_index(jobs, run);
+    } else {
+        (0..jobs).for_each(run);
+    }
+    if swap {
+        for i in 0..bsz {
+            let block = &mut out[i * m * n..(i + 1) * m * n];
+            transpose_into(&scratch[i * m * n..(i + 1) * m * n], n, m, m, block);
         }
     }
     Tensor::from_vec(out, &[bsz, m, n]).expect("sized")
+}
+
+/// How many pieces one product of `flops` multiply-adds is cut into for
+/// the pool: one per thread, as each piece packs the whole of the operand
+/// it does not split, and none below [`PARALLEL_MIN_FLOPS`] or while this
+/// thread's queue holds other work for the pool (then the other threads
+/// are busy with it, and a split would only pack twice).
+fn parts_per_product(flops: usize) -> usize {
+    if flops <= PARALLEL_MIN_FLOPS || crate::parallel::work_is_queued() {
+        return 1;
+    }
+    crate::parallel::num_threads().min(flops / PARALLEL_MIN_FLOPS)
+}
+
+/// `dst = lhs @ rhs` for one `rows x cols` block with strided operands
+/// (strides as (row, col)), in raw parts so that pieces of it can run on
+/// several threads.
+struct Product<T> {
+    rows: usize,
+    cols: usize,
+    k: usize,
+    dst: *mut T,
+    dst_rs: isize,
+    lhs: *const T,
+    lhs_s: (isize, isize),
+    rhs: *const T,
+    rhs_s: (isize, isize),
+}
+
+// SAFETY: a `Product` is only read, and its parts write disjoint elements
+// of the destination (see `run_part`).
+unsafe impl<T: Send> Sync for Product<T> {}
+
+impl<T: Element + Arith> Product<T> {
+    /// Computes piece `part` of `parts`: a band of rows, or of columns when
+    /// the block is wider than tall. Bands are multiples of 16 so each
+    /// holds whole register tiles.
+    ///
+    /// # Safety
+    /// The pointers must address valid elements for the whole block, and
+    /// no other thread may write the same band.
+    unsafe fn run_part(&self, part: usize, parts: usize) {
+        let by_rows = self.rows >= self.cols;
+        let len = if by_rows { self.rows } else { self.cols };
+        let band = len.div_ceil(parts).next_multiple_of(16);
+        let start = (part * band).min(len);
+        let end = ((part + 1) * band).min(len);
+        if start == end {
+            return;
+        }
+        let s = start as isize;
+        let (rows, cols, dst, lhs, rhs) = if by_rows {
+            (
+                end - start,
+                self.cols,
+                self.dst.offset(s * self.dst_rs),
+                self.lhs.offset(s * self.lhs_s.0),
+                self.rhs,
+            )
+        } else {
+            (
+                self.rows,
+                end - start,
+                self.dst.offset(s),
+                self.lhs,
+                self.rhs.offset(s * self.rhs_s.1),
+            )
+        };
+        gemm::gemm::<T>(
+            rows,
+            cols,
+            self.k,
+            dst,
+            1,
+            self.dst_rs,
+            false,
+            lhs,
+            self.lhs_s.1,
+            self.lhs_s.0,
+            rhs,
+            self.rhs_s.1,
+            self.rhs_s.0,
+            T::zero(),
+            T::one(),
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        );
+    }
 }
 
 /// Writes the transpose of `src` (`rows x cols`, rows `stride` apart) into

@@ -86,11 +86,10 @@ pub fn reduce<T: Element, O: Element>(
                 .fold(init, |acc, o| fold(acc, data[base + o]))
         }
     };
-    let leading =
-        !dims.is_empty() && dims.len() < l.ndim() && dims.iter().enumerate().all(|(i, &d)| i == d);
-    let out: Vec<O> = if leading && l.is_contiguous() && inner_n > 0 {
-        // Reducing leading dims of a contiguous tensor (a bias gradient):
-        // fold whole rows into the accumulator row, which vectorises.
+    let out: Vec<O> = if inner_n > 0 && reduced_dims_lead_in_memory(l, dims) {
+        // Reducing the dims that are outermost in memory (a bias gradient,
+        // or the column sums of a transposed matrix): fold whole rows into
+        // the accumulator row, which vectorises.
         let cols = outer.numel();
         let fold_rows = |first_col: usize, acc: &mut [O]| {
             let width = acc.len();
@@ -130,6 +129,28 @@ pub fn reduce<T: Element, O: Element>(
     };
     drop(data);
     Tensor::from_vec(out, &out_shape).expect("reduced shape")
+}
+
+/// Whether `l` is a dense block whose reduced `dims` are, in memory, all
+/// outside its kept dims, which follow one another in their own order: the
+/// tensor is then `inner_n` consecutive rows of the kept elements. Dims of
+/// size 1 are left out, as they place no element.
+fn reduced_dims_lead_in_memory(l: &Layout, dims: &[usize]) -> bool {
+    let mut order: Vec<usize> = (0..l.ndim()).filter(|&d| l.shape[d] > 1).collect();
+    order.sort_by_key(|&d| (std::cmp::Reverse(l.strides[d]), !dims.contains(&d), d));
+    let reduced = order.iter().take_while(|d| dims.contains(d)).count();
+    let kept = &order[reduced..];
+    if reduced == 0 || kept.is_empty() || kept.iter().any(|d| dims.contains(d)) {
+        return false;
+    }
+    let mut expected = 1;
+    for &d in order.iter().rev() {
+        if l.strides[d] != expected as isize {
+            return false;
+        }
+        expected *= l.shape[d];
+    }
+    kept.windows(2).all(|w| w[0] < w[1])
 }
 
 /// Folds a contiguous run into `LANES` independent accumulators, combined
