@@ -135,14 +135,6 @@ pub fn in_place_scope<'scope, R>(f: impl FnOnce(&rayon::Scope<'scope>) -> R) -> 
     wait_for(|| pool.in_place_scope(f))
 }
 
-/// Whether this thread is a pool worker with jobs queued that the other
-/// workers can take: they are then likely busy, and splitting a kernel
-/// for them would only add overhead.
-pub fn work_is_queued() -> bool {
-    rayon::current_thread_index().is_some()
-        && pool().current_thread_has_pending_tasks().unwrap_or(false)
-}
-
 /// Calls `body(i)` once for every `i < count`. The calling thread and up to
 /// `num_threads() - 1` workers take indices from a shared counter, so the
 /// caller works instead of sleeping until a worker wakes, and a worker that

@@ -191,16 +191,17 @@ fn gemm_kernel<T: Element + Arith>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Lay
     Tensor::from_vec(out, &[bsz, m, n]).expect("sized")
 }
 
+/// Products smaller than this many multiply-adds (about 20 µs on one
+/// core) run whole on one thread: waking a helper costs more than it saves.
+const SPLIT_MIN_FLOPS: usize = 1 << 21;
+
 /// How many pieces one product of `flops` multiply-adds is cut into for
-/// the pool: one per thread, as each piece packs the whole of the operand
-/// it does not split, and none below [`PARALLEL_MIN_FLOPS`] or while this
-/// thread's queue holds other work for the pool (then the other threads
-/// are busy with it, and a split would only pack twice).
+/// the pool: one per thread (each piece packs the whole of the operand it
+/// does not split, so more pieces measured slower) once it is large enough.
 fn parts_per_product(flops: usize) -> usize {
-    if flops <= PARALLEL_MIN_FLOPS || crate::parallel::work_is_queued() {
-        return 1;
-    }
-    crate::parallel::num_threads().min(flops / PARALLEL_MIN_FLOPS)
+    crate::parallel::num_threads()
+        .min(flops / SPLIT_MIN_FLOPS)
+        .max(1)
 }
 
 /// `dst = lhs @ rhs` for one `rows x cols` block with strided operands
