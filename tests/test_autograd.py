@@ -346,6 +346,26 @@ def test_a_gradient_shared_with_a_sibling_node_is_kept_without_a_copy():
     np.testing.assert_allclose(c.grad.numpy(), 1 - np.tanh(s.detach().numpy()) ** 2)
 
 
+def test_the_gradient_of_a_weight_used_transposed_is_kept_without_a_copy():
+    """W's gradient through `W.t()` is a view of the product's buffer;
+    nothing else reads it, so `.grad` takes that buffer instead of a copy."""
+    x = torch.randn(8, 5, dtype=torch.float64)
+    w = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
+    seen = []
+    w.register_hook(lambda g: seen.append(g.data_ptr()))
+    out = x @ w.t()
+    out.tanh().sum().backward()
+    assert w.grad.data_ptr() == seen[0]
+    assert w.grad._base is None
+    g = 1 - np.tanh(out.detach().numpy()) ** 2
+    np.testing.assert_allclose(w.grad.numpy(), g.T @ x.numpy(), rtol=1e-12)
+    kept = []
+    w.grad = None
+    w.register_hook(lambda g: kept.append(g))
+    (x @ w.t()).tanh().sum().backward()
+    assert w.grad.data_ptr() != kept[0].data_ptr()
+
+
 def test_the_gradient_of_a_weight_used_transposed_arrives_in_its_layout():
     """`x @ W.t()` computes W's gradient in W's own layout: the buffer that
     reaches W's accumulator is already contiguous, so `.grad` needs no

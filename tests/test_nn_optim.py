@@ -3,6 +3,8 @@ the seeds' fine-tuning recipe (frozen base, new head) trains only the head."""
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 import ferrograd as torch
 from ferrograd import nn, optim
@@ -105,3 +107,90 @@ def test_module_double_and_float():
     assert out.dtype == torch.float64
     model.float()
     assert model.weight.dtype == torch.float32
+
+
+def unfused_sgd_steps(p, grads, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
+    """torch's single-tensor SGD written out with the unfused in-place ops."""
+    buf = None
+    for g in grads:
+        with torch.no_grad():
+            g = -g if maximize else g
+            if weight_decay != 0:
+                g = g.add(p, alpha=weight_decay)
+            if buf is None:
+                buf = g.detach().clone()
+            else:
+                buf.mul_(momentum).add_(g, alpha=1 - dampening)
+            step = g.add(buf, alpha=momentum) if nesterov else buf
+            p.add_(step, alpha=-lr)
+    return buf
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    size=st.sampled_from([1, 7, 1000, 70_000]),
+    dtype=st.sampled_from(["float32", "float64"]),
+    momentum=st.sampled_from([0.5, 0.9]),
+    dampening=st.sampled_from([0.0, 0.1]),
+    weight_decay=st.sampled_from([0.0, 0.01]),
+    nesterov=st.booleans(),
+    maximize=st.booleans(),
+    strided=st.booleans(),
+)
+def test_sgd_momentum_steps_round_exactly_as_the_unfused_ops(
+    size, dtype, momentum, dampening, weight_decay, nesterov, maximize, strided
+):
+    """SGD's fused momentum step gives bitwise the parameters and buffers of
+    the three unfused ops, on contiguous parameters (fused) and strided ones
+    (not fusable, so unfused)."""
+    assume(not nesterov or dampening == 0)
+    rng = np.random.default_rng(size)
+    dt = getattr(torch, dtype)
+    start = rng.standard_normal(size * (2 if strided else 1))
+    grads = [torch.tensor(rng.standard_normal(size), dtype=dt) for _ in range(3)]
+    hyper = dict(
+        lr=0.05,
+        momentum=momentum,
+        dampening=dampening,
+        weight_decay=weight_decay,
+        nesterov=nesterov,
+        maximize=maximize,
+    )
+
+    def param():
+        base = torch.tensor(start, dtype=dt)
+        return (base[::2] if strided else base).requires_grad_()
+
+    ours = param()
+    opt = optim.SGD([ours], **hyper)
+    for g in grads:
+        ours.grad = g.clone()
+        opt.step()
+    want = param()
+    buf = unfused_sgd_steps(want, grads, **hyper)
+    assert np.array_equal(ours.detach().numpy(), want.detach().numpy())
+    assert np.array_equal(opt.state[ours]["momentum_buffer"].numpy(), buf.numpy())
+
+
+def test_fused_sgd_step_bumps_versions_and_matches_torch():
+    """The fused step is an in-place write of the parameter and its buffer."""
+    p = torch.randn(100_000, requires_grad=True)
+    opt = optim.SGD([p], lr=0.1, momentum=0.9)
+    p.grad = torch.ones(100_000)
+    opt.step()
+    buf = opt.state[p]["momentum_buffer"]
+    versions = (p._version, buf._version)
+    p.grad = torch.full((100_000,), 2.0)
+    opt.step()
+    assert (p._version, buf._version) == (versions[0] + 1, versions[1] + 1)
+    if has_torch:
+        import torch as real
+
+        q = real.tensor(p.detach().numpy(), requires_grad=True)
+        ref = real.optim.SGD([q], lr=0.1, momentum=0.9)
+        ref.state[q]["momentum_buffer"] = real.tensor(buf.numpy())
+        q.grad = real.full((100_000,), 3.0)
+        ref.step()
+        p.grad = torch.full((100_000,), 3.0)
+        opt.step()
+        assert np.array_equal(p.detach().numpy(), q.detach().numpy())

@@ -5,6 +5,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+import ferrograd as fg
+
 from helpers import arrays, broadcastable_pair, check_op, shapes
 
 BINARY = {
@@ -70,3 +72,21 @@ def test_sum_mean_over_dims(data):
     check_op(lambda T, x: x.sum(dim, keepdim=keepdim) * 2 + x.sum(), a)
     if shape[dim] > 0:
         check_op(lambda T, x: x.mean(dim, keepdim=keepdim), a)
+
+
+def test_python_floats_reach_double_kernels_unrounded():
+    """A Python float operand keeps its double value in float64 and
+    complex128 ops, and still promotes as a float32 scalar would."""
+    x = fg.tensor([1.0, 3.0], dtype=fg.float64)
+    np.testing.assert_array_equal((x * 0.01).numpy(), np.array([1.0, 3.0]) * 0.01)
+    np.testing.assert_array_equal(
+        x.add(x, alpha=0.1).numpy(), np.array([1.0, 3.0]) + np.array([1.0, 3.0]) * 0.1
+    )
+    z = fg.tensor([1 + 1j], dtype=fg.complex128)
+    np.testing.assert_array_equal((z * (0.1 + 0.3j)).numpy(), np.array([1 + 1j]) * (0.1 + 0.3j))
+    assert (fg.ones(2) * 0.01).dtype == fg.float32
+    assert (fg.arange(3) * 0.5).dtype == fg.float32
+    assert (fg.arange(3) * 1j).dtype == fg.complex64
+    assert (fg.ones(2) * 1j).dtype == fg.complex64
+    assert (x * 1j).dtype == fg.complex128
+    np.testing.assert_array_equal((fg.ones(1) * 0.01).numpy(), np.float32(0.01))

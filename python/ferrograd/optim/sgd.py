@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import ferrograd
+from ferrograd._C import _sgd_momentum_
 
 from .optimizer import Optimizer
 
@@ -111,8 +112,17 @@ def sgd(
     nesterov: bool,
     maximize: bool,
 ) -> None:
-    """Functional SGD; fills ``momentum_buffer_list`` in place (torch's single-tensor algorithm)."""
+    """Functional SGD; fills ``momentum_buffer_list`` in place (torch's single-tensor algorithm).
+
+    Once a parameter has a momentum buffer its step runs as one fused pass
+    when the tensors allow (see ``_sgd_momentum_``), with the same rounding.
+    """
     for i, param in enumerate(params):
+        buf = momentum_buffer_list[i] if momentum != 0 else None
+        if buf is not None and _sgd_momentum_(
+            param, grads[i], buf, lr, momentum, dampening, weight_decay, nesterov, maximize
+        ):
+            continue
         grad = -grads[i] if maximize else grads[i]
         if weight_decay != 0:
             grad = grad.add(param, alpha=weight_decay)

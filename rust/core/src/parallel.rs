@@ -268,11 +268,15 @@ pub fn for_each_span_mut<T: Send>(
     min_len: usize,
     body: impl Fn(usize, &mut [T]) + Sync,
 ) {
-    let span = xs
-        .len()
-        .div_ceil(4 * num_threads())
-        .next_multiple_of(min_len);
-    for_each_chunk_mut(xs, span.max(min_len), body);
+    for_each_chunk_mut(xs, span_len(xs.len(), min_len), body);
+}
+
+/// The chunk length [`for_each_span_mut`] splits `len` elements into: about
+/// four chunks per thread, each a multiple of `min_len` long.
+pub fn span_len(len: usize, min_len: usize) -> usize {
+    len.div_ceil(4 * num_threads())
+        .next_multiple_of(min_len)
+        .max(min_len)
 }
 
 /// `f(i)` for every `i < count`, in index order, computed as

@@ -17,6 +17,7 @@ mod ops_index;
 mod ops_inplace;
 mod ops_linalg;
 mod ops_math;
+mod optim;
 mod tensor;
 mod threads;
 
@@ -39,6 +40,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops_linalg::register(m)?;
     ops_index::register(m)?;
     ops_math::register(m)?;
+    optim::register(m)?;
     threads::register(m)?;
     Ok(())
 }

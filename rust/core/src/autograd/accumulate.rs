@@ -58,6 +58,16 @@ impl BackwardFn for AccumulateGrad {
 /// is when nothing else holds it, else copied; later ones are added in place
 /// unless the graph of the gradient itself is being recorded.
 pub fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
+    // A gradient that is a view (the transposed gradient of a weight used
+    // as `W.t()`) holds its base, which holds the same storage: detaching
+    // drops that hold, so a view nothing else reads is kept, not copied.
+    let g = if g.grad_fn().is_none() && g.view_base().is_some() {
+        let detached = g.detach();
+        drop(g);
+        detached
+    } else {
+        g
+    };
     // Expanded (stride-0) gradients are copied: in-place accumulation into
     // them would write one element many times.
     let owned = Arc::strong_count(&g.0) == 1

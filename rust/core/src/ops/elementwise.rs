@@ -12,7 +12,7 @@ use std::mem::MaybeUninit;
 
 /// Element counts below this run on the calling thread: spawning costs more.
 pub const PARALLEL_MIN_ELEMENTS: usize = 1 << 16;
-const CHUNK: usize = 1 << 14;
+pub(crate) const CHUNK: usize = 1 << 14;
 
 /// The contiguous slice a tensor covers, if it is contiguous.
 /// Empty views may carry any offset (even past the end of the storage).
@@ -62,9 +62,9 @@ fn row(start: usize, len: usize, stride: isize) -> impl Iterator<Item = usize> {
 /// element function should be `#[inline(always)]` (or small) so that it is
 /// inlined into, and vectorised with, each copy of the loop.
 macro_rules! wide_loop {
-    ($name:ident<$($g:ident),*>($($arg:ident: $ty:ty),*) where [$($bound:tt)*] $body:block) => {
+    ($vis:vis $name:ident<$($g:ident),*>($($arg:ident: $ty:ty),*) where [$($bound:tt)*] $body:block) => {
         #[inline(always)]
-        fn $name<$($g),*>($($arg: $ty),*) where $($bound)* {
+        $vis fn $name<$($g),*>($($arg: $ty),*) where $($bound)* {
             #[inline(always)]
             fn body<$($g),*>($($arg: $ty),*) where $($bound)* $body
             #[cfg(target_arch = "x86_64")]
@@ -109,6 +109,13 @@ wide_loop!(update_from<D, S, F>(dst: &mut [D], src: &[S], f: &F)
     where [D: Copy, S: Copy, F: Fn(D, S) -> D] {
     for (d, &s) in dst.iter_mut().zip(src) {
         *d = f(*d, s);
+    }
+});
+
+wide_loop!(pub(crate) update_pair_from<D, S, F>(a: &mut [D], b: &mut [D], src: &[S], f: &F)
+    where [D: Copy, S: Copy, F: Fn(D, D, S) -> (D, D)] {
+    for ((x, y), &s) in a.iter_mut().zip(b.iter_mut()).zip(src) {
+        (*x, *y) = f(*x, *y, s);
     }
 });
 

@@ -17,6 +17,7 @@ pub mod index_put;
 pub mod inplace;
 pub mod matmul;
 pub mod num;
+pub mod optim;
 pub mod random;
 pub mod reduce;
 pub mod shape;
@@ -36,9 +37,15 @@ pub fn result_type(operands: &[&Tensor]) -> DType {
         } else {
             &mut dims
         };
+        // A wrapped number is stored at full width but promotes as the
+        // default dtype of its kind (a Python float as float32).
+        let dtype = match t.is_wrapped_number() {
+            true => t.dtype().default_of_kind(),
+            false => t.dtype(),
+        };
         *slot = Some(match *slot {
-            None => t.dtype(),
-            Some(d) => DType::promote(d, t.dtype()),
+            None => dtype,
+            Some(d) => DType::promote(d, dtype),
         });
     }
     DType::result_type(dims, zero, wrapped)

@@ -119,7 +119,7 @@ impl Tensor {
     /// kind and it never widens a tensor's dtype.
     pub fn wrapped_number(value: Scalar) -> Tensor {
         let storage =
-            with_dtype!(value.default_dtype(), T => Storage::from_vec(vec![T::from_scalar(value)]));
+            with_dtype!(value.wrapped_dtype(), T => Storage::from_vec(vec![T::from_scalar(value)]));
         Tensor(Arc::new(TensorImpl {
             storage: Arc::new(storage),
             layout: Layout::contiguous(&[]),

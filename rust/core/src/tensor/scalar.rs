@@ -23,6 +23,18 @@ impl Scalar {
         }
     }
 
+    /// The dtype a wrapped number (a Python scalar operand) is stored in:
+    /// the widest of its kind, so that its value reaches a float64 or
+    /// complex128 kernel unrounded. Type promotion still treats it as its
+    /// [`Scalar::default_dtype`].
+    pub fn wrapped_dtype(self) -> DType {
+        match self {
+            Scalar::Float(_) => DType::Float64,
+            Scalar::Complex(_) => DType::Complex128,
+            other => other.default_dtype(),
+        }
+    }
+
     pub fn as_f64(self) -> f64 {
         match self {
             Scalar::Bool(b) => b as i64 as f64,
