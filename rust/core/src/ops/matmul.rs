@@ -13,6 +13,7 @@ use crate::autograd::{record, SavedTensor};
 use crate::tensor::layout::{broadcast_shapes, Layout};
 use crate::tensor::{DType, Element, Scalar, Shape, Tensor};
 use crate::{bail, grads, with_float, Result};
+use std::mem::MaybeUninit;
 
 /// Products with more multiply-adds than this run on the rayon pool.
 const PARALLEL_MIN_FLOPS: usize = 64 * 64 * 64;
@@ -89,10 +90,15 @@ fn batch_layout(l: &Layout) -> Layout {
 
 fn gemm_kernel<T: Element + Arith>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Layout) -> Tensor {
     let (bsz, m, k, n) = (la.shape[0], la.shape[1], la.shape[2], lb.shape[2]);
-    let mut out = vec![T::zero(); bsz * m * n];
-    if k == 0 || out.is_empty() {
-        return Tensor::from_vec(out, &[bsz, m, n]).expect("sized");
+    let len = bsz * m * n;
+    if k == 0 || len == 0 {
+        return Tensor::from_vec(vec![T::zero(); len], &[bsz, m, n]).expect("sized");
     }
+    // The output, scratch and packed buffers start uninitialised: gemm
+    // (which never reads its destination here) and `transpose_into`
+    // write every element, and zero-filling them first measured about 3%
+    // of a training step.
+    let mut out: Vec<T> = Vec::with_capacity(len);
     let (da, db) = (a.storage().read::<T>(), b.storage().read::<T>());
     let offsets: Vec<(usize, usize)> = batch_layout(la)
         .offsets()
@@ -110,21 +116,21 @@ fn gemm_kernel<T: Element + Arith>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Lay
     let lhs_by_rows = la.strides[2] == 1 && la.strides[1] != 1;
     let swap = rhs_by_columns && (!lhs_by_rows || n > m);
     let pack = swap && lhs_by_rows && la.strides[1] > 0;
-    let mut scratch = match swap {
-        true => vec![T::zero(); bsz * m * n],
-        false => Vec::new(),
-    };
-    let mut packed = Vec::new();
+    let mut scratch: Vec<T> = Vec::with_capacity(if swap { len } else { 0 });
+    let mut packed: Vec<T> = Vec::new();
     if pack {
-        packed = vec![T::zero(); bsz * m * k];
+        packed.reserve_exact(bsz * m * k);
+        let spare = &mut packed.spare_capacity_mut()[..bsz * m * k];
         for (i, &(oa, _)) in offsets.iter().enumerate() {
-            let dst = &mut packed[i * m * k..(i + 1) * m * k];
+            let dst = &mut spare[i * m * k..(i + 1) * m * k];
             transpose_into(&da[oa..], m, k, la.strides[1] as usize, dst);
         }
+        // SAFETY: `transpose_into` wrote all `m * k` elements of each block.
+        unsafe { packed.set_len(bsz * m * k) };
     }
     let dst = match swap {
-        true => scratch.as_mut_ptr(),
-        false => out.as_mut_ptr(),
+        true => scratch.spare_capacity_mut().as_mut_ptr().cast::<T>(),
+        false => out.spare_capacity_mut().as_mut_ptr().cast::<T>(),
     };
     let products: Vec<Product<T>> = offsets
         .iter()
@@ -183,11 +189,17 @@ fn gemm_kernel<T: Element + Arith>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Lay
         (0..jobs).for_each(run);
     }
     if swap {
+        // SAFETY: gemm wrote every element of every block (`k > 0`).
+        unsafe { scratch.set_len(len) };
+        let spare = &mut out.spare_capacity_mut()[..len];
         for i in 0..bsz {
-            let block = &mut out[i * m * n..(i + 1) * m * n];
+            let block = &mut spare[i * m * n..(i + 1) * m * n];
             transpose_into(&scratch[i * m * n..(i + 1) * m * n], n, m, m, block);
         }
     }
+    // SAFETY: gemm, or `transpose_into` from the scratch blocks, wrote
+    // every element of every block.
+    unsafe { out.set_len(len) };
     Tensor::from_vec(out, &[bsz, m, n]).expect("sized")
 }
 
@@ -286,13 +298,19 @@ impl<T: Element + Arith> Product<T> {
 /// `dst` (`cols x rows`, row-major). Eight source rows at a time: each pass
 /// writes contiguous runs of `dst` while touching few enough source lines
 /// that power-of-two strides do not evict them from cache.
-fn transpose_into<T: Copy>(src: &[T], rows: usize, cols: usize, stride: usize, dst: &mut [T]) {
+fn transpose_into<T: Copy>(
+    src: &[T],
+    rows: usize,
+    cols: usize,
+    stride: usize,
+    dst: &mut [MaybeUninit<T>],
+) {
     for r0 in (0..rows).step_by(8) {
         let r1 = rows.min(r0 + 8);
         for c in 0..cols {
             let run = &mut dst[c * rows + r0..c * rows + r1];
             for (j, d) in run.iter_mut().enumerate() {
-                *d = src[(r0 + j) * stride + c];
+                d.write(src[(r0 + j) * stride + c]);
             }
         }
     }
