@@ -280,9 +280,10 @@ def test_products_write_every_element_of_reused_memory(layouts):
     out right."""
     rng = np.random.default_rng(3)
     a, b = rng.standard_normal((2, 3, 128, 128)).astype(np.float32)
+    x = fg.tensor(a) if layouts[0] == "r" else fg.tensor(a.swapaxes(1, 2).copy()).transpose(1, 2)
+    y = fg.tensor(b) if layouts[1] == "r" else fg.tensor(b.swapaxes(1, 2).copy()).transpose(1, 2)
     for _ in range(3):
-        poison = fg.full((3, 128, 128), float("nan"))
+        # Output, scratch and packed operand: three blocks of this size.
+        poison = [fg.full((3, 128, 128), float("nan")) for _ in range(3)]
         del poison
-        x = fg.tensor(a) if layouts[0] == "r" else fg.tensor(a.swapaxes(1, 2).copy()).transpose(1, 2)
-        y = fg.tensor(b) if layouts[1] == "r" else fg.tensor(b.swapaxes(1, 2).copy()).transpose(1, 2)
         np.testing.assert_allclose((x @ y).numpy(), a @ b, rtol=1e-4, atol=1e-4)

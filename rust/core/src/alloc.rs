@@ -14,14 +14,14 @@
 
 use mimalloc::MiMalloc;
 use std::alloc::{GlobalAlloc, Layout};
+use std::sync::Mutex;
 
 /// The allocator behind the cache, and the one for every small block:
 /// mimalloc's thread-local free lists make the handful of small blocks an
 /// op allocates (tensor, node, saved values) cheaper than glibc's malloc.
 const BACKING: MiMalloc = MiMalloc;
-use std::sync::Mutex;
 
-/// Requests below this go straight to the system allocator. It is glibc's
+/// Requests below this go straight to [`BACKING`]. It is glibc's
 /// initial mmap threshold: blocks from there up are the ones that malloc
 /// maps afresh or trims off its heap, and that fault again when reused.
 const MIN_CACHED_BYTES: usize = 128 << 10;

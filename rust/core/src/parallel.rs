@@ -343,7 +343,7 @@ mod tests {
                 let _ = blocked.lock().recv();
             });
         }
-        while busy.load(Ordering::SeqCst) < 1 {
+        while busy.load(Ordering::SeqCst) < workers {
             std::thread::yield_now();
         }
         let sum = AtomicUsize::new(0);

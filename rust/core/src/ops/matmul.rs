@@ -59,15 +59,16 @@ fn product_constant_along_k(
     lb: &Layout,
 ) -> Result<Option<Tensor>> {
     let (bsz, m, k, n) = (la.shape[0], la.shape[1], la.shape[2], lb.shape[2]);
+    if k < 2 {
+        return Ok(None);
+    }
     // The first row or column of a `[B, rows, cols]` layout.
     let first = |l: &Layout, shape: [usize; 3]| Layout {
         shape: smallvec::smallvec![shape[0], shape[1], shape[2]],
         ..l.clone()
     };
     // `a.alias`/`b.alias` carry no history, so these ops record nothing.
-    let out = if k < 2 {
-        return Ok(None);
-    } else if la.strides[2] == 0 {
+    let out = if la.strides[2] == 0 {
         let column = a.alias(first(la, [bsz, m, 1]));
         mul(&column, &sum(&b.alias(lb.clone()), &[1], true)?)?
     } else if lb.strides[1] == 0 {
@@ -416,8 +417,7 @@ fn record_mm(name: &'static str, a: &Tensor, b: &Tensor, out: &Tensor) {
         move |ctx, (sa, sb), g| {
             // A gradient is computed transposed when its operand is stored
             // transposed (a weight used as `W.t()`), so it reaches `.grad`
-            // with the operand's own strides: `.grad` then takes a contiguous copy,
-            // not a strided gather.
+            // with the operand's own strides and `.grad` keeps it as it is.
             let ga = match sb {
                 Some(b) if a_transposed => {
                     let b = b.unpack(ctx)?;

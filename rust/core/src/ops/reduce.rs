@@ -136,7 +136,8 @@ pub fn reduce<T: Element, O: Element>(
 /// tensor is then `inner_n` consecutive rows of the kept elements. Dims of
 /// size 1 are left out, as they place no element.
 fn reduced_dims_lead_in_memory(l: &Layout, dims: &[usize]) -> bool {
-    let mut order: Vec<usize> = (0..l.ndim()).filter(|&d| l.shape[d] > 1).collect();
+    let mut order: smallvec::SmallVec<[usize; 8]> =
+        (0..l.ndim()).filter(|&d| l.shape[d] > 1).collect();
     order.sort_by_key(|&d| (std::cmp::Reverse(l.strides[d]), !dims.contains(&d), d));
     let reduced = order.iter().take_while(|d| dims.contains(d)).count();
     let kept = &order[reduced..];

@@ -100,7 +100,6 @@ impl DType {
         }
     }
 
-    /// The complex counterpart of a real floating dtype.
     /// The dtype a Python scalar of this dtype's kind takes: float32 for
     /// floating, complex64 for complex, else itself.
     pub fn default_of_kind(self) -> DType {
@@ -111,6 +110,7 @@ impl DType {
         }
     }
 
+    /// The complex counterpart of a real floating dtype.
     pub fn to_complex(self) -> DType {
         match self {
             DType::Float64 | DType::Complex128 => DType::Complex128,
