@@ -7,6 +7,7 @@ pub mod autograd;
 pub mod error;
 pub mod ops;
 pub mod parallel;
+pub mod stream;
 pub mod tensor;
 
 pub use error::{Error, Result};

@@ -3,7 +3,7 @@
 
 use crate::convert::{dims, operand, scalar, sizes, try_operand};
 use crate::errors::IntoPyResult;
-use crate::tensor::{maybe_detach, PyTensor};
+use crate::tensor::{maybe_detach, PyTensor, TRANSCENDENTAL_COST};
 use ferrograd_core::ops::{binary, reduce, shape, unary};
 use ferrograd_core::{Result, Scalar, Tensor};
 use pyo3::prelude::*;
@@ -43,6 +43,16 @@ fn call(py: Python<'_>, a: &Tensor, other: &Bound<'_, PyAny>, op: Binary) -> PyR
 
 fn unary_op(py: Python<'_>, a: &Tensor, op: fn(&Tensor) -> Result<Tensor>) -> PyResult<PyTensor> {
     Ok(maybe_detach(py, a.numel(), || op(a)).py()?.into())
+}
+
+/// A unary op whose elements cost a polynomial or a libm call each.
+fn transcendental_op(
+    py: Python<'_>,
+    a: &Tensor,
+    op: fn(&Tensor) -> Result<Tensor>,
+) -> PyResult<PyTensor> {
+    let work = a.numel().saturating_mul(TRANSCENDENTAL_COST);
+    Ok(maybe_detach(py, work, || op(a)).py()?.into())
 }
 
 fn to_i64s(v: &[usize]) -> Vec<i64> {
@@ -253,25 +263,25 @@ impl PyTensor {
         unary_op(py, &self.t, unary::abs)
     }
     fn exp(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::exp)
+        transcendental_op(py, &self.t, unary::exp)
     }
     fn log(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::log)
+        transcendental_op(py, &self.t, unary::log)
     }
     fn sqrt(&self, py: Python<'_>) -> PyResult<PyTensor> {
         unary_op(py, &self.t, unary::sqrt)
     }
     fn sin(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::sin)
+        transcendental_op(py, &self.t, unary::sin)
     }
     fn cos(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::cos)
+        transcendental_op(py, &self.t, unary::cos)
     }
     fn tanh(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::tanh)
+        transcendental_op(py, &self.t, unary::tanh)
     }
     fn sigmoid(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::sigmoid)
+        transcendental_op(py, &self.t, unary::sigmoid)
     }
     fn relu(&self, py: Python<'_>) -> PyResult<PyTensor> {
         unary_op(py, &self.t, unary::relu)

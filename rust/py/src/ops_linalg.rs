@@ -11,9 +11,15 @@ use pyo3::sync::PyOnceLock;
 
 type Product = fn(&Tensor, &Tensor) -> Result<Tensor>;
 
-/// Runs a product with the GIL released when the work is large.
+/// Runs a product with the GIL released when the work is large: a matrix
+/// right operand makes it `a.numel() * columns` multiply-adds, about four
+/// of which cost what one element of a simple elementwise op does.
 fn product(py: Python<'_>, a: &Tensor, b: &Tensor, op: Product) -> PyResult<PyTensor> {
-    let work = a.numel().max(b.numel());
+    let multiply_adds = match b.shape() {
+        [.., _, columns] => a.numel().saturating_mul(*columns),
+        _ => 0,
+    };
+    let work = a.numel().max(b.numel()).max(multiply_adds / 4);
     Ok(maybe_detach(py, work, || op(a, b)).py()?.into())
 }
 

@@ -142,10 +142,18 @@ fn filled<O: Element>(
     fill: impl Fn(usize, &mut [MaybeUninit<O>]) + Sync + Send,
 ) -> Vec<O> {
     let mut out = Vec::with_capacity(n);
-    for_chunks(&mut out.spare_capacity_mut()[..n], fill);
-    // SAFETY: `for_chunks` hands every element of the first `n` to `fill`
-    // exactly once, and each caller's `fill` zips its chunk with a source
-    // at least as long, writing each element.
+    let dst = &mut out.spare_capacity_mut()[..n];
+    if crate::stream::worth_streaming::<O>(n) {
+        for_chunks(dst, |start, chunk| {
+            crate::stream::fill_streaming(chunk, |offset, block| fill(start + offset, block))
+        });
+    } else {
+        for_chunks(dst, fill);
+    }
+    // SAFETY: `for_chunks` (and `fill_streaming` within a chunk) hands
+    // every element of the first `n` to `fill` exactly once, and each
+    // caller's `fill` zips its block with a source at least as long,
+    // writing each element.
     unsafe { out.set_len(n) };
     out
 }

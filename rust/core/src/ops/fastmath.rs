@@ -46,31 +46,37 @@ pub fn exp_f32(x: f32) -> f32 {
     }
 }
 
-/// tanh(x): an odd Taylor polynomial near zero (where 1 - 2/(e^2x + 1)
-/// would cancel), the exponential form elsewhere.
+/// e^x - 1 for 0 <= x <= 89: x = n ln2 + r with |r| <= ln2/2, then
+/// e^x - 1 = 2^n (e^r - 1) + (2^n - 1). For small x (n = 0) that is e^r - 1
+/// itself, computed as r + r^2 q(r) so that it keeps full relative precision.
+#[inline(always)]
+fn expm1_nonneg_f32(x: f32) -> f32 {
+    let shifted = x * LOG2_E + ROUNDER;
+    let n = shifted - ROUNDER;
+    let ni = shifted.to_bits() as i32 - ROUNDER.to_bits() as i32;
+    let r = (x - n * LN2_HI) - n * LN2_LO;
+    // Taylor series of (e^r - 1 - r) / r^2 through r^6, the first omitted
+    // term below 0.02 ulp for |r| <= ln2/2; evaluated by Estrin's scheme,
+    // whose shorter dependency chain lets more elements overlap in flight.
+    let r2 = r * r;
+    let r4 = r2 * r2;
+    let q = ((0.5 + r * (1.0 / 6.0)) + r2 * (1.0 / 24.0 + r * (1.0 / 120.0)))
+        + r4 * ((1.0 / 720.0 + r * (1.0 / 5040.0)) + r2 * (1.0 / 40320.0));
+    let em = r + r2 * q;
+    let scale = pow2i(ni);
+    scale * em + (scale - 1.0)
+}
+
+/// tanh(x) = sign(x) u / (u + 2) with u = e^(2|x|) - 1: one polynomial and
+/// one division for every x, with no cancellation near zero.
 #[inline(always)]
 pub fn tanh_f32(x: f32) -> f32 {
+    // tanh rounds to 1 in float32 from |x| > 9.01; the clamp keeps u finite.
+    // Written as a comparison so that NaN passes through to the result.
     let a = x.abs();
-    let x2 = x * x;
-    let small = x
-        * (1.0
-            + x2 * (-1.0 / 3.0
-                + x2 * (2.0 / 15.0
-                    + x2 * (-17.0 / 315.0
-                        + x2 * (62.0 / 2835.0
-                            + x2 * (-1382.0 / 155_925.0
-                                + x2 * (21_844.0 / 6_081_075.0
-                                    + x2 * (-929_569.0 / 638_512_875.0
-                                        + x2 * (6_404_582.0 / 10_854_718_875.0)))))))));
-    let e = exp_f32(2.0 * a.min(20.0));
-    let large = (1.0 - 2.0 / (e + 1.0)).copysign(x);
-    if a < 0.55 {
-        small
-    } else if x.is_nan() {
-        x
-    } else {
-        large
-    }
+    let a = if a > 10.0 { 10.0 } else { a };
+    let u = expm1_nonneg_f32(2.0 * a);
+    (u / (u + 2.0)).copysign(x)
 }
 
 #[cfg(test)]
@@ -117,6 +123,15 @@ mod tests {
                 "tanh({x}) = {} want {want}",
                 tanh_f32(x)
             );
+        }
+        for e in -149..0 {
+            for m in 0..64 {
+                let x = (1.0 + m as f32 / 64.0) * 2f32.powi(e);
+                for x in [x, -x] {
+                    let want = (x as f64).tanh() as f32;
+                    assert!(ulp_distance(tanh_f32(x), want) <= 2, "tanh({x})");
+                }
+            }
         }
         assert_eq!(tanh_f32(50.0), 1.0);
         assert_eq!(tanh_f32(-50.0), -1.0);
