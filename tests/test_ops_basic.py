@@ -90,3 +90,36 @@ def test_python_floats_reach_double_kernels_unrounded():
     assert (fg.ones(2) * 1j).dtype == fg.complex64
     assert (x * 1j).dtype == fg.complex128
     np.testing.assert_array_equal((fg.ones(1) * 0.01).numpy(), np.float32(0.01))
+
+
+# Sizes on both sides of the parallel split and of the streamed-output
+# threshold (4 MiB), so every kernel path of a product's gradients runs.
+@pytest.mark.parametrize("n", [1000, 100_000, 1_200_000])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_product_gradients_of_large_tensors_are_exact(n, dtype):
+    rng = np.random.default_rng(n)
+    an, bn, gn = (rng.standard_normal(n).astype(dtype) for _ in range(3))
+    a = fg.tensor(an, requires_grad=True)
+    b = fg.tensor(bn, requires_grad=True)
+    out = a * b
+    np.testing.assert_array_equal(out.detach().numpy(), an * bn)
+    out.backward(fg.tensor(gn))
+    np.testing.assert_array_equal(a.grad.numpy(), gn * bn)
+    np.testing.assert_array_equal(b.grad.numpy(), gn * an)
+
+
+def test_product_gradients_of_strided_broadcast_and_recorded_backwards():
+    rng = np.random.default_rng(0)
+    an = rng.standard_normal((300, 400))
+    bn = rng.standard_normal(400)
+    a = fg.tensor(an, requires_grad=True)
+    b = fg.tensor(bn, requires_grad=True)
+    at = a.t()
+    (at * b[:300]).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), np.broadcast_to(bn[:300, None], (300, 400)))
+    np.testing.assert_allclose(b.grad.numpy(), np.concatenate([an.sum(1), np.zeros(100)]))
+    a.grad = b.grad = None
+    (y,) = fg.autograd.grad((a * a).sum(), a, create_graph=True)
+    np.testing.assert_allclose(y.detach().numpy(), 2 * an)
+    (z,) = fg.autograd.grad(y.sum(), a)
+    np.testing.assert_allclose(z.numpy(), np.full_like(an, 2.0))

@@ -23,35 +23,73 @@ pub fn worth_streaming<T>(n: usize) -> bool {
     n.saturating_mul(std::mem::size_of::<T>()) >= STREAM_MIN_BYTES
 }
 
+/// A stage viewed as a block of `T`s, or `None` for types it cannot hold.
+fn stage_block<T: Copy>(stage: &mut Stage) -> Option<&mut [MaybeUninit<T>]> {
+    let size = std::mem::size_of::<T>();
+    if size == 0 || size > STAGE_BYTES || std::mem::align_of::<T>() > 64 {
+        return None;
+    }
+    // SAFETY: the stage is 64-byte aligned, which covers `T`'s alignment
+    // (checked above), and holds `(STAGE_BYTES / size) * size` bytes;
+    // `MaybeUninit<T>` has no validity requirement on those bytes.
+    Some(unsafe { std::slice::from_raw_parts_mut(stage.0.as_mut_ptr().cast(), STAGE_BYTES / size) })
+}
+
+fn new_stage() -> Stage {
+    Stage([MaybeUninit::uninit(); STAGE_BYTES])
+}
+
+/// Streams the first `out.len()` elements of `staged` into `out`, which
+/// the caller's `fill` has written.
+fn flush<T: Copy>(out: &mut [MaybeUninit<T>], staged: &[MaybeUninit<T>]) {
+    let bytes = std::mem::size_of_val(out);
+    // SAFETY: `staged` is at least `out.len()` long and its first
+    // `out.len()` elements were written by the caller's `fill`; `out` is
+    // valid for writes of `bytes` and does not overlap the stage.
+    unsafe { copy_streaming(out.as_mut_ptr().cast(), staged.as_ptr().cast(), bytes) };
+}
+
 /// Fills `dst` block by block: `fill(offset, block)` must write every
 /// element of `block`, which stands for `dst[offset..offset + block.len()]`.
 pub fn fill_streaming<T: Copy>(
     dst: &mut [MaybeUninit<T>],
     fill: impl Fn(usize, &mut [MaybeUninit<T>]),
 ) {
-    let size = std::mem::size_of::<T>();
-    if size == 0 || size > STAGE_BYTES || std::mem::align_of::<T>() > 64 {
+    let mut stage = new_stage();
+    let Some(block) = stage_block::<T>(&mut stage) else {
         return fill(0, dst);
-    }
-    let per_stage = STAGE_BYTES / size;
-    let mut stage = Stage([MaybeUninit::uninit(); STAGE_BYTES]);
-    // SAFETY: the stage is 64-byte aligned, which covers `T`'s alignment
-    // (checked above), and holds `per_stage * size <= STAGE_BYTES` bytes;
-    // `MaybeUninit<T>` has no validity requirement on those bytes.
-    let block: &mut [MaybeUninit<T>] =
-        unsafe { std::slice::from_raw_parts_mut(stage.0.as_mut_ptr().cast(), per_stage) };
+    };
+    let per_stage = block.len();
     for (k, out) in dst.chunks_mut(per_stage).enumerate() {
-        let staged = &mut block[..out.len()];
-        fill(k * per_stage, staged);
-        // SAFETY: `fill` wrote every element of `staged`, so its bytes are
-        // initialised; `out` is exactly as long and does not overlap it.
-        unsafe {
-            copy_streaming(
-                out.as_mut_ptr().cast(),
-                staged.as_ptr().cast(),
-                size * out.len(),
-            )
-        };
+        fill(k * per_stage, &mut block[..out.len()]);
+        flush(out, block);
+    }
+    fence();
+}
+
+/// [`fill_streaming`] for two outputs of one length filled together:
+/// `fill(offset, first, second)` must write every element of both blocks.
+pub fn fill_streaming_pair<T: Copy>(
+    first: &mut [MaybeUninit<T>],
+    second: &mut [MaybeUninit<T>],
+    fill: impl Fn(usize, &mut [MaybeUninit<T>], &mut [MaybeUninit<T>]),
+) {
+    let (mut stage_a, mut stage_b) = (new_stage(), new_stage());
+    let (Some(block_a), Some(block_b)) = (
+        stage_block::<T>(&mut stage_a),
+        stage_block::<T>(&mut stage_b),
+    ) else {
+        return fill(0, first, second);
+    };
+    let per_stage = block_a.len();
+    let pairs = first
+        .chunks_mut(per_stage)
+        .zip(second.chunks_mut(per_stage));
+    for (k, (out_a, out_b)) in pairs.enumerate() {
+        let len = out_a.len();
+        fill(k * per_stage, &mut block_a[..len], &mut block_b[..len]);
+        flush(out_a, block_a);
+        flush(out_b, block_b);
     }
     fence();
 }
@@ -115,6 +153,27 @@ mod tests {
         for (i, slot) in buf[skip..].iter().enumerate() {
             // SAFETY: `fill_streaming` wrote every element past `skip`.
             assert_eq!(unsafe { slot.assume_init() }, value(i), "element {i}");
+        }
+    }
+
+    #[test]
+    fn pairs_land_whatever_the_size_and_alignment() {
+        for len in [0, 1, 1023, 1024, 1025, 5000] {
+            for skip in 0..3 {
+                let mut a = vec![MaybeUninit::<f32>::uninit(); len + skip];
+                let mut b = vec![MaybeUninit::<f32>::uninit(); len];
+                fill_streaming_pair(&mut a[skip..], &mut b, |offset, x, y| {
+                    for i in 0..x.len() {
+                        x[i].write((offset + i) as f32);
+                        y[i].write(-((offset + i) as f32));
+                    }
+                });
+                for i in 0..len {
+                    // SAFETY: `fill_streaming_pair` wrote every element.
+                    let (x, y) = unsafe { (a[skip + i].assume_init(), b[i].assume_init()) };
+                    assert_eq!((x, y), (i as f32, -(i as f32)), "element {i}");
+                }
+            }
         }
     }
 

@@ -6,13 +6,13 @@
 #![allow(clippy::bool_comparison)]
 
 use super::copy::cast;
-use super::elementwise::{update, zip_map};
+use super::elementwise::{update, zip3_map_pair, zip_map};
 use super::num::{Arith, Float, Real};
 use super::result_type;
 use super::unary::{conj, neg};
 use crate::autograd::{record, SavedTensor};
 use crate::tensor::{DType, Scalar, Tensor};
-use crate::{bail, grads, with_dtype, with_float, with_real, Result};
+use crate::{bail, grads, with_dtype, with_float, with_real, with_real_float, Result};
 use num_complex::Complex64;
 
 /// Runs `$f(x, y)` elementwise with both operands cast to `$dtype`, for
@@ -81,18 +81,29 @@ pub fn mul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             )
         },
         |ctx, (sa, sb), g| {
-            let ga = match sb {
-                Some(b) => Some(mul(g, &conj(&b.unpack(ctx)?)?)?),
-                None => None,
-            };
-            let gb = match sa {
-                Some(a) => Some(mul(g, &conj(&a.unpack(ctx)?)?)?),
-                None => None,
-            };
+            let b = sb.as_ref().map(|b| b.unpack(ctx)).transpose()?;
+            let a = sa.as_ref().map(|a| a.unpack(ctx)).transpose()?;
+            if let (Some(a), Some(b), false) = (&a, &b, ctx.create_graph) {
+                if let Some((ga, gb)) = fused_product_grads(g, a, b) {
+                    return Ok(grads![Some(ga), Some(gb)]);
+                }
+            }
+            let grad_times_conj = |t: Tensor| mul(g, &conj(&t)?);
+            let ga = b.map(grad_times_conj).transpose()?;
+            let gb = a.map(grad_times_conj).transpose()?;
             Ok(grads![ga, gb])
         },
     );
     Ok(out)
+}
+
+/// Both gradients of a real product `a * b` in one pass that reads `g`
+/// once, when `g`, `a` and `b` are contiguous in one shape and dtype.
+fn fused_product_grads(g: &Tensor, a: &Tensor, b: &Tensor) -> Option<(Tensor, Tensor)> {
+    if a.dtype() != g.dtype() || b.dtype() != g.dtype() {
+        return None;
+    }
+    with_real_float!(g.dtype(), T => zip3_map_pair::<T>(g, b, a, |g: T, b: T, a: T| (g.mul(b), g.mul(a))), None)
 }
 
 /// True division: integer operands divide as floats.

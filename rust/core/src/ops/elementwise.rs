@@ -125,6 +125,23 @@ wide_loop!(update_with<D, F>(dst: &mut [D], f: &F) where [D: Copy, F: Fn(D) -> D
     }
 });
 
+wide_loop!(zip3_pair_into<T, F>(
+        first: &mut [MaybeUninit<T>],
+        second: &mut [MaybeUninit<T>],
+        sx: &[T],
+        sy: &[T],
+        sz: &[T],
+        f: &F
+    )
+    where [T: Copy, F: Fn(T, T, T) -> (T, T)] {
+    let outs = first.iter_mut().zip(second.iter_mut());
+    for (((o, p), &x), (&y, &z)) in outs.zip(sx).zip(sy.iter().zip(sz)) {
+        let (u, v) = f(x, y, z);
+        o.write(u);
+        p.write(v);
+    }
+});
+
 /// Calls `body(start, chunk)` over `xs` in chunks, on the pool when `xs` is
 /// large, where `start` is the index of the chunk's first element.
 fn for_chunks<T: Send>(xs: &mut [T], body: impl Fn(usize, &mut [T]) + Sync + Send) {
@@ -179,6 +196,69 @@ pub fn map<A: Element, O: Element>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send)
     };
     drop(data);
     Tensor::from_vec(out, &l.shape).expect("shape matches")
+}
+
+/// Two outputs of `f(x, y, z)` from one pass over three contiguous operands
+/// of one shape (the two gradients of a product read the incoming gradient
+/// once), or `None` for any other layout.
+pub fn zip3_map_pair<T: Element>(
+    x: &Tensor,
+    y: &Tensor,
+    z: &Tensor,
+    f: impl Fn(T, T, T) -> (T, T) + Sync + Send,
+) -> Option<(Tensor, Tensor)> {
+    let shape = x.shape();
+    if y.shape() != shape || z.shape() != shape {
+        return None;
+    }
+    let (rx, ry, rz) = (
+        contiguous_range(x.layout())?,
+        contiguous_range(y.layout())?,
+        contiguous_range(z.layout())?,
+    );
+    let (dx, dy, dz) = (
+        x.storage().read::<T>(),
+        y.storage().read::<T>(),
+        z.storage().read::<T>(),
+    );
+    let (sx, sy, sz) = (&dx[rx], &dy[ry], &dz[rz]);
+    let n = sx.len();
+    let (mut first, mut second) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let outs = (
+        &mut first.spare_capacity_mut()[..n],
+        &mut second.spare_capacity_mut()[..n],
+    );
+    let fill = |start: usize, a: &mut [MaybeUninit<T>], b: &mut [MaybeUninit<T>]| {
+        zip3_pair_into(a, b, &sx[start..], &sy[start..], &sz[start..], &f)
+    };
+    if n >= PARALLEL_MIN_ELEMENTS {
+        let len = crate::parallel::span_len(n, CHUNK);
+        let pieces = outs.0.chunks_mut(len).zip(outs.1.chunks_mut(len)).collect();
+        let streamed = crate::stream::worth_streaming::<T>(n);
+        crate::parallel::for_each_item_mut(pieces, |i, (a, b)| {
+            if streamed {
+                crate::stream::fill_streaming_pair(a, b, |offset, a, b| {
+                    fill(i * len + offset, a, b)
+                });
+            } else {
+                fill(i * len, a, b);
+            }
+        });
+    } else {
+        fill(0, outs.0, outs.1);
+    }
+    drop((dx, dy, dz));
+    // SAFETY: the pieces cover both outputs' first `n` elements exactly
+    // once, and `zip3_pair_into` writes every element of the blocks it is
+    // given (its three sources are at least as long).
+    unsafe {
+        first.set_len(n);
+        second.set_len(n);
+    }
+    Some((
+        Tensor::from_vec(first, shape).expect("shape matches"),
+        Tensor::from_vec(second, shape).expect("shape matches"),
+    ))
 }
 
 /// `f` applied pairwise over the broadcast of `a` and `b`.
