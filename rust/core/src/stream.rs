@@ -39,13 +39,15 @@ fn new_stage() -> Stage {
     Stage([MaybeUninit::uninit(); STAGE_BYTES])
 }
 
-/// Streams the first `out.len()` elements of `staged` into `out`, which
-/// the caller's `fill` has written.
-fn flush<T: Copy>(out: &mut [MaybeUninit<T>], staged: &[MaybeUninit<T>]) {
+/// Streams the first `out.len()` elements of `staged` into `out`.
+///
+/// # Safety
+/// `staged` must be at least `out.len()` long, with those elements written.
+unsafe fn flush<T: Copy>(out: &mut [MaybeUninit<T>], staged: &[MaybeUninit<T>]) {
     let bytes = std::mem::size_of_val(out);
-    // SAFETY: `staged` is at least `out.len()` long and its first
-    // `out.len()` elements were written by the caller's `fill`; `out` is
-    // valid for writes of `bytes` and does not overlap the stage.
+    // SAFETY: the caller's contract makes the first `bytes` bytes of
+    // `staged` initialised; `out` is valid for writes of `bytes`, and the
+    // two are distinct borrows, so they do not overlap.
     unsafe { copy_streaming(out.as_mut_ptr().cast(), staged.as_ptr().cast(), bytes) };
 }
 
@@ -62,7 +64,8 @@ pub fn fill_streaming<T: Copy>(
     let per_stage = block.len();
     for (k, out) in dst.chunks_mut(per_stage).enumerate() {
         fill(k * per_stage, &mut block[..out.len()]);
-        flush(out, block);
+        // SAFETY: `fill` wrote every element of `block[..out.len()]`.
+        unsafe { flush(out, block) };
     }
     fence();
 }
@@ -88,8 +91,11 @@ pub fn fill_streaming_pair<T: Copy>(
     for (k, (out_a, out_b)) in pairs.enumerate() {
         let len = out_a.len();
         fill(k * per_stage, &mut block_a[..len], &mut block_b[..len]);
-        flush(out_a, block_a);
-        flush(out_b, block_b);
+        // SAFETY: `fill` wrote the first `len` elements of both blocks.
+        unsafe {
+            flush(out_a, block_a);
+            flush(out_b, block_b);
+        }
     }
     fence();
 }
