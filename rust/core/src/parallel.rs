@@ -256,14 +256,17 @@ pub fn for_each_chunk_mut<T: Send>(
     chunk_len: usize,
     body: impl Fn(usize, &mut [T]) + Sync,
 ) {
-    for_each_item_mut(xs.chunks_mut(chunk_len).collect(), |i, chunk| {
+    for_each_item_mut(xs.chunks_mut(chunk_len), |i, chunk| {
         body(i * chunk_len, chunk)
     });
 }
 
 /// Calls `body(i, &mut items[i])` for every item, spread over threads as
 /// [`for_each_index`] does (items are usually disjoint pieces of outputs).
-pub fn for_each_item_mut<I: Send>(items: Vec<I>, body: impl Fn(usize, &mut I) + Sync) {
+pub fn for_each_item_mut<I: Send>(
+    items: impl IntoIterator<Item = I>,
+    body: impl Fn(usize, &mut I) + Sync,
+) {
     let items: Vec<Mutex<I>> = items.into_iter().map(Mutex::new).collect();
     for_each_index(items.len(), |i| body(i, &mut items[i].lock()));
 }

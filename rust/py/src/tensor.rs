@@ -34,10 +34,11 @@ pub const RELEASE_GIL_NUMEL: usize = 1 << 15;
 /// many elements of a simple op, so their GIL threshold is that much lower.
 pub const TRANSCENDENTAL_COST: usize = 16;
 
-/// Runs `f` with the GIL released when `numel` is large enough to be worth
-/// letting other Python threads run.
-pub fn maybe_detach<R: Send>(py: Python<'_>, numel: usize, f: impl FnOnce() -> R + Send) -> R {
-    if numel >= RELEASE_GIL_NUMEL {
+/// Runs `f` with the GIL released when `work` (in elements of a simple
+/// elementwise op) is large enough to be worth letting other Python
+/// threads run.
+pub fn maybe_detach<R: Send>(py: Python<'_>, work: usize, f: impl FnOnce() -> R + Send) -> R {
+    if work >= RELEASE_GIL_NUMEL {
         crate::gil::detach(py, f)
     } else {
         f()

@@ -233,7 +233,7 @@ pub fn zip3_map_pair<T: Element>(
     };
     if n >= PARALLEL_MIN_ELEMENTS {
         let len = crate::parallel::span_len(n, CHUNK);
-        let pieces = outs.0.chunks_mut(len).zip(outs.1.chunks_mut(len)).collect();
+        let pieces = outs.0.chunks_mut(len).zip(outs.1.chunks_mut(len));
         let streamed = crate::stream::worth_streaming::<T>(n);
         crate::parallel::for_each_item_mut(pieces, |i, (a, b)| {
             if streamed {
