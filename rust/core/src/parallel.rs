@@ -11,6 +11,7 @@ use parking_lot::{Mutex, RwLock};
 use rayon::{ThreadPool, ThreadPoolBuilder};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 /// Environment variable read when the pool is first needed.
 pub const NUM_THREADS_ENV: &str = "FERROGRAD_NUM_THREADS";
@@ -33,6 +34,17 @@ static POOL: RwLock<Option<Pool>> = RwLock::new(None);
 static BLOCKING_WAIT: OnceLock<fn(&mut dyn FnMut())> = OnceLock::new();
 
 static DETERMINISTIC: AtomicBool = AtomicBool::new(false);
+
+/// Workers currently kept warm (see [`keep_warm`]).
+static WARM_WORKERS: AtomicUsize = AtomicUsize::new(0);
+
+/// How long a worker kept warm goes on looking for work after its last
+/// job. A sleeping worker takes tens to hundreds of microseconds to wake
+/// (longer on a virtual machine whose idle core has halted), and rayon puts
+/// an idle worker to sleep after a few dozen yields; between two kernels of
+/// one training step the caller spends about that long in Python, so
+/// without this most kernels began with their helper asleep.
+const WARM_FOR: Duration = Duration::from_micros(1000);
 
 fn default_num_threads() -> usize {
     std::env::var(NUM_THREADS_ENV)
@@ -68,6 +80,8 @@ pub fn pool() -> Arc<ThreadPool> {
                 std::mem::forget(inherited);
             }
             let pool = build(threads);
+            // The parent's warm workers did not survive a fork.
+            WARM_WORKERS.store(0, Ordering::Relaxed);
             *slot = Some(Pool {
                 pid,
                 pool: pool.clone(),
@@ -169,6 +183,7 @@ pub fn for_each_index(count: usize, body: impl Fn(usize) + Sync) {
             (0..helpers).for_each(|_| pool.spawn(spawn(shared.clone())));
         }
     }
+    keep_warm();
     /// Closes on drop, so that a panicking `body` on this thread cannot
     /// end the borrow while helpers still run it.
     struct CloseOnDrop<'a>(&'a Shared);
@@ -179,6 +194,43 @@ pub fn for_each_index(count: usize, body: impl Fn(usize) + Sync) {
     }
     let _close = CloseOnDrop(&shared);
     shared.work();
+}
+
+/// Keeps up to `num_threads() - 1` workers looking for work for
+/// [`WARM_FOR`] after their last job, as OpenMP runtimes spin before they
+/// sleep, so that the next kernel's helpers start at once. A warm worker
+/// runs any job of the pool, and yields its core to the OS scheduler
+/// between looks, so a runnable thread (another Python thread) is not kept
+/// waiting by it.
+fn keep_warm() {
+    let limit = num_threads().saturating_sub(1);
+    let claimed = WARM_WORKERS.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+        (n < limit).then_some(n + 1)
+    });
+    if claimed.is_err() {
+        return;
+    }
+    let job = || {
+        stay_warm(WARM_FOR);
+        WARM_WORKERS.fetch_sub(1, Ordering::AcqRel);
+    };
+    match rayon::current_thread_index() {
+        Some(_) => rayon::spawn(job),
+        None => pool().spawn(job),
+    }
+}
+
+/// Runs the pool's pending jobs on this worker until it has found none for
+/// `window`.
+fn stay_warm(window: Duration) {
+    let mut until = Instant::now() + window;
+    loop {
+        match rayon::yield_now() {
+            Some(rayon::Yield::Executed) => until = Instant::now() + window,
+            Some(rayon::Yield::Idle) if Instant::now() < until => std::thread::yield_now(),
+            _ => return,
+        }
+    }
 }
 
 /// The state [`for_each_index`] shares with its helper jobs.
@@ -385,6 +437,42 @@ mod tests {
         });
         assert!(xs.iter().enumerate().all(|(i, &x)| i == x));
         assert_eq!(map_indices(5, |i| i * i), vec![0, 1, 4, 9, 16]);
+    }
+
+    #[test]
+    fn warm_workers_are_bounded_and_stand_down() {
+        for _ in 0..100 {
+            for_each_index(8, |_| {});
+            assert!(WARM_WORKERS.load(Ordering::Acquire) < num_threads().max(2));
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while WARM_WORKERS.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(WARM_WORKERS.load(Ordering::Acquire), 0);
+    }
+
+    #[test]
+    fn a_warm_worker_runs_jobs_until_it_finds_none_for_its_window() {
+        let ran = Arc::new(AtomicBool::new(false));
+        let window = Duration::from_millis(30);
+        let flag = ran.clone();
+        let waited = install(move || {
+            let start = Instant::now();
+            rayon::spawn(move || flag.store(true, Ordering::Release));
+            stay_warm(window);
+            start.elapsed()
+        });
+        assert!(waited >= window);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !ran.load(Ordering::Acquire) && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert!(ran.load(Ordering::Acquire));
+        // Outside the pool there is nothing to keep warm.
+        let start = Instant::now();
+        stay_warm(Duration::from_secs(5));
+        assert!(start.elapsed() < Duration::from_secs(5));
     }
 
     #[test]
