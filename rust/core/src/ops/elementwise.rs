@@ -290,31 +290,35 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
         _ => {
             let (ba, bb) = (la.broadcast_to(&shape)?, lb.broadcast_to(&shape)?);
             let ((oa, len, sa), (ob, _, sb)) = (rows(&ba), rows(&bb));
-            let mut out = Vec::with_capacity(n);
-            let outer = if n == 0 {
-                Vec::new()
-            } else {
-                oa.offsets().zip(ob.offsets()).collect()
+            let starts: Vec<(usize, usize)> = match n {
+                0 => Vec::new(),
+                _ => oa.offsets().zip(ob.offsets()).collect(),
             };
-            for (ra, rb) in outer {
-                match (sa, sb) {
-                    // The common broadcasts: a row against a row or a number.
-                    (1, 1) => out.extend(
-                        da[ra..ra + len]
-                            .iter()
-                            .zip(&db[rb..rb + len])
-                            .map(|(&x, &y)| f(x, y)),
-                    ),
-                    (1, 0) => out.extend(da[ra..ra + len].iter().map(|&x| f(x, db[rb]))),
-                    (0, 1) => out.extend(db[rb..rb + len].iter().map(|&y| f(da[ra], y))),
-                    _ => out.extend(
-                        row(ra, len, sa)
-                            .zip(row(rb, len, sb))
-                            .map(|(i, j)| f(da[i], db[j])),
-                    ),
+            // Pieces of the output may start and end inside a row.
+            filled(n, |start, out| {
+                let mut done = 0;
+                while done < out.len() {
+                    let (r, c) = ((start + done) / len, (start + done) % len);
+                    let end = (done + len - c).min(out.len());
+                    let piece = &mut out[done..end];
+                    let (ra, rb) = starts[r];
+                    match (sa, sb) {
+                        // The common broadcasts: a row against a row, a
+                        // number against a row (an outer product), or
+                        // numbers.
+                        (1, 1) => zip_into(piece, &da[ra + c..], &db[rb + c..], &f),
+                        (1, 0) => map_into(piece, &da[ra + c..], &|x| f(x, db[rb])),
+                        (0, 1) => map_into(piece, &db[rb + c..], &|y| f(da[ra], y)),
+                        _ => {
+                            let pairs = row(ra, len, sa).zip(row(rb, len, sb));
+                            for (o, (i, j)) in piece.iter_mut().zip(pairs.skip(c)) {
+                                o.write(f(da[i], db[j]));
+                            }
+                        }
+                    }
+                    done = end;
                 }
-            }
-            out
+            })
         }
     };
     drop((da, db));
@@ -403,4 +407,55 @@ pub fn update<D: Element, S: Element>(
     drop((ds, dd));
     dst.bump_version();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::shape::transpose;
+
+    fn ramp(shape: &[usize], scale: f64) -> Tensor {
+        let n = shape.iter().product();
+        Tensor::from_vec((0..n).map(|i| i as f64 * scale).collect(), shape).unwrap()
+    }
+
+    #[test]
+    fn broadcast_rows_match_elementwise_indexing_across_split_pieces() {
+        // 400 rows of 301: large enough to split into pieces that start
+        // and end inside rows.
+        let (rows, cols) = (400, 301);
+        let full = ramp(&[rows, cols], 1.0);
+        let row = ramp(&[cols], 0.5);
+        let column = ramp(&[rows, 1], 3.0);
+        let row_2d = ramp(&[1, cols], 0.25);
+        let transposed = transpose(&ramp(&[cols, rows], 2.0), 0, 1).unwrap();
+        let at = |i: usize, j: usize, which: &str| -> f64 {
+            match which {
+                "full" => (i * cols + j) as f64,
+                "row" => j as f64 * 0.5,
+                "column" => i as f64 * 3.0,
+                "row_2d" => j as f64 * 0.25,
+                _ => (j * rows + i) as f64 * 2.0,
+            }
+        };
+        let cases = [
+            (&full, &row, "full", "row"),
+            (&full, &column, "full", "column"),
+            (&column, &row_2d, "column", "row_2d"),
+            (&transposed, &row, "transposed", "row"),
+        ];
+        for (a, b, name_a, name_b) in cases {
+            let out = zip_map(a, b, |x: f64, y: f64| x * 7.0 + y).unwrap();
+            assert_eq!(out.shape(), &[rows, cols]);
+            let values = out.to_vec::<f64>();
+            for (k, &v) in values.iter().enumerate() {
+                let (i, j) = (k / cols, k % cols);
+                assert_eq!(
+                    v,
+                    at(i, j, name_a) * 7.0 + at(i, j, name_b),
+                    "{name_a} {name_b} at {k}"
+                );
+            }
+        }
+    }
 }
