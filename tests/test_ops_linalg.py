@@ -43,12 +43,28 @@ def test_mm_bmm_addmm(data):
     check_op(lambda T, x, y: T.mm(x.t(), y.t().t()), a.T.copy(), b)
     c = data.draw(arrays((n,)))
     check_op(lambda T, i, x, y: T.addmm(i, x, y, beta=0.5, alpha=2.0), c, a, b)
+    check_op(lambda T, i, x, y: T.addmm(i, x, y), c, a, b)
     ba, bb = data.draw(arrays((bs, m, k))), data.draw(arrays((bs, k, n)))
     check_op(lambda T, x, y: T.bmm(x, y), ba, bb)
     v, w = data.draw(arrays((k,))), data.draw(arrays((k,)))
     check_op(lambda T, x, y: T.dot(x, y), v, w)
     check_op(lambda T, x, y: T.mv(x, y), a, v)
     check_op(lambda T, x, y: T.outer(x, y), v, c)
+
+
+def test_addmm_with_default_factors_matches_its_expansion_to_second_order():
+    rng = np.random.default_rng(0)
+    c, a, b = rng.standard_normal(4), rng.standard_normal((3, 5)), rng.standard_normal((5, 4))
+    results = []
+    for f in (lambda i, x, y: fg.addmm(i, x, y), lambda i, x, y: i + x @ y):
+        i, x, y = (fg.tensor(v, requires_grad=True) for v in (c, a, b))
+        out = f(i, x, y)
+        gi, gx = fg.autograd.grad(out.pow(2).sum(), (i, x), create_graph=True)
+        (gy,) = fg.autograd.grad(gi.sum() + gx.pow(2).sum(), y)
+        results.append([out.detach().numpy(), gi.detach().numpy(), gx.detach().numpy(), gy.numpy()])
+    assert fg.addmm(fg.tensor(c), fg.tensor(a), fg.tensor(b)).grad_fn is None
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
 def test_double_backward_through_mm():

@@ -305,8 +305,10 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
                     match (sa, sb) {
                         // The common broadcasts: a row against a row, a
                         // number against a row (an outer product), or
-                        // numbers.
+                        // two numbers (a column against a row of one
+                        // repeated value, as the gradient of a `sum`).
                         (1, 1) => zip_into(piece, &da[ra + c..], &db[rb + c..], &f),
+                        (0, 0) => piece.fill(MaybeUninit::new(f(da[ra], db[rb]))),
                         (1, 0) => map_into(piece, &da[ra + c..], &|x| f(x, db[rb])),
                         (0, 1) => map_into(piece, &db[rb + c..], &|y| f(da[ra], y)),
                         _ => {
@@ -412,7 +414,7 @@ pub fn update<D: Element, S: Element>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::shape::transpose;
+    use crate::ops::shape::{expand_to, transpose};
 
     fn ramp(shape: &[usize], scale: f64) -> Tensor {
         let n = shape.iter().product();
@@ -427,6 +429,8 @@ mod tests {
         let full = ramp(&[rows, cols], 1.0);
         let row = ramp(&[cols], 0.5);
         let column = ramp(&[rows, 1], 3.0);
+        let repeated =
+            expand_to(&Tensor::from_vec(vec![2.5f64], &[1]).unwrap(), &[1, cols]).unwrap();
         let row_2d = ramp(&[1, cols], 0.25);
         let transposed = transpose(&ramp(&[cols, rows], 2.0), 0, 1).unwrap();
         let at = |i: usize, j: usize, which: &str| -> f64 {
@@ -435,6 +439,7 @@ mod tests {
                 "row" => j as f64 * 0.5,
                 "column" => i as f64 * 3.0,
                 "row_2d" => j as f64 * 0.25,
+                "repeated" => 2.5,
                 _ => (j * rows + i) as f64 * 2.0,
             }
         };
@@ -443,6 +448,7 @@ mod tests {
             (&full, &column, "full", "column"),
             (&column, &row_2d, "column", "row_2d"),
             (&transposed, &row, "transposed", "row"),
+            (&column, &repeated, "column", "repeated"),
         ];
         for (a, b, name_a, name_b) in cases {
             let out = zip_map(a, b, |x: f64, y: f64| x * 7.0 + y).unwrap();

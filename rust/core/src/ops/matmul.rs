@@ -738,18 +738,21 @@ pub fn addmm(
     check_mm(m1, m2)?;
     let shape = [m1.shape()[0], m2.shape()[1]];
     let (beta_t, alpha_t) = (Tensor::wrapped_number(beta), Tensor::wrapped_number(alpha));
-    let inp = expand_to(&input.detach(), &shape)?;
-    let prod = mm_raw(m1, m2)?;
-    let scaled = if alpha.as_complex() == num_complex::Complex64::new(1.0, 0.0) {
-        prod
-    } else {
-        mul(&prod, &alpha_t)?
+    let one = num_complex::Complex64::new(1.0, 0.0);
+    let (unit_beta, unit_alpha) = (beta.as_complex() == one, alpha.as_complex() == one);
+    // Multiplying by one changes no value (not even a NaN or a signed
+    // zero), so the default factors skip that pass, forward and backward.
+    let times = move |t: Tensor, factor: &Tensor, unit: bool| match unit {
+        true => Ok(t),
+        false => mul(&t, factor),
     };
+    let inp = expand_to(&input.detach(), &shape)?;
+    let scaled = times(mm_raw(m1, m2)?, &alpha_t, unit_alpha)?;
     // beta == 0 ignores `input` entirely (NaNs in it do not propagate).
     let out = if beta.as_complex() == num_complex::Complex64::new(0.0, 0.0) {
         super::copy::cast(&scaled, result_type(&[input, m1, m2]))
     } else {
-        add(&mul(&inp, &beta_t)?, &scaled)?
+        add(&times(inp, &beta_t, unit_beta)?, &scaled)?
     };
     let out = out.detach();
     let (r1, r2) = (m1.requires_grad(), m2.requires_grad());
@@ -759,14 +762,22 @@ pub fn addmm(
         &out,
         || (save_if(r2, m1), save_if(r1, m2)),
         move |ctx, (s1, s2), g| {
-            let gi = Some(mul(g, &conj(&beta_t)?)?);
+            let gi = Some(times(g.clone(), &conj(&beta_t)?, unit_beta)?);
             let alpha_c = conj(&alpha_t)?;
             let g1 = match s2 {
-                Some(m2) => Some(mul(&mm(g, &adjoint(&m2.unpack(ctx)?)?)?, &alpha_c)?),
+                Some(m2) => Some(times(
+                    mm(g, &adjoint(&m2.unpack(ctx)?)?)?,
+                    &alpha_c,
+                    unit_alpha,
+                )?),
                 None => None,
             };
             let g2 = match s1 {
-                Some(m1) => Some(mul(&mm(&adjoint(&m1.unpack(ctx)?)?, g)?, &alpha_c)?),
+                Some(m1) => Some(times(
+                    mm(&adjoint(&m1.unpack(ctx)?)?, g)?,
+                    &alpha_c,
+                    unit_alpha,
+                )?),
                 None => None,
             };
             Ok(grads![gi, g1, g2])
