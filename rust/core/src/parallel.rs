@@ -99,6 +99,13 @@ pub fn num_threads() -> usize {
     }
 }
 
+/// Whether the calling thread is a worker of the pool with jobs of its own
+/// still queued, which the pool's other threads can take.
+pub fn worker_has_queued_jobs() -> bool {
+    rayon::current_thread_index().is_some()
+        && pool().current_thread_has_pending_tasks() == Some(true)
+}
+
 /// Replaces the pool with one of `threads` workers. Work already running
 /// finishes on the old pool.
 pub fn set_num_threads(threads: usize) -> Result<()> {
@@ -473,6 +480,37 @@ mod tests {
         let start = Instant::now();
         stay_warm(Duration::from_secs(5));
         assert!(start.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_worker_sees_its_own_queued_jobs() {
+        assert!(!worker_has_queued_jobs());
+        // With every other worker blocked, nothing steals the job queued
+        // below.
+        let (release, blocked) = std::sync::mpsc::channel::<()>();
+        let blocked = Arc::new(Mutex::new(blocked));
+        let busy = Arc::new(AtomicUsize::new(0));
+        let others = num_threads() - 1;
+        for _ in 0..others {
+            let (blocked, busy) = (blocked.clone(), busy.clone());
+            pool().spawn(move || {
+                busy.fetch_add(1, Ordering::SeqCst);
+                let _ = blocked.lock().recv();
+            });
+        }
+        while busy.load(Ordering::SeqCst) < others {
+            std::thread::yield_now();
+        }
+        let (queued, drained) = install(|| {
+            rayon::spawn(|| {});
+            let queued = worker_has_queued_jobs();
+            while rayon::yield_local() == Some(rayon::Yield::Executed) {}
+            (queued, !worker_has_queued_jobs())
+        });
+        for _ in 0..others {
+            release.send(()).unwrap();
+        }
+        assert!(queued && drained);
     }
 
     #[test]

@@ -197,7 +197,13 @@ const SPLIT_MIN_FLOPS: usize = 1 << 21;
 /// How many pieces one product of `flops` multiply-adds is cut into for
 /// the pool: one per thread (each piece packs the whole of the operand it
 /// does not split, so more pieces measured slower) once it is large enough.
+/// A worker with jobs of its own still queued (the backward engine's other
+/// ready branches) keeps the product whole: the other threads have those
+/// jobs to take, and splitting would only pack the shared operand twice.
 fn parts_per_product(flops: usize) -> usize {
+    if crate::parallel::worker_has_queued_jobs() {
+        return 1;
+    }
     crate::parallel::num_threads()
         .min(flops / SPLIT_MIN_FLOPS)
         .max(1)
