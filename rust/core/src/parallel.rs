@@ -400,30 +400,44 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_caller_finishes_alone_while_every_worker_is_busy() {
-        let (release, blocked) = std::sync::mpsc::channel::<()>();
-        let blocked = Arc::new(Mutex::new(blocked));
-        let busy = Arc::new(AtomicUsize::new(0));
-        let workers = num_threads();
-        for _ in 0..workers {
-            let (blocked, busy) = (blocked.clone(), busy.clone());
-            pool().spawn(move || {
-                busy.fetch_add(1, Ordering::SeqCst);
-                let _ = blocked.lock().recv();
-            });
+    /// Occupies `count` workers until the returned guard is dropped.
+    struct Blocked(Vec<std::sync::mpsc::Sender<()>>);
+
+    impl Drop for Blocked {
+        fn drop(&mut self) {
+            for release in &self.0 {
+                let _ = release.send(());
+            }
         }
-        while busy.load(Ordering::SeqCst) < workers {
+    }
+
+    fn block_workers(count: usize) -> Blocked {
+        let busy = Arc::new(AtomicUsize::new(0));
+        let releases = (0..count)
+            .map(|_| {
+                let (release, blocked) = std::sync::mpsc::channel::<()>();
+                let busy = busy.clone();
+                pool().spawn(move || {
+                    busy.fetch_add(1, Ordering::SeqCst);
+                    let _ = blocked.recv();
+                });
+                release
+            })
+            .collect();
+        while busy.load(Ordering::SeqCst) < count {
             std::thread::yield_now();
         }
+        Blocked(releases)
+    }
+
+    #[test]
+    fn the_caller_finishes_alone_while_every_worker_is_busy() {
+        let _blocked = block_workers(num_threads());
         let sum = AtomicUsize::new(0);
         for_each_index(1000, |i| {
             sum.fetch_add(i, Ordering::Relaxed);
         });
         assert_eq!(sum.load(Ordering::Relaxed), 999 * 1000 / 2);
-        for _ in 0..workers {
-            release.send(()).unwrap();
-        }
     }
 
     #[test]
@@ -487,29 +501,14 @@ mod tests {
         assert!(!worker_has_queued_jobs());
         // With every other worker blocked, nothing steals the job queued
         // below.
-        let (release, blocked) = std::sync::mpsc::channel::<()>();
-        let blocked = Arc::new(Mutex::new(blocked));
-        let busy = Arc::new(AtomicUsize::new(0));
-        let others = num_threads() - 1;
-        for _ in 0..others {
-            let (blocked, busy) = (blocked.clone(), busy.clone());
-            pool().spawn(move || {
-                busy.fetch_add(1, Ordering::SeqCst);
-                let _ = blocked.lock().recv();
-            });
-        }
-        while busy.load(Ordering::SeqCst) < others {
-            std::thread::yield_now();
-        }
+        let blocked = block_workers(num_threads() - 1);
         let (queued, drained) = install(|| {
             rayon::spawn(|| {});
             let queued = worker_has_queued_jobs();
             while rayon::yield_local() == Some(rayon::Yield::Executed) {}
             (queued, !worker_has_queued_jobs())
         });
-        for _ in 0..others {
-            release.send(()).unwrap();
-        }
+        drop(blocked);
         assert!(queued && drained);
     }
 
