@@ -35,7 +35,7 @@ static BLOCKING_WAIT: OnceLock<fn(&mut dyn FnMut())> = OnceLock::new();
 
 static DETERMINISTIC: AtomicBool = AtomicBool::new(false);
 
-/// Workers currently kept warm (see [`keep_warm`]).
+/// Workers currently kept warm (see [`claim_warm_worker`]).
 static WARM_WORKERS: AtomicUsize = AtomicUsize::new(0);
 
 /// How long a worker kept warm goes on looking for work after its last
@@ -165,7 +165,8 @@ pub fn in_place_scope<'scope, R>(f: impl FnOnce(&rayon::Scope<'scope>) -> R) -> 
 /// computes never depends on the thread that runs it, so results are the
 /// same under any schedule.
 pub fn for_each_index(count: usize, body: impl Fn(usize) + Sync) {
-    let helpers = num_threads().saturating_sub(1).min(count.saturating_sub(1));
+    let threads = num_threads();
+    let helpers = threads.saturating_sub(1).min(count.saturating_sub(1));
     if helpers == 0 {
         (0..count).for_each(body);
         return;
@@ -183,14 +184,22 @@ pub fn for_each_index(count: usize, body: impl Fn(usize) + Sync) {
         body,
     });
     let spawn = |job: Arc<Shared>| move || job.help();
+    let warm = claim_warm_worker(threads - 1);
     match rayon::current_thread_index() {
-        Some(_) => (0..helpers).for_each(|_| rayon::spawn(spawn(shared.clone()))),
+        Some(_) => {
+            (0..helpers).for_each(|_| rayon::spawn(spawn(shared.clone())));
+            if warm {
+                rayon::spawn(stay_warm_then_release);
+            }
+        }
         None => {
             let pool = pool();
             (0..helpers).for_each(|_| pool.spawn(spawn(shared.clone())));
+            if warm {
+                pool.spawn(stay_warm_then_release);
+            }
         }
     }
-    keep_warm();
     /// Closes on drop, so that a panicking `body` on this thread cannot
     /// end the borrow while helpers still run it.
     struct CloseOnDrop<'a>(&'a Shared);
@@ -203,28 +212,24 @@ pub fn for_each_index(count: usize, body: impl Fn(usize) + Sync) {
     shared.work();
 }
 
-/// Keeps up to `num_threads() - 1` workers looking for work for
-/// [`WARM_FOR`] after their last job, as OpenMP runtimes spin before they
-/// sleep, so that the next kernel's helpers start at once. A warm worker
-/// runs any job of the pool, and yields its core to the OS scheduler
-/// between looks, so a runnable thread (another Python thread) is not kept
-/// waiting by it.
-fn keep_warm() {
-    let limit = num_threads().saturating_sub(1);
-    let claimed = WARM_WORKERS.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-        (n < limit).then_some(n + 1)
-    });
-    if claimed.is_err() {
-        return;
-    }
-    let job = || {
-        stay_warm(WARM_FOR);
-        WARM_WORKERS.fetch_sub(1, Ordering::AcqRel);
-    };
-    match rayon::current_thread_index() {
-        Some(_) => rayon::spawn(job),
-        None => pool().spawn(job),
-    }
+/// Claims one of `limit` places for a worker kept warm: up to `limit`
+/// workers at a time look for work for [`WARM_FOR`] after their last job
+/// ([`stay_warm_then_release`]), as OpenMP runtimes spin before they
+/// sleep, so that the next kernel's helpers start at once.
+fn claim_warm_worker(limit: usize) -> bool {
+    WARM_WORKERS
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            (n < limit).then_some(n + 1)
+        })
+        .is_ok()
+}
+
+/// The job of a worker kept warm: it runs any job of the pool, and yields
+/// its core to the OS scheduler between looks, so a runnable thread
+/// (another Python thread) is not kept waiting by it.
+fn stay_warm_then_release() {
+    stay_warm(WARM_FOR);
+    WARM_WORKERS.fetch_sub(1, Ordering::AcqRel);
 }
 
 /// Runs the pool's pending jobs on this worker until it has found none for
@@ -464,7 +469,7 @@ mod tests {
     fn warm_workers_are_bounded_and_stand_down() {
         for _ in 0..100 {
             for_each_index(8, |_| {});
-            assert!(WARM_WORKERS.load(Ordering::Acquire) < num_threads().max(2));
+            assert!(WARM_WORKERS.load(Ordering::Acquire) < num_threads());
         }
         let deadline = Instant::now() + Duration::from_secs(20);
         while WARM_WORKERS.load(Ordering::Acquire) > 0 && Instant::now() < deadline {

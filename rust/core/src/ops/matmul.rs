@@ -201,12 +201,11 @@ const SPLIT_MIN_FLOPS: usize = 1 << 21;
 /// ready branches) keeps the product whole: the other threads have those
 /// jobs to take, and splitting would only pack the shared operand twice.
 fn parts_per_product(flops: usize) -> usize {
-    if crate::parallel::worker_has_queued_jobs() {
-        return 1;
+    let parts = crate::parallel::num_threads().min(flops / SPLIT_MIN_FLOPS);
+    match parts > 1 && !crate::parallel::worker_has_queued_jobs() {
+        true => parts,
+        false => 1,
     }
-    crate::parallel::num_threads()
-        .min(flops / SPLIT_MIN_FLOPS)
-        .max(1)
 }
 
 /// `dst = lhs @ rhs` for one `rows x cols` block with strided operands
