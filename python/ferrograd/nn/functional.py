@@ -14,11 +14,11 @@ Relies on
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import TYPE_CHECKING
 
 import ferrograd
+from ferrograd import _C
 
 if TYPE_CHECKING:
     from ferrograd import Tensor
@@ -174,18 +174,7 @@ def nll_loss(
         flat = input.movedim(1, -1).reshape((-1, input.shape[1]))
         loss = nll_loss(flat, target.reshape((-1,)), weight, None, ignore_index, None, reduction)
         return loss.reshape(tuple(target.shape)) if reduction == "none" else loss
-    target, valid = _valid_targets(target, ignore_index)
-    picked = input[ferrograd.arange(input.shape[0]), target]
-    w = None if weight is None else weight[target]
-    if valid is not None:
-        mask = valid.to(input.dtype)
-        w = mask if w is None else w * mask
-    loss = -picked if w is None else -(picked * w)
-    if reduction == "mean" and w is not None:
-        if valid is not None and not bool(valid.any()):
-            return loss.sum() + math.nan  # as torch: nan loss, but zero gradient
-        return loss.sum() / w.sum()
-    return _reduce(loss, reduction)
+    return _C._nll_loss(input, target, weight, reduction, ignore_index)
 
 
 def cross_entropy(

@@ -3,7 +3,7 @@
 use crate::convert::{dims, dtype_arg, operand, scalar};
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor};
-use ferrograd_core::ops::{binary, copy, matmul, reduce};
+use ferrograd_core::ops::{binary, copy, loss, matmul, reduce};
 use ferrograd_core::{Result, Scalar, Tensor};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -333,7 +333,28 @@ fn addmm(
     PyTensor::from(operand(input)?).addmm(py, mat1, mat2, beta, alpha)
 }
 
+/// `nll_loss` on a `(N, C)` input and `(N,)` targets; the functional
+/// layer reshapes other shapes to these.
+#[pyfunction]
+fn _nll_loss(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    target: PyRef<'_, PyTensor>,
+    weight: Option<PyRef<'_, PyTensor>>,
+    reduction: &str,
+    ignore_index: i64,
+) -> PyResult<PyTensor> {
+    let reduction = loss::Reduction::parse(reduction).py()?;
+    let (x, t, w) = (&input.t, &target.t, weight.as_ref().map(|w| &w.t));
+    Ok(maybe_detach(py, x.numel(), || {
+        loss::nll_loss(x, t, w, reduction, ignore_index)
+    })
+    .py()?
+    .into())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(addmm, m)?)?;
+    m.add_function(wrap_pyfunction!(_nll_loss, m)?)?;
     Ok(())
 }

@@ -15,6 +15,7 @@ pub mod fastmath;
 pub mod index;
 pub mod index_put;
 pub mod inplace;
+pub mod loss;
 pub mod matmul;
 pub mod num;
 pub mod optim;

@@ -1,12 +1,12 @@
 //! Reductions over dimensions.
 
 use super::copy::cast;
-use super::num::Arith;
+use super::num::{Arith, Real, RealFloat};
 use super::shape::{expand_to, reshape};
-use crate::autograd::{record, SavedTensor};
+use crate::autograd::{is_grad_enabled, record, SavedTensor};
 use crate::tensor::layout::{wrap_dim, Layout, Shape};
 use crate::tensor::{DType, Element, Scalar, Tensor};
-use crate::{bail, grads, with_dtype, with_real, Result};
+use crate::{bail, grads, with_dtype, with_real, with_real_float, Result};
 use std::cmp::Ordering;
 
 /// Sorted, de-duplicated dimensions to reduce; empty means all.
@@ -318,7 +318,6 @@ fn extreme_raw(
     is_max: bool,
     op: &str,
 ) -> Result<Tensor> {
-    use super::num::Real;
     let init = match (t.dtype(), is_max) {
         (DType::Bool, m) => Scalar::Bool(!m),
         (_, true) => Scalar::Float(f64::NEG_INFINITY),
@@ -413,7 +412,6 @@ fn arg_extreme(
     is_max: bool,
     op: &str,
 ) -> Result<(Tensor, Tensor)> {
-    use super::num::Real;
     let l = t.layout();
     let (ndim, size) = (l.ndim(), l.shape.get(dim).copied().unwrap_or(1));
     let stride = l.strides.get(dim).copied().unwrap_or(0);
@@ -636,9 +634,19 @@ pub fn softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
 pub fn log_softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
     check_float(t, "log_softmax_lastdim_kernel_impl")?;
     let (d, dims) = softmax_dims(t, dim)?;
-    let (z, _) = shifted(&t.detach(), &dims)?;
-    let lse = super::unary::log(&sum_raw(&super::unary::exp(&z)?, &dims, true))?;
-    let out = super::binary::sub(&z, &lse)?;
+    let out = match by_rows(t, d) {
+        Some(row_len) => with_real_float!(t.dtype(), T => {
+            map_rows::<T>(t, t, row_len, log_softmax_row)
+        }, unreachable!("checked to be a real float")),
+        None => {
+            // Unlike `shifted`, an infinite maximum is kept, as in PyTorch:
+            // a row holding +inf is all NaN, a row of -inf too.
+            let x = t.detach();
+            let z = super::binary::sub(&x, &extreme_raw(&x, &dims, true, true, "max")?)?;
+            let lse = super::unary::log(&sum_raw(&super::unary::exp(&z)?, &dims, true))?;
+            super::binary::sub(&z, &lse)?
+        }
+    };
     let sd = [d as i64];
     record(
         "LogSoftmaxBackward0",
@@ -647,6 +655,15 @@ pub fn log_softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
         || SavedTensor::output(&out, 0),
         move |ctx, so, g| {
             let y = so.unpack(ctx)?;
+            // Without `create_graph` nothing records, so one pass per row
+            // can replace the four differentiable ops below.
+            if let (false, Some(row_len)) = (is_grad_enabled(), by_rows(&y, d)) {
+                if g.is_contiguous() && g.shape() == y.shape() && g.dtype() == y.dtype() {
+                    return Ok(grads![Some(with_real_float!(y.dtype(), T => {
+                        map_rows::<T>(&y, g, row_len, log_softmax_backward_row)
+                    }, unreachable!("a float output")))]);
+                }
+            }
             let s = sum(g, &sd, true)?;
             Ok(grads![Some(super::binary::sub(
                 g,
@@ -655,6 +672,67 @@ pub fn log_softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
         },
     );
     Ok(out)
+}
+
+/// The row length when softmax-like `dim` of `t` is its last dimension, of
+/// non-zero length, in a contiguous real float tensor: then the row
+/// kernels below apply.
+fn by_rows(t: &Tensor, dim: usize) -> Option<usize> {
+    let real = matches!(t.dtype(), DType::Float32 | DType::Float64);
+    let last = t.ndim().checked_sub(1) == Some(dim);
+    match real && last && t.is_contiguous() {
+        true => Some(t.shape()[dim]).filter(|&n| n > 0),
+        false => None,
+    }
+}
+
+/// A new tensor shaped as `a` whose rows are `row(a_row, b_row, out_row)`
+/// for the rows of the contiguous, same-shaped `a` and `b`; rows are
+/// spread over the pool in spans of whole rows.
+fn map_rows<T: Element + Arith>(
+    a: &Tensor,
+    b: &Tensor,
+    row_len: usize,
+    row: fn(&[T], &[T], &mut [T]),
+) -> Tensor {
+    let n = a.numel();
+    let (da, db) = (a.storage().read::<T>(), b.storage().read::<T>());
+    let (oa, ob) = (a.layout().offset, b.layout().offset);
+    let (sa, sb) = (&da[oa..oa + n], &db[ob..ob + n]);
+    let mut out = vec![T::zero(); n];
+    let rows_per_span = (super::elementwise::CHUNK / row_len).max(1);
+    crate::parallel::for_each_span_mut(&mut out, rows_per_span * row_len, |start, span| {
+        for (k, o) in span.chunks_exact_mut(row_len).enumerate() {
+            let at = start + k * row_len;
+            row(&sa[at..at + row_len], &sb[at..at + row_len], o);
+        }
+    });
+    drop((da, db));
+    Tensor::from_vec(out, a.shape()).expect("sized")
+}
+
+/// One row of `log_softmax`: `x - m - log(sum(exp(x - m)))` with `m` the
+/// row's maximum.
+fn log_softmax_row<T: RealFloat + Real>(x: &[T], _: &[T], out: &mut [T]) {
+    let m = x[1..].iter().fold(x[0], |a, &v| a.max_nan(v));
+    let sum_exp = fold_lanes(
+        x,
+        T::zero(),
+        &|a: T, v: T| a.add((v.sub(m)).exp()),
+        &|a: T, b: T| a.add(b),
+    );
+    let lse = sum_exp.ln();
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = v.sub(m).sub(lse);
+    }
+}
+
+/// One row of the gradient of `log_softmax`: `g - exp(y) * sum(g)`.
+fn log_softmax_backward_row<T: RealFloat + Real>(y: &[T], g: &[T], out: &mut [T]) {
+    let total = fold_lanes(g, T::zero(), &|a: T, v: T| a.add(v), &|a: T, b: T| a.add(b));
+    for ((o, &yv), &gv) in out.iter_mut().zip(y).zip(g) {
+        *o = gv.sub(yv.exp().mul(total));
+    }
 }
 
 /// `logsumexp(dim, keepdim)` (`LogsumexpBackward0`).

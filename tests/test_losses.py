@@ -1,0 +1,163 @@
+"""nll_loss and cross_entropy: values and gradients against finite differences and torch,
+class weights, ignore_index, label smoothing, the graph they record, and torch's errors."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ferrograd as fg
+
+from helpers import check_op
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - torch is optional
+    torch = None
+
+F = fg.nn.functional
+IGNORE = -100
+
+
+@st.composite
+def classification(draw):
+    """Logits (N, C), class targets (some ignored), optional positive class weights."""
+    n = draw(st.integers(1, 5))
+    c = draw(st.integers(1, 5))
+    logits = np.array(draw(st.lists(st.floats(-4, 4), min_size=n * c, max_size=n * c))).reshape(n, c)
+    target = draw(st.lists(st.sampled_from(list(range(c)) + [IGNORE]), min_size=n, max_size=n))
+    weight = draw(st.none() | st.lists(st.floats(0.1, 2.0), min_size=c, max_size=c))
+    return logits, np.array(target, dtype=np.int64), None if weight is None else np.array(weight)
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=classification(), reduction=st.sampled_from(["mean", "sum", "none"]))
+def test_nll_loss_matches_torch_and_finite_differences(case, reduction):
+    logits, target, weight = case
+    if reduction == "mean" and (target == IGNORE).all():
+        return  # nan loss: checked on its own below
+
+    def fn(T, x):
+        w = None if weight is None else T.tensor(weight)
+        return T.nn.functional.nll_loss(x.log_softmax(1), T.tensor(target), weight=w, reduction=reduction)
+
+    check_op(fn, logits, fd_atol=1e-5)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    case=classification(),
+    reduction=st.sampled_from(["mean", "sum", "none"]),
+    smoothing=st.sampled_from([0.0, 0.25]),
+)
+def test_cross_entropy_matches_torch_and_finite_differences(case, reduction, smoothing):
+    logits, target, weight = case
+    if reduction == "mean" and (target == IGNORE).all():
+        return
+
+    def fn(T, x):
+        w = None if weight is None else T.tensor(weight)
+        return T.nn.functional.cross_entropy(
+            x, T.tensor(target), weight=w, reduction=reduction, label_smoothing=smoothing
+        )
+
+    check_op(fn, logits, fd_atol=1e-5)
+
+
+def test_cross_entropy_with_spatial_dims_and_unbatched_input():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 4))
+    t = rng.integers(0, 3, (2, 4))
+    check_op(lambda T, v: T.nn.functional.cross_entropy(v, T.tensor(t)), x)
+    check_op(lambda T, v: T.nn.functional.cross_entropy(v, T.tensor(t), reduction="none"), x)
+    check_op(lambda T, v: T.nn.functional.cross_entropy(v, T.tensor(2)), rng.standard_normal(3))
+
+
+def test_cross_entropy_records_nll_over_log_softmax():
+    x = fg.randn(4, 3, requires_grad=True)
+    loss = F.cross_entropy(x, fg.tensor([0, 1, 2, 1]))
+    assert loss.grad_fn.name() == "NllLossBackward0"
+    (parent, _), = loss.grad_fn.next_functions
+    assert parent.name() == "LogSoftmaxBackward0"
+
+
+def test_all_targets_ignored_gives_nan_loss_and_zero_gradient():
+    x = fg.randn(3, 4, requires_grad=True)
+    loss = F.cross_entropy(x, fg.tensor([IGNORE] * 3))
+    assert np.isnan(loss.item())
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((3, 4), dtype=np.float32))
+
+
+def test_ignored_row_with_infinite_input_adds_nothing():
+    x = fg.tensor([[-float("inf"), 0.0], [0.5, -0.5]], requires_grad=True)
+    loss = F.nll_loss(x, fg.tensor([0, 1]), ignore_index=0, reduction="sum")
+    assert loss.item() == 0.5
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0], [0, -1]])
+
+
+def test_nll_loss_keeps_input_dtype():
+    x = fg.randn(2, 3, dtype=fg.float64)
+    assert F.nll_loss(x, fg.tensor([0, 2])).dtype == fg.float64
+    assert F.cross_entropy(x.float(), fg.tensor([0, 2])).dtype == fg.float32
+
+
+ERRORS = {
+    "target out of bounds": (lambda T, x: T.nn.functional.nll_loss(x, T.tensor([0, 1, 3, 1])),
+                             IndexError, "Target 3 is out of bounds."),
+    "negative target": (lambda T, x: T.nn.functional.nll_loss(x, T.tensor([0, -2, 1, 1])),
+                        IndexError, "Target -2 is out of bounds."),
+    "batch mismatch": (lambda T, x: T.nn.functional.nll_loss(x, T.tensor([0, 1, 2])),
+                       ValueError, r"Expected input batch_size \(4\) to match target batch_size \(3\)."),
+    "float target": (lambda T, x: T.nn.functional.nll_loss(x, T.tensor([0.0, 1, 2, 1])),
+                     RuntimeError, "expected target dtype to be Long or Byte, but got Float"),
+    "integer input": (lambda T, x: T.nn.functional.nll_loss(T.ones(4, 3, dtype=T.int64), T.tensor([0, 1, 2, 1])),
+                      RuntimeError, "\"nll_loss_out_frame\" not implemented for 'Long'"),
+    "weight size": (lambda T, x: T.nn.functional.nll_loss(x, T.tensor([0, 1, 2, 1]), weight=T.ones(4)),
+                    RuntimeError, "weight tensor should be defined either for all 3 classes or no classes"),
+    "weight requires grad": (
+        lambda T, x: T.nn.functional.nll_loss(x, T.tensor([0, 1, 2, 1]), weight=T.ones(3, requires_grad=True)),
+        RuntimeError, "is not differentiable with respect to argument 'weight'"),
+    "bad reduction": (lambda T, x: T.nn.functional.cross_entropy(x, T.tensor([0, 1, 2, 1]), reduction="avg"),
+                      ValueError, "avg is not a valid value for reduction"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors_match_torch(name):
+    fn, kind, message = ERRORS[name]
+    modules = [fg] + ([torch] if torch is not None else [])
+    for T in modules:
+        x = T.randn(4, 3, requires_grad=True)
+        with pytest.raises(kind, match=message):
+            fn(T, x)
+
+
+@settings(max_examples=20, deadline=None)
+@given(rows=st.integers(1, 6), cols=st.integers(1, 40), scale=st.sampled_from([1.0, 30.0]))
+def test_row_kernel_of_log_softmax_matches_the_composed_form(rows, cols, scale):
+    """The last-dim row kernel (forward and backward) against the strided path on a transpose."""
+    rng = np.random.default_rng(rows * 100 + cols)
+    a = rng.standard_normal((rows, cols)) * scale
+    g = rng.standard_normal((rows, cols))
+    x = fg.tensor(a, requires_grad=True)
+    xt = fg.tensor(a.T.copy(), requires_grad=True)
+    y, yt = x.log_softmax(1), xt.log_softmax(0)
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy().T, rtol=1e-12, atol=1e-12)
+    y.backward(fg.tensor(g))
+    yt.backward(fg.tensor(g.T.copy()))
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy().T, rtol=1e-12, atol=1e-12)
+    # With create_graph the backward records ops: it must give the same gradient.
+    (gx,) = fg.autograd.grad(x.log_softmax(1), x, fg.tensor(g), create_graph=True)
+    np.testing.assert_allclose(gx.detach().numpy(), x.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_log_softmax_rows_with_infinities_and_nan():
+    x = fg.tensor([[float("-inf"), float("-inf")], [float("inf"), 1.0], [float("nan"), 0.0], [0.0, float("-inf")]])
+    got = x.log_softmax(1).numpy()
+    if torch is not None:
+        want = torch.tensor(x.numpy()).log_softmax(1).numpy()
+    else:
+        want = np.array([[np.nan, np.nan], [np.nan, -np.inf], [np.nan, np.nan], [0.0, -np.inf]], dtype=np.float32)
+    np.testing.assert_array_equal(got, want)
