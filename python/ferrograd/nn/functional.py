@@ -24,15 +24,33 @@ if TYPE_CHECKING:
     from ferrograd import Tensor
 
 __all__ = [
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
     "cross_entropy",
     "dropout",
+    "elu",
+    "embedding",
+    "gelu",
+    "hardtanh",
+    "huber_loss",
+    "kl_div",
+    "l1_loss",
+    "layer_norm",
+    "leaky_relu",
     "linear",
     "log_softmax",
+    "logsigmoid",
     "mse_loss",
     "nll_loss",
+    "normalize",
+    "one_hot",
     "relu",
+    "relu6",
     "sigmoid",
+    "silu",
+    "smooth_l1_loss",
     "softmax",
+    "softplus",
     "tanh",
 ]
 
@@ -52,6 +70,48 @@ def tanh(input: Tensor) -> Tensor:
 
 def sigmoid(input: Tensor) -> Tensor:
     return input.sigmoid()
+
+
+def _in_place(input: Tensor, result: Tensor) -> Tensor:
+    """``input`` overwritten with ``result``, as the ``inplace=True`` activations do."""
+    return input.copy_(result)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    return _C.gelu(input, approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    # In place, the op runs on a copy: its backward reads the input it saw.
+    return _in_place(input, _C.silu(input.clone())) if inplace else _C.silu(input)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return _in_place(input, _C.elu(input.clone(), alpha)) if inplace else _C.elu(input, alpha)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    if inplace:
+        return _in_place(input, _C.leaky_relu(input.clone(), negative_slope))
+    return _C.leaky_relu(input, negative_slope)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    return _C.softplus(input, beta, threshold)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    return -_C.softplus(-input, 1.0, 20.0)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
@@ -114,16 +174,8 @@ def mse_loss(
     reduction: str = "mean",
     weight: Tensor | None = None,
 ) -> Tensor:
-    if tuple(target.shape) != tuple(input.shape):
-        warnings.warn(
-            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
-            "This will likely lead to incorrect results due to broadcasting. "
-            "Please ensure they have the same size.",
-            stacklevel=2,
-        )
-    if size_average is not None or reduce is not None:
-        reduction = _legacy_reduction(size_average, reduce)
-    _check_reduction(reduction)
+    _warn_if_shapes_differ(input, target)
+    reduction = _reduction_arg(size_average, reduce, reduction)
     diff = input - target
     loss = diff * diff
     if weight is None:
@@ -132,6 +184,158 @@ def mse_loss(
         raise ValueError("Weights and input must have the same size.")
     loss = loss * weight
     return loss.sum() / weight.sum() if reduction == "mean" else _reduce(loss, reduction)
+
+
+def _warn_if_shapes_differ(input: Tensor, target: Tensor) -> None:
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+            "This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.",
+            stacklevel=3,
+        )
+
+
+def _reduction_arg(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    _check_reduction(reduction)
+    return reduction
+
+
+def l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    _warn_if_shapes_differ(input, target)
+    return _reduce((input - target).abs(), _reduction_arg(size_average, reduce, reduction))
+
+
+def smooth_l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
+    """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta``, for ``d = input - target``."""
+    _warn_if_shapes_differ(input, target)
+    reduction = _reduction_arg(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = input - target
+    ad = d.abs()
+    if beta == 0:
+        return _reduce(ad, reduction)
+    loss = ferrograd.where(ad < beta, d * d * (0.5 / beta), ad - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(
+    input: Tensor,
+    target: Tensor,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    weight: Tensor | None = None,
+) -> Tensor:
+    """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``, for ``d = input - target``."""
+    _warn_if_shapes_differ(input, target)
+    _check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    d = input - target
+    ad = d.abs()
+    loss = ferrograd.where(ad < delta, d * d * 0.5, (ad - 0.5 * delta) * delta)
+    if weight is None:
+        return _reduce(loss, reduction)
+    loss = loss * weight
+    return loss.sum() / weight.sum() if reduction == "mean" else _reduce(loss, reduction)
+
+
+def _check_same_size(input: Tensor, target: Tensor, message: str) -> None:
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(message.format(target=tuple(target.shape), input=tuple(input.shape)))
+
+
+def binary_cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``-(t log x + (1 - t) log(1 - x))`` with each log clamped at -100, as PyTorch."""
+    reduction = _reduction_arg(size_average, reduce, reduction)
+    _check_same_size(
+        input,
+        target,
+        "Using a target size ({target}) that is different to the input size ({input}) is deprecated. "
+        "Please ensure they have the same size.",
+    )
+    if bool(((input < 0) | (input > 1)).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    log_x = input.log().clamp(min=-100.0)
+    log_1mx = (1 - input).log().clamp(min=-100.0)
+    loss = -(target * log_x + (1 - target) * log_1mx)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """``(1 - t) x + (1 + (p - 1) t) softplus(-x)``: the sigmoid's logarithms without overflow."""
+    reduction = _reduction_arg(size_average, reduce, reduction)
+    _check_same_size(input, target, "Target size ({target}) must be the same as input size ({input})")
+    log_weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
+    loss = (1 - target) * input + log_weight * _C.softplus(-input, 1.0, 20.0)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """``target (log target - input)`` pointwise, ``input`` holding log-probabilities."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in ("none", "mean", "sum", "batchmean"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support size."
+            "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+            "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+            stacklevel=2,
+        )
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        # xlogy(t, t) - t * input: t log t is 0 at t = 0 (and NaN below, as a log is).
+        zero = target == 0
+        safe = ferrograd.where(zero, ferrograd.ones_like(target), target)
+        loss = ferrograd.where(zero, ferrograd.zeros_like(target), target * safe.log()) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.dim() > 0 else 1)
+    return _reduce(loss, reduction)
 
 
 def _class_weights(weight: Tensor, ndim: int) -> Tensor:
@@ -233,3 +437,76 @@ def cross_entropy(
     else:
         smooth = _reduce(smooth, reduction)
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape: int | tuple[int, ...] | list[int],
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalizes over the trailing ``normalized_shape`` dims with the biased variance."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or input.dim() < k or tuple(input.shape[input.dim() - k :]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
+            f"but got input of size{list(input.shape)}"
+        )
+    dims = tuple(range(input.dim() - k, input.dim()))
+    centered = input - input.mean(dims, keepdim=True)
+    out = centered / ((centered * centered).mean(dims, keepdim=True) + eps).sqrt()
+    if weight is not None:
+        out = out * weight
+    return out if bias is None else out + bias
+
+
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """Rows of ``weight`` picked by the int64 ``input``; rows at ``padding_idx`` get no gradient."""
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+    if input.dtype != ferrograd.int64:
+        raise RuntimeError(
+            f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
+            f"but got {input.dtype} instead (while checking arguments for embedding)"
+        )
+    rows = weight.shape[0]
+    if input.numel() and (int(input.max()) >= rows or int(input.min()) < 0):
+        raise IndexError("index out of range in self")
+    out = weight[input]
+    if padding_idx is None:
+        return out
+    if padding_idx < 0:
+        padding_idx += rows
+    padding = (input == padding_idx).unsqueeze(-1)
+    return ferrograd.where(padding, out.detach(), out)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    if tensor.dtype != ferrograd.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if tensor.numel() and int(tensor.min()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        if tensor.numel() == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(tensor.max()) + 1
+    elif tensor.numel() and int(tensor.max()) >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return (tensor.unsqueeze(-1) == ferrograd.arange(num_classes)).to(ferrograd.int64)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
+    """``input`` over its ``p``-norm along ``dim``, the norm floored at ``eps``."""
+    if out is not None:
+        raise TypeError("normalize() does not support out=")
+    return input / input.norm(p, dim, keepdim=True).clamp(min=eps)

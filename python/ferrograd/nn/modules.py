@@ -26,11 +26,23 @@ from . import init
 from .parameter import Parameter
 
 __all__ = [
+    "BCELoss",
+    "BCEWithLogitsLoss",
     "CrossEntropyLoss",
     "Dropout",
+    "ELU",
+    "Embedding",
     "Flatten",
+    "GELU",
+    "Hardtanh",
+    "HuberLoss",
     "Identity",
+    "KLDivLoss",
+    "L1Loss",
+    "LayerNorm",
+    "LeakyReLU",
     "Linear",
+    "LogSigmoid",
     "LogSoftmax",
     "MSELoss",
     "Module",
@@ -38,9 +50,13 @@ __all__ = [
     "ModuleList",
     "NLLLoss",
     "ReLU",
+    "ReLU6",
     "Sequential",
+    "SiLU",
     "Sigmoid",
+    "SmoothL1Loss",
     "Softmax",
+    "Softplus",
     "Tanh",
 ]
 
@@ -941,16 +957,26 @@ class Linear(Module):
         )
 
 
-class ReLU(Module):
+class _InplaceActivation(Module):
+    """An activation whose only option is ``inplace``."""
+
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
+    def _activate(self, input: ferrograd.Tensor, inplace: bool) -> ferrograd.Tensor:
+        raise NotImplementedError
+
     def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
-        return F.relu(input, inplace=self.inplace)
+        return self._activate(input, self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
+
+
+class ReLU(_InplaceActivation):
+    def _activate(self, input: ferrograd.Tensor, inplace: bool) -> ferrograd.Tensor:
+        return F.relu(input, inplace=inplace)
 
 
 class Tanh(Module):
@@ -961,6 +987,106 @@ class Tanh(Module):
 class Sigmoid(Module):
     def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
         return F.sigmoid(input)
+
+
+class GELU(Module):
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class SiLU(_InplaceActivation):
+    def _activate(self, input: ferrograd.Tensor, inplace: bool) -> ferrograd.Tensor:
+        return F.silu(input, inplace=inplace)
+
+
+class _SlopedActivation(Module):
+    """An activation with one coefficient (named by ``_coefficient``) and an ``inplace`` flag."""
+
+    _coefficient = ""
+
+    def __init__(self, coefficient: float, inplace: bool) -> None:
+        super().__init__()
+        setattr(self, self._coefficient, coefficient)
+        self.inplace = inplace
+
+    def _activate(self, input: ferrograd.Tensor, coefficient: float, inplace: bool) -> ferrograd.Tensor:
+        raise NotImplementedError
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return self._activate(input, getattr(self, self._coefficient), self.inplace)
+
+    def extra_repr(self) -> str:
+        text = f"{self._coefficient}={getattr(self, self._coefficient)}"
+        return text + (", inplace=True" if self.inplace else "")
+
+
+class ELU(_SlopedActivation):
+    _coefficient = "alpha"
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__(alpha, inplace)
+
+    def _activate(self, input: ferrograd.Tensor, coefficient: float, inplace: bool) -> ferrograd.Tensor:
+        return F.elu(input, coefficient, inplace)
+
+
+class LeakyReLU(_SlopedActivation):
+    _coefficient = "negative_slope"
+
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
+        super().__init__(negative_slope, inplace)
+
+    def _activate(self, input: ferrograd.Tensor, coefficient: float, inplace: bool) -> ferrograd.Tensor:
+        return F.leaky_relu(input, coefficient, inplace)
+
+
+class Softplus(Module):
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class LogSigmoid(Module):
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.logsigmoid(input)
+
+
+class Hardtanh(Module):
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        if min_val > max_val:
+            raise ValueError("min_val cannot be greater than max_val")
+        self.min_val = min_val
+        self.max_val = max_val
+        self.inplace = inplace
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+
+
+class ReLU6(Hardtanh):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Softmax(Module):
@@ -1008,6 +1134,75 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
+class LayerNorm(Module):
+    def __init__(
+        self,
+        normalized_shape: int | tuple[int, ...] | list[int],
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape = shape
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ferrograd.ones(shape, dtype=dtype))
+            if bias:
+                self.bias = Parameter(ferrograd.zeros(shape, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+            f"bias={self.bias is not None}"
+        )
+
+
+class Embedding(Module):
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.padding_idx = padding_idx
+        self.weight = Parameter(ferrograd.empty((num_embeddings, embedding_dim), dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with ferrograd.no_grad():
+                self.weight[self.padding_idx] = 0.0
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.embedding(input, self.weight, self.padding_idx)
+
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        return text if self.padding_idx is None else text + f", padding_idx={self.padding_idx}"
+
+
 # ---- losses ---------------------------------------------------------------------------
 
 
@@ -1039,6 +1234,74 @@ class _WeightedLoss(_Loss):
 class MSELoss(_Loss):
     def forward(self, input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
         return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class L1Loss(_Loss):
+    def forward(self, input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    def __init__(
+        self,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+        beta: float = 1.0,
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class BCELoss(_WeightedLoss):
+    def forward(self, input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    def __init__(
+        self,
+        weight: ferrograd.Tensor | None = None,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+        pos_weight: ferrograd.Tensor | None = None,
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.binary_cross_entropy_with_logits(
+            input, target, self.weight, pos_weight=self.pos_weight, reduction=self.reduction
+        )
+
+
+class KLDivLoss(_Loss):
+    def __init__(
+        self,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+        log_target: bool = False,
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
 class NLLLoss(_WeightedLoss):

@@ -1,0 +1,257 @@
+"""nn.functional activations, regression and binary losses, layer_norm, embedding, one_hot and
+normalize, with their modules: values and gradients against finite differences and torch, and
+torch's errors."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ferrograd as fg
+
+from helpers import check_op
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - torch is optional
+    torch = None
+
+MODULES = [fg] + ([torch] if torch is not None else [])
+
+
+def away_from(points, a, margin=1e-2):
+    """``a`` nudged so no element is within ``margin`` of a kink at ``points``."""
+    a = a.copy()
+    for p in points:
+        near = np.abs(a - p) < margin
+        a[near] = p + 2 * margin
+    return a
+
+
+ACTIVATIONS = {
+    "gelu": (lambda F, x: F.gelu(x), []),
+    "gelu_tanh": (lambda F, x: F.gelu(x, approximate="tanh"), []),
+    "silu": (lambda F, x: F.silu(x), []),
+    "elu": (lambda F, x: F.elu(x, alpha=0.7), [0.0]),
+    "leaky_relu": (lambda F, x: F.leaky_relu(x, 0.2), [0.0]),
+    "softplus": (lambda F, x: F.softplus(x, beta=2.0, threshold=3.0), [1.5]),
+    "logsigmoid": (lambda F, x: F.logsigmoid(x), []),
+    "hardtanh": (lambda F, x: F.hardtanh(x, -0.5, 1.5), [-0.5, 1.5]),
+    "relu6": (lambda F, x: F.relu6(x * 4), [0.0, 1.5]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+@settings(max_examples=15, deadline=None)
+@given(values=st.lists(st.floats(-4, 4), min_size=1, max_size=12))
+def test_activations(name, values):
+    fn, kinks = ACTIVATIONS[name]
+    a = away_from(kinks, np.array(values))
+    check_op(lambda T, x: fn(T.nn.functional, x), a)
+
+
+@pytest.mark.parametrize("name", ["silu", "elu", "leaky_relu", "hardtanh", "relu6"])
+def test_inplace_activations_overwrite_their_input_and_keep_gradients(name):
+    F = fg.nn.functional
+    a = np.array([-2.0, -0.3, 0.4, 2.5])
+    x = fg.tensor(a, requires_grad=True)
+    y = x * 1.0
+    out = getattr(F, name)(y, inplace=True)
+    assert out is y
+    expected = getattr(F, name)(fg.tensor(a)).numpy()
+    np.testing.assert_allclose(y.detach().numpy(), expected)
+    out.sum().backward()
+    x2 = fg.tensor(a, requires_grad=True)
+    getattr(F, name)(x2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy())
+
+
+MODULE_OF = {
+    "gelu": lambda nn: nn.GELU(approximate="tanh"),
+    "silu": lambda nn: nn.SiLU(),
+    "elu": lambda nn: nn.ELU(alpha=0.5),
+    "leaky_relu": lambda nn: nn.LeakyReLU(0.1),
+    "softplus": lambda nn: nn.Softplus(beta=2.0),
+    "logsigmoid": lambda nn: nn.LogSigmoid(),
+    "hardtanh": lambda nn: nn.Hardtanh(-2.0, 2.0),
+    "relu6": lambda nn: nn.ReLU6(inplace=True),
+    "l1": lambda nn: nn.L1Loss(reduction="sum"),
+    "smooth_l1": lambda nn: nn.SmoothL1Loss(beta=0.5),
+    "huber": lambda nn: nn.HuberLoss(delta=2.0),
+    "bce": lambda nn: nn.BCELoss(),
+    "bce_logits": lambda nn: nn.BCEWithLogitsLoss(),
+    "kl_div": lambda nn: nn.KLDivLoss(reduction="batchmean", log_target=True),
+    "layer_norm": lambda nn: nn.LayerNorm((2, 3), eps=1e-3),
+    "embedding": lambda nn: nn.Embedding(5, 3, padding_idx=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULE_OF))
+def test_module_reprs_match_torch(name):
+    if torch is None:
+        pytest.skip("torch not installed")
+    assert repr(MODULE_OF[name](fg.nn)) == repr(MODULE_OF[name](torch.nn))
+
+
+@st.composite
+def pairs(draw, low=-3.0, high=3.0):
+    n = draw(st.integers(1, 4))
+    m = draw(st.integers(1, 4))
+    values = st.lists(st.floats(low, high), min_size=n * m, max_size=n * m)
+    a = np.array(draw(values)).reshape(n, m)
+    b = np.array(draw(values)).reshape(n, m)
+    return a, b
+
+
+REGRESSION = {
+    "l1": (lambda F, x, y, r: F.l1_loss(x, y, reduction=r), [0.0]),
+    "smooth_l1": (lambda F, x, y, r: F.smooth_l1_loss(x, y, reduction=r), [-1.0, 0.0, 1.0]),
+    "smooth_l1_beta": (lambda F, x, y, r: F.smooth_l1_loss(x, y, reduction=r, beta=0.5), [-0.5, 0.0, 0.5]),
+    "smooth_l1_beta0": (lambda F, x, y, r: F.smooth_l1_loss(x, y, reduction=r, beta=0.0), [0.0]),
+    "huber": (lambda F, x, y, r: F.huber_loss(x, y, reduction=r, delta=1.5), [-1.5, 0.0, 1.5]),
+    "mse": (lambda F, x, y, r: F.mse_loss(x, y, reduction=r), []),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REGRESSION))
+@settings(max_examples=15, deadline=None)
+@given(case=pairs(), reduction=st.sampled_from(["mean", "sum", "none"]))
+def test_regression_losses(name, case, reduction):
+    fn, kinks = REGRESSION[name]
+    a, b = case
+    a = b + away_from(kinks, a - b)  # the difference stays off the loss's kinks
+    check_op(lambda T, x, y: fn(T.nn.functional, x, y, reduction), a, b)
+
+
+@settings(max_examples=20, deadline=None)
+@given(case=pairs(0.05, 0.95), reduction=st.sampled_from(["mean", "sum", "none"]), weighted=st.booleans())
+def test_binary_cross_entropy(case, reduction, weighted):
+    probs, target = case
+    w = np.linspace(0.5, 1.5, probs.shape[1])
+
+    def fn(T, x, t):
+        weight = T.tensor(w) if weighted else None
+        return T.nn.functional.binary_cross_entropy(x, t, weight=weight, reduction=reduction)
+
+    check_op(fn, probs, target)
+
+
+@settings(max_examples=20, deadline=None)
+@given(case=pairs(-30.0, 30.0), reduction=st.sampled_from(["mean", "sum", "none"]), pos=st.booleans())
+def test_binary_cross_entropy_with_logits_is_stable(case, reduction, pos):
+    logits, raw = case
+    target = (raw + 30) / 60
+    pw = np.linspace(0.5, 3.0, logits.shape[1])
+
+    def fn(T, x, t):
+        pos_weight = T.tensor(pw) if pos else None
+        return T.nn.functional.binary_cross_entropy_with_logits(x, t, pos_weight=pos_weight, reduction=reduction)
+
+    out = check_op(fn, logits, target)
+    assert np.isfinite(out.detach().numpy()).all()
+
+
+@settings(max_examples=20, deadline=None)
+@given(case=pairs(), reduction=st.sampled_from(["batchmean", "sum", "none"]), log_target=st.booleans())
+def test_kl_div(case, reduction, log_target):
+    a, b = case
+    target = np.exp(b) / np.exp(b).sum(1, keepdims=True)
+    target[0, 0] = 0.0  # a zero probability contributes nothing
+    if log_target:
+        target = np.log(target + 1e-3)
+
+    def fn(T, x):  # the target is a constant: perturbing a zero probability has no log
+        return T.nn.functional.kl_div(x.log_softmax(1), T.tensor(target), reduction=reduction, log_target=log_target)
+
+    check_op(fn, a)
+
+
+def test_kl_div_mean_warns_about_batchmean():
+    x = fg.randn(2, 3).log_softmax(1)
+    with pytest.warns(UserWarning, match="batchmean"):
+        fg.nn.functional.kl_div(x, x.exp())
+
+
+@settings(max_examples=20, deadline=None)
+@given(rows=st.integers(1, 4), affine=st.booleans(), two_dims=st.booleans())
+def test_layer_norm(rows, affine, two_dims):
+    rng = np.random.default_rng(rows)
+    shape = (2, 3) if two_dims else (4,)
+    a = rng.standard_normal((rows,) + shape)
+    w, b = rng.standard_normal(shape), rng.standard_normal(shape)
+    if affine:
+        check_op(lambda T, x, w, b: T.nn.functional.layer_norm(x, shape, w, b, eps=1e-3), a, w, b)
+    else:
+        check_op(lambda T, x: T.nn.functional.layer_norm(x, shape), a)
+
+
+def test_layer_norm_module_trains_its_affine_parameters():
+    ln = fg.nn.LayerNorm(3)
+    assert [tuple(p.shape) for p in ln.parameters()] == [(3,), (3,)]
+    ln(fg.randn(4, 3)).pow(2).sum().backward()
+    assert ln.weight.grad is not None and ln.bias.grad is not None
+    assert list(fg.nn.LayerNorm(3, elementwise_affine=False).parameters()) == []
+
+
+def test_embedding_picks_rows_and_skips_the_padding_gradient():
+    weight = np.arange(12.0).reshape(4, 3)
+    idx = [[0, 2, 2], [3, 1, 0]]
+    for T in MODULES:
+        w = T.tensor(weight, requires_grad=True)
+        out = T.nn.functional.embedding(T.tensor(idx), w, padding_idx=2)
+        np.testing.assert_array_equal(out.detach().numpy(), weight[np.array(idx)])
+        (out * T.arange(3.0)).sum().backward()
+        grad = w.grad.numpy()
+        np.testing.assert_array_equal(grad[2], [0, 0, 0])
+        np.testing.assert_array_equal(grad[0], [0, 2, 4])
+    emb = fg.nn.Embedding(5, 2, padding_idx=-1)
+    assert emb.padding_idx == 4
+    np.testing.assert_array_equal(emb.weight.detach().numpy()[4], [0, 0])
+
+
+def test_one_hot_and_normalize():
+    for T in MODULES:
+        F = T.nn.functional
+        np.testing.assert_array_equal(F.one_hot(T.tensor([2, 0, 1])).numpy(), np.eye(3, dtype=np.int64)[[2, 0, 1]])
+        assert F.one_hot(T.tensor([[1], [0]]), 4).shape == (2, 1, 4)
+        assert F.one_hot(T.tensor([1]), 3).dtype == T.int64
+    check_op(lambda T, x: T.nn.functional.normalize(x, dim=1), np.array([[3.0, -4.0], [0.5, 1.0]]))
+    check_op(lambda T, x: T.nn.functional.normalize(x, dim=0), np.array([[3.0, -4.0], [0.5, 1.0]]))
+    zero = fg.nn.functional.normalize(fg.zeros(2, 3)).numpy()
+    np.testing.assert_array_equal(zero, np.zeros((2, 3), dtype=np.float32))
+
+
+ERRORS = {
+    "bce out of range": (lambda F, T: F.binary_cross_entropy(T.tensor([1.5]), T.tensor([1.0])),
+                         RuntimeError, "all elements of input should be between 0 and 1"),
+    "bce sizes": (lambda F, T: F.binary_cross_entropy(T.tensor([0.5, 0.5]), T.tensor([[1.0, 0.0]])),
+                  ValueError, "that is different to the input size"),
+    "bce logits sizes": (lambda F, T: F.binary_cross_entropy_with_logits(T.zeros(2), T.zeros(3)),
+                         ValueError, "must be the same as input size"),
+    "smooth l1 beta": (lambda F, T: F.smooth_l1_loss(T.zeros(2), T.zeros(2), beta=-1.0),
+                       RuntimeError, "does not support negative values for beta"),
+    "huber delta": (lambda F, T: F.huber_loss(T.zeros(2), T.zeros(2), delta=0.0),
+                    RuntimeError, "does not support non-positive values for delta"),
+    "kl reduction": (lambda F, T: F.kl_div(T.zeros(2), T.zeros(2), reduction="avg"),
+                     ValueError, "avg is not a valid value for reduction"),
+    "one_hot dtype": (lambda F, T: F.one_hot(T.tensor([1.0])),
+                      RuntimeError, "one_hot is only applicable to index tensor"),
+    "one_hot negative": (lambda F, T: F.one_hot(T.tensor([-1, 0])),
+                         RuntimeError, "Class values must be non-negative."),
+    "one_hot too large": (lambda F, T: F.one_hot(T.tensor([3]), 3),
+                          RuntimeError, "Class values must be smaller than num_classes."),
+    "embedding range": (lambda F, T: F.embedding(T.tensor([4]), T.zeros(4, 2)),
+                        IndexError, "index out of range in self"),
+    "layer_norm shape": (lambda F, T: F.layer_norm(T.zeros(2, 4), (3,)),
+                         RuntimeError, r"Given normalized_shape=\[3\], expected input with shape \[\*, 3\]"),
+    "hardtanh bounds": (lambda F, T: F.hardtanh(T.zeros(2), 1.0, -1.0),
+                        ValueError, "min_val cannot be greater than max_val"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors_match_torch(name):
+    fn, kind, message = ERRORS[name]
+    for T in MODULES:
+        with pytest.raises(kind, match=message):
+            fn(T.nn.functional, T)
