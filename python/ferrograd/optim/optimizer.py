@@ -37,6 +37,14 @@ def _typename(obj: object) -> str:
     return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
 
 
+def _check_implementation_flags(fused: bool | None, foreach: bool | None, differentiable: bool) -> None:
+    """The combinations of torch's implementation switches that torch refuses."""
+    if fused and differentiable:
+        raise RuntimeError("`fused` does not support `differentiable`")
+    if fused and foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
 class Optimizer:
     """Base class: holds ``param_groups`` (dicts with "params" and hyper-parameters) and per-parameter ``state``."""
 
@@ -144,6 +152,20 @@ class Optimizer:
 
     def step(self, closure=None):
         raise NotImplementedError
+
+    def _step_groups(self, closure: Any, update: Any) -> Any:
+        """``step``'s frame: the closure's loss with grad enabled, then ``update(group, params)``
+        for each group's parameters that have a gradient, without recording unless
+        ``differentiable``."""
+        loss = None
+        if closure is not None:
+            with ferrograd.enable_grad():
+                loss = closure()
+        grad_mode = ferrograd.enable_grad() if self.defaults["differentiable"] else ferrograd.no_grad()
+        with grad_mode:
+            for group in self.param_groups:
+                update(group, [p for p in group["params"] if p.grad is not None])
+        return loss
 
     def state_dict(self) -> dict[str, Any]:
         """``{"state": {index: state}, "param_groups": [group with "params" as indices]}``."""

@@ -3,7 +3,7 @@
 Relies on
   Tensor: grad, unary -, add(other, alpha=float), add_(other, alpha=float),
     mul_(float), clone(), detach().
-  top level: ferrograd.no_grad(), ferrograd.enable_grad().
+  top level: none (grad modes come from Optimizer._step_groups).
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-import ferrograd
 from ferrograd._C import _sgd_momentum_
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _check_implementation_flags
 
 if TYPE_CHECKING:
     from ferrograd import Tensor
@@ -59,10 +58,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        if fused and differentiable:
-            raise RuntimeError("`fused` does not support `differentiable`")
-        if fused and foreach:
-            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_implementation_flags(fused, foreach, differentiable)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
@@ -74,30 +70,24 @@ class SGD(Optimizer):
             group.setdefault("fused", False)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        loss = None
-        if closure is not None:
-            with ferrograd.enable_grad():
-                loss = closure()
-        grad_mode = ferrograd.enable_grad() if self.defaults["differentiable"] else ferrograd.no_grad()
-        with grad_mode:
-            for group in self.param_groups:
-                params = [p for p in group["params"] if p.grad is not None]
-                momentum = group["momentum"]
-                buffers = [self.state[p].get("momentum_buffer") for p in params] if momentum != 0 else []
-                sgd(
-                    params,
-                    [p.grad for p in params],
-                    buffers,
-                    weight_decay=group["weight_decay"],
-                    momentum=momentum,
-                    lr=group["lr"],
-                    dampening=group["dampening"],
-                    nesterov=group["nesterov"],
-                    maximize=group["maximize"],
-                )
-                for p, buf in zip(params, buffers):
-                    self.state[p]["momentum_buffer"] = buf
-        return loss
+        return self._step_groups(closure, self._update_group)
+
+    def _update_group(self, group: dict[str, Any], params: list[Tensor]) -> None:
+        momentum = group["momentum"]
+        buffers = [self.state[p].get("momentum_buffer") for p in params] if momentum != 0 else []
+        sgd(
+            params,
+            [p.grad for p in params],
+            buffers,
+            weight_decay=group["weight_decay"],
+            momentum=momentum,
+            lr=group["lr"],
+            dampening=group["dampening"],
+            nesterov=group["nesterov"],
+            maximize=group["maximize"],
+        )
+        for p, buf in zip(params, buffers):
+            self.state[p]["momentum_buffer"] = buf
 
 
 def sgd(
