@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
+import pytest
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -101,3 +102,11 @@ def check_op(
             tg = t.grad.numpy() if t.grad is not None else np.zeros(t.shape)
             np.testing.assert_allclose(g, tg, atol=atol, rtol=rtol)
     return out
+
+
+def assert_raises_like_torch(fn, kind, message):
+    """``fn(F, T)`` raises ``kind`` matching ``message`` for ferrograd and, when installed, torch."""
+    modules = [fg] + ([torch] if has_torch else [])
+    for T in modules:
+        with pytest.raises(kind, match=message):
+            fn(T.nn.functional, T)

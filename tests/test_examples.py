@@ -44,3 +44,9 @@ def test_in_place_example_refuses_leaves():
     leaf = fg.randn(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
         op.apply(leaf, 1.5)
+
+
+def test_resnet_example_takes_the_tutorial_step_and_trains_only_the_new_head():
+    loss, trained = load("resnet_finetune").main(verbose=False)
+    assert loss == loss and abs(loss) < 1e6
+    assert trained == ["fc.weight", "fc.bias"]

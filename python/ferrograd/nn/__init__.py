@@ -4,8 +4,13 @@ from . import functional, init
 from .modules import (
     ELU,
     GELU,
+    AdaptiveAvgPool2d,
+    AvgPool2d,
+    BatchNorm1d,
+    BatchNorm2d,
     BCELoss,
     BCEWithLogitsLoss,
+    Conv2d,
     CrossEntropyLoss,
     Dropout,
     Embedding,
@@ -20,6 +25,7 @@ from .modules import (
     Linear,
     LogSigmoid,
     LogSoftmax,
+    MaxPool2d,
     Module,
     ModuleDict,
     ModuleList,
@@ -38,8 +44,13 @@ from .modules import (
 from .parameter import Parameter
 
 __all__ = [
+    "AdaptiveAvgPool2d",
+    "AvgPool2d",
     "BCELoss",
     "BCEWithLogitsLoss",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "Conv2d",
     "CrossEntropyLoss",
     "Dropout",
     "ELU",
@@ -57,6 +68,7 @@ __all__ = [
     "LogSigmoid",
     "LogSoftmax",
     "MSELoss",
+    "MaxPool2d",
     "Module",
     "ModuleDict",
     "ModuleList",

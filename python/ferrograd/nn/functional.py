@@ -24,12 +24,17 @@ if TYPE_CHECKING:
     from ferrograd import Tensor
 
 __all__ = [
+    "adaptive_avg_pool2d",
+    "avg_pool2d",
+    "batch_norm",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
+    "conv2d",
     "cross_entropy",
     "dropout",
     "elu",
     "embedding",
+    "fold",
     "gelu",
     "hardtanh",
     "huber_loss",
@@ -40,10 +45,12 @@ __all__ = [
     "linear",
     "log_softmax",
     "logsigmoid",
+    "max_pool2d",
     "mse_loss",
     "nll_loss",
     "normalize",
     "one_hot",
+    "pad",
     "relu",
     "relu6",
     "sigmoid",
@@ -52,6 +59,7 @@ __all__ = [
     "softmax",
     "softplus",
     "tanh",
+    "unfold",
 ]
 
 
@@ -510,3 +518,202 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     if out is not None:
         raise TypeError("normalize() does not support out=")
     return input / input.norm(p, dim, keepdim=True).clamp(min=eps)
+
+
+# ---- images: convolution, pooling, normalization -------------------------------------
+
+
+def _pair(value: int | tuple[int, ...] | list[int], name: str) -> tuple[int, int]:
+    """An int or a one- or two-element sequence as a (rows, columns) pair."""
+    if isinstance(value, int):
+        return (value, value)
+    pair = tuple(int(v) for v in value)
+    if len(pair) == 1:
+        return (pair[0], pair[0])
+    if len(pair) != 2:
+        raise RuntimeError(
+            f"expected {name} to be a single integer value or a list of 2 values to match the convolution "
+            f"dimensions, but got {name}={list(pair)}"
+        )
+    return (pair[0], pair[1])
+
+
+def pad(input: Tensor, pad: tuple[int, ...] | list[int], mode: str = "constant", value: float | None = None) -> Tensor:
+    """Constant padding; ``pad`` lists (before, after) amounts from the last dim backwards, negative ones crop."""
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported, only 'constant'")
+    if len(pad) % 2 or len(pad) // 2 > input.dim():
+        raise RuntimeError("Padding length must be divisible by 2 and at most twice the number of dimensions")
+    amounts = [(0, 0)] * (input.dim() - len(pad) // 2) + [(pad[i], pad[i + 1]) for i in range(len(pad) - 2, -1, -2)]
+    cropped = input[tuple(slice(max(-a, 0), size - max(-b, 0)) for (a, b), size in zip(amounts, input.shape))]
+    shape = tuple(size + max(a, 0) + max(b, 0) for (a, b), size in zip(amounts, cropped.shape))
+    out = ferrograd.full(shape, 0.0 if value is None else value, dtype=input.dtype)
+    out[tuple(slice(max(a, 0), max(a, 0) + size) for (a, _), size in zip(amounts, cropped.shape))] = cropped
+    return out
+
+
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | tuple[int, int] = 1,
+    padding: int | tuple[int, int] | str = 0,
+    dilation: int | tuple[int, int] = 1,
+    groups: int = 1,
+) -> Tensor:
+    dilation = _pair(dilation, "dilation")
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = 0
+        elif padding == "same":
+            if _pair(stride, "stride") != (1, 1):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            total = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
+            if total[0] % 2 or total[1] % 2:  # odd: the extra row and column go after, as in torch
+                warnings.warn(
+                    "Using padding='same' with even kernel lengths and odd dilation may require a zero-padded "
+                    "copy of the input be created",
+                    stacklevel=2,
+                )
+                input = pad(input, (total[1] // 2, total[1] - total[1] // 2, total[0] // 2, total[0] - total[0] // 2))
+                padding = 0
+            else:
+                padding = (total[0] // 2, total[1] // 2)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    return _C._conv2d(
+        input, weight, bias, _pair(stride, "stride"), _pair(padding, "padding"), dilation, groups
+    )
+
+
+def max_pool2d(
+    input: Tensor,
+    kernel_size: int | tuple[int, int],
+    stride: int | tuple[int, int] | None = None,
+    padding: int | tuple[int, int] = 0,
+    dilation: int | tuple[int, int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor:
+    if return_indices:
+        raise NotImplementedError("max_pool2d: return_indices is not supported")
+    kernel = _pair(kernel_size, "kernel_size")
+    strides = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _pair(stride, "stride")
+    return _C._max_pool2d(input, kernel, strides, _pair(padding, "padding"), _pair(dilation, "dilation"), ceil_mode)
+
+
+def unfold(
+    input: Tensor,
+    kernel_size: int | tuple[int, int],
+    dilation: int | tuple[int, int] = 1,
+    padding: int | tuple[int, int] = 0,
+    stride: int | tuple[int, int] = 1,
+) -> Tensor:
+    return _C._unfold(
+        input, _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation"), _pair(padding, "padding"),
+        _pair(stride, "stride"),
+    )
+
+
+def fold(
+    input: Tensor,
+    output_size: int | tuple[int, int],
+    kernel_size: int | tuple[int, int],
+    dilation: int | tuple[int, int] = 1,
+    padding: int | tuple[int, int] = 0,
+    stride: int | tuple[int, int] = 1,
+) -> Tensor:
+    return _C._fold(
+        input, _pair(output_size, "output_size"), _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation"),
+        _pair(padding, "padding"), _pair(stride, "stride"),
+    )
+
+
+def avg_pool2d(
+    input: Tensor,
+    kernel_size: int | tuple[int, int],
+    stride: int | tuple[int, int] | None = None,
+    padding: int | tuple[int, int] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """Window means, computed as the mean of ``unfold``'s columns."""
+    if ceil_mode:
+        raise NotImplementedError("avg_pool2d: ceil_mode is not supported")
+    if input.dim() == 3:
+        return avg_pool2d(input.unsqueeze(0), kernel_size, stride, padding, ceil_mode, count_include_pad,
+                          divisor_override).squeeze(0)
+    kernel = _pair(kernel_size, "kernel_size")
+    strides = kernel if stride is None else _pair(stride, "stride")
+    padding = _pair(padding, "padding")
+    if 2 * padding[0] > kernel[0] or 2 * padding[1] > kernel[1]:
+        raise RuntimeError("pad should be at most half of kernel size")
+    n, c, h, w = input.shape
+    cols = unfold(input.reshape((n * c, 1, h, w)), kernel, 1, padding, strides)
+    oh = (h + 2 * padding[0] - kernel[0]) // strides[0] + 1
+    ow = (w + 2 * padding[1] - kernel[1]) // strides[1] + 1
+    total = cols.sum(1)
+    if divisor_override is not None:
+        out = total / divisor_override
+    elif count_include_pad or padding == (0, 0):
+        out = total / (kernel[0] * kernel[1])
+    else:
+        counts = unfold(ferrograd.ones((1, 1, h, w), dtype=input.dtype), kernel, 1, padding, strides).sum(1)
+        out = total / counts
+    return out.reshape((n, c, oh, ow))
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, int | None]) -> Tensor:
+    """Means over the bins ``[floor(i H / oh), ceil((i + 1) H / oh))`` (and likewise for columns)."""
+    h, w = input.shape[-2], input.shape[-1]
+    size = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    oh, ow = (h if size[0] is None else size[0]), (w if size[1] is None else size[1])
+    if (oh, ow) == (1, 1):
+        return input.mean((-2, -1), keepdim=True)
+    if h % oh == 0 and w % ow == 0:
+        return avg_pool2d(input, (h // oh, w // ow))
+
+    def bins(size: int, count: int) -> list[tuple[int, int]]:
+        return [((i * size) // count, -((-(i + 1) * size) // count)) for i in range(count)]
+
+    rows = [
+        ferrograd.stack([input[..., r0:r1, c0:c1].mean((-2, -1)) for c0, c1 in bins(w, ow)], -1)
+        for r0, r1 in bins(h, oh)
+    ]
+    return ferrograd.stack(rows, -2)
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float | None = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalizes each channel (dim 1) over the batch and any spatial dims."""
+    dims = (0,) + tuple(range(2, input.dim()))
+    channel_shape = (1, -1) + (1,) * (input.dim() - 2)
+    if training:
+        count = input.numel() // input.shape[1]
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+        mean = input.mean(dims)
+        var = input.var(dims, unbiased=False)
+        with ferrograd.no_grad():
+            m = 0.1 if momentum is None else momentum
+            if running_mean is not None:
+                running_mean.mul_(1 - m).add_(mean.detach() * m)
+            if running_var is not None:
+                running_var.mul_(1 - m).add_(var.detach() * (m * count / (count - 1)))
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+        mean, var = running_mean, running_var
+    out = (input - mean.reshape(channel_shape)) / (var.reshape(channel_shape) + eps).sqrt()
+    if weight is not None:
+        out = out * weight.reshape(channel_shape)
+    return out if bias is None else out + bias.reshape(channel_shape)

@@ -26,8 +26,13 @@ from . import init
 from .parameter import Parameter
 
 __all__ = [
+    "AdaptiveAvgPool2d",
+    "AvgPool2d",
     "BCELoss",
     "BCEWithLogitsLoss",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "Conv2d",
     "CrossEntropyLoss",
     "Dropout",
     "ELU",
@@ -45,6 +50,7 @@ __all__ = [
     "LogSigmoid",
     "LogSoftmax",
     "MSELoss",
+    "MaxPool2d",
     "Module",
     "ModuleDict",
     "ModuleList",
@@ -1201,6 +1207,235 @@ class Embedding(Module):
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
         return text if self.padding_idx is None else text + f", padding_idx={self.padding_idx}"
+
+
+class Conv2d(Module):
+    """2-d cross-correlation with PyTorch's arguments and initialisation (zero padding only)."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | tuple[int, int],
+        stride: int | tuple[int, int] = 1,
+        padding: int | tuple[int, int] | str = 0,
+        dilation: int | tuple[int, int] = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"Conv2d: padding_mode {padding_mode!r} is not supported, only 'zeros'")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = F._pair(kernel_size, "kernel_size")
+        self.stride = F._pair(stride, "stride")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string '{padding}', should be one of {{'valid', 'same'}}")
+            if padding == "same" and self.stride != (1, 1):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            self.padding: tuple[int, int] | str = padding
+        else:
+            self.padding = F._pair(padding, "padding")
+        self.dilation = F._pair(dilation, "dilation")
+        self.groups = groups
+        self.padding_mode = padding_mode
+        shape = (out_channels, in_channels // groups) + self.kernel_size
+        self.weight = Parameter(ferrograd.empty(shape, dtype=dtype))
+        if bias:
+            self.bias = Parameter(ferrograd.empty((out_channels,), dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def extra_repr(self) -> str:
+        text = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0, 0):
+            text += f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            text += f", dilation={self.dilation}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        return text
+
+
+class MaxPool2d(Module):
+    def __init__(
+        self,
+        kernel_size: int | tuple[int, int],
+        stride: int | tuple[int, int] | None = None,
+        padding: int | tuple[int, int] = 0,
+        dilation: int | tuple[int, int] = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.max_pool2d(
+            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode, self.return_indices
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+        )
+
+
+class AvgPool2d(Module):
+    def __init__(
+        self,
+        kernel_size: int | tuple[int, int],
+        stride: int | tuple[int, int] | None = None,
+        padding: int | tuple[int, int] = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.avg_pool2d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2d(Module):
+    def __init__(self, output_size: int | tuple[int | None, int | None]) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class _BatchNorm(Module):
+    """Batch normalization over dim 1 with running statistics, as PyTorch's ``_BatchNorm``."""
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = Parameter(ferrograd.ones((num_features,), dtype=dtype))
+            if bias:
+                self.bias = Parameter(ferrograd.zeros((num_features,), dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", ferrograd.zeros((num_features,), dtype=dtype))
+            self.register_buffer("running_var", ferrograd.ones((num_features,), dtype=dtype))
+            self.register_buffer("num_batches_tracked", ferrograd.tensor(0))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def _check_input_dim(self, input: ferrograd.Tensor) -> None:
+        raise NotImplementedError
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                factor = 1.0 / float(self.num_batches_tracked)
+        use_batch_stats = self.training or self.running_mean is None
+        tracked = not self.training or self.track_running_stats
+        return F.batch_norm(
+            input,
+            self.running_mean if tracked else None,
+            self.running_var if tracked else None,
+            self.weight,
+            self.bias,
+            use_batch_stats,
+            factor,
+            self.eps,
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+            f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}"
+        )
+
+
+class BatchNorm1d(_BatchNorm):
+    def _check_input_dim(self, input: ferrograd.Tensor) -> None:
+        if input.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    def _check_input_dim(self, input: ferrograd.Tensor) -> None:
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
 
 
 # ---- losses ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@ mod hooks;
 mod node;
 mod ops;
 mod ops_complex;
+mod ops_conv;
 mod ops_index;
 mod ops_inplace;
 mod ops_linalg;
@@ -37,6 +38,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     graph::register(m)?;
     ops::register(m)?;
     ops_complex::register(m)?;
+    ops_conv::register(m)?;
     ops_linalg::register(m)?;
     ops_index::register(m)?;
     ops_math::register(m)?;

@@ -35,7 +35,7 @@ fn is_single_element(l: &Layout) -> bool {
 /// A layout as rows: the layout of the row starts (all dims but the last)
 /// and the length and stride of the innermost dimension. Strided kernels
 /// walk row starts with an offset iterator and run plain loops along rows.
-fn rows(l: &Layout) -> (Layout, usize, isize) {
+pub(crate) fn rows(l: &Layout) -> (Layout, usize, isize) {
     match l.ndim() {
         0 => (l.clone(), 1, 1),
         n => (
@@ -186,7 +186,8 @@ pub fn map<A: Element, O: Element>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send)
             filled(n, |start, out| map_into(out, &src[start..], &f))
         }
         None => {
-            let (outer, len, stride) = rows(l);
+            let [l] = Layout::coalesced([l]);
+            let (outer, len, stride) = rows(&l);
             let mut out = Vec::with_capacity(n);
             for start in outer.offsets() {
                 out.extend(row(start, len, stride).map(|o| f(data[o])));
@@ -289,6 +290,7 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
         }
         _ => {
             let (ba, bb) = (la.broadcast_to(&shape)?, lb.broadcast_to(&shape)?);
+            let [ba, bb] = Layout::coalesced([&ba, &bb]);
             let ((oa, len, sa), (ob, _, sb)) = (rows(&ba), rows(&bb));
             let starts: Vec<(usize, usize)> = match n {
                 0 => Vec::new(),
@@ -343,6 +345,7 @@ pub fn zip3_map<A: Element, B: Element, C: Element, O: Element>(
     let la = a.layout().broadcast_to(&shape)?;
     let lb = b.layout().broadcast_to(&shape)?;
     let lc = c.layout().broadcast_to(&shape)?;
+    let [la, lb, lc] = Layout::coalesced([&la, &lb, &lc]);
     let out: Vec<O> = la
         .offsets()
         .zip(lb.offsets())

@@ -8,6 +8,7 @@
 
 pub mod binary;
 pub mod complex;
+pub mod conv;
 pub mod copy;
 pub mod creation;
 pub mod elementwise;

@@ -75,11 +75,20 @@ pub fn reduce<T: Element, O: Element>(
     };
     let inner_n = inner.numel();
     let inner_contiguous = inner.is_contiguous();
+    // A group whose innermost (coalesced) dim is dense is folded run by run
+    // (the height and width of an image, reduced per channel, are one run).
+    let [runs] = Layout::coalesced([&inner]);
+    let (run_starts, run_len, run_stride) = super::elementwise::rows(&runs);
     let group = |base: usize| -> O {
         if inner_n == 0 {
             init
         } else if inner_contiguous {
             fold_lanes(&data[base..base + inner_n], init, &fold, &combine)
+        } else if run_stride == 1 {
+            run_starts.offsets().fold(init, |acc, o| {
+                let run = &data[base + o..base + o + run_len];
+                combine(acc, fold_lanes(run, init, &fold, &combine))
+            })
         } else {
             inner
                 .offsets()

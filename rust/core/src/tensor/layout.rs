@@ -160,6 +160,41 @@ impl Layout {
         })
     }
 
+    /// `layouts` (all of one shape) with their dims merged wherever every
+    /// one of them steps through the pair as through one dim, and size-1
+    /// dims dropped: the same elements in the same order, walked with fewer
+    /// and longer rows (an image's height and width become one row of
+    /// `h*w`, also against a per-channel operand broadcast over both).
+    pub fn coalesced<const N: usize>(layouts: [&Layout; N]) -> [Layout; N] {
+        let shape = &layouts[0].shape;
+        let mut out: [Layout; N] = layouts.map(|l| Layout {
+            shape: Shape::new(),
+            strides: Strides::new(),
+            offset: l.offset,
+        });
+        for d in 0..shape.len() {
+            if shape[d] == 1 {
+                continue;
+            }
+            let merges = !out[0].shape.is_empty()
+                && out.iter().zip(&layouts).all(|(o, l)| {
+                    let last = o.strides.len() - 1;
+                    o.strides[last] == l.strides[d] * shape[d] as isize
+                });
+            for (o, l) in out.iter_mut().zip(&layouts) {
+                if merges {
+                    let last = o.shape.len() - 1;
+                    o.shape[last] *= shape[d];
+                    o.strides[last] = l.strides[d];
+                } else {
+                    o.shape.push(shape[d]);
+                    o.strides.push(l.strides[d]);
+                }
+            }
+        }
+        out
+    }
+
     /// Storage offsets of every element in row-major order.
     pub fn offsets(&self) -> OffsetIter<'_> {
         OffsetIter::new(self)
@@ -281,6 +316,38 @@ mod tests {
         assert_eq!(empty.offsets().count(), 0);
         let scalar = Layout::contiguous(&[]);
         assert_eq!(scalar.offsets().collect::<Vec<_>>(), vec![0]);
+    }
+
+    #[test]
+    fn coalescing_merges_dims_every_layout_walks_as_one() {
+        let image = Layout::contiguous(&[8, 64, 16, 16]);
+        let per_channel = Layout::contiguous(&[1, 64, 1, 1])
+            .broadcast_to(&[8, 64, 16, 16])
+            .unwrap();
+        let [a, b] = Layout::coalesced([&image, &per_channel]);
+        assert_eq!(
+            (a.shape.as_slice(), a.strides.as_slice()),
+            (&[8, 64, 256][..], &[16384, 256, 1][..])
+        );
+        assert_eq!(
+            (b.shape.as_slice(), b.strides.as_slice()),
+            (&[8, 64, 256][..], &[0, 1, 0][..])
+        );
+        // The same elements in the same order, for every layout.
+        assert!(a.offsets().eq(image.offsets()));
+        assert!(b.offsets().eq(per_channel.offsets()));
+        // A permutation splits where the dims stop following each other;
+        // size-1 dims vanish and a layout of one element has no dims left.
+        let permuted = Layout::contiguous(&[8, 64, 1, 16, 16]).transposed(0, 1);
+        let [p] = Layout::coalesced([&permuted]);
+        assert_eq!(
+            (p.shape.as_slice(), p.strides.as_slice()),
+            (&[64, 8, 256][..], &[256, 16384, 1][..])
+        );
+        assert!(p.offsets().eq(permuted.offsets()));
+        let [one] = Layout::coalesced([&Layout::contiguous(&[1, 1])]);
+        assert_eq!(one.ndim(), 0);
+        assert_eq!(one.offsets().collect::<Vec<_>>(), vec![0]);
     }
 
     #[test]

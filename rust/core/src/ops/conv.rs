@@ -1,0 +1,552 @@
+//! Sliding windows over images: `unfold` (im2col), its adjoint `fold`
+//! (col2im), `conv2d` as `unfold` and a batched product, and the window
+//! maxima of `max_pool2d`. `unfold` and `fold` are each other's gradient,
+//! so everything built on them differentiates to any order.
+
+use super::binary::{add, dtype_display};
+use super::copy::contiguous;
+use super::index::gather;
+use super::matmul::matmul;
+use super::num::Arith;
+use super::shape::{permute, reshape, squeeze_dims, unsqueeze};
+use crate::autograd::record;
+use crate::tensor::{DType, Element, Tensor};
+use crate::{bail, grads, with_real_float, Result};
+
+/// The geometry of a 2-d sliding window: kernel, dilation, padding and
+/// stride, each as (rows, columns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub kernel: (usize, usize),
+    pub dilation: (usize, usize),
+    pub padding: (usize, usize),
+    pub stride: (usize, usize),
+}
+
+impl Window {
+    fn check(&self, op: &str) -> Result<()> {
+        let positive = |(a, b): (usize, usize)| a > 0 && b > 0;
+        if !positive(self.kernel) {
+            bail!(
+                Runtime,
+                "{op}: kernel size should be greater than zero, but got {:?}",
+                self.kernel
+            );
+        }
+        if !positive(self.dilation) {
+            bail!(
+                Runtime,
+                "{op}: dilation should be greater than zero, but got {:?}",
+                self.dilation
+            );
+        }
+        if !positive(self.stride) {
+            bail!(
+                Runtime,
+                "{op}: stride should be greater than zero, but got {:?}",
+                self.stride
+            );
+        }
+        Ok(())
+    }
+
+    /// Output positions along one axis of `size` input positions, or `None`
+    /// when the dilated kernel does not fit the padded input.
+    fn out_len(
+        size: usize,
+        kernel: usize,
+        dilation: usize,
+        padding: usize,
+        stride: usize,
+    ) -> Option<usize> {
+        let span = dilation * (kernel - 1) + 1;
+        (size + 2 * padding)
+            .checked_sub(span)
+            .map(|room| room / stride + 1)
+    }
+
+    /// Output (rows, columns) for an input of `(h, w)`.
+    fn out_size(&self, (h, w): (usize, usize)) -> Option<(usize, usize)> {
+        Some((
+            Self::out_len(
+                h,
+                self.kernel.0,
+                self.dilation.0,
+                self.padding.0,
+                self.stride.0,
+            )?,
+            Self::out_len(
+                w,
+                self.kernel.1,
+                self.dilation.1,
+                self.padding.1,
+                self.stride.1,
+            )?,
+        ))
+    }
+
+    /// For output row (or column) `o` and kernel offset `k` along one axis,
+    /// the input index, or `None` in the padding.
+    #[inline]
+    fn source(
+        o: usize,
+        k: usize,
+        dilation: usize,
+        padding: usize,
+        stride: usize,
+        size: usize,
+    ) -> Option<usize> {
+        (o * stride + k * dilation)
+            .checked_sub(padding)
+            .filter(|&i| i < size)
+    }
+}
+
+/// The `(n, c, h, w)` of a 4-d tensor.
+fn dims4(t: &Tensor) -> (usize, usize, usize, usize) {
+    let s = t.shape();
+    (s[0], s[1], s[2], s[3])
+}
+
+fn check_real_float(t: &Tensor, kernel: &str) -> Result<()> {
+    if !matches!(t.dtype(), DType::Float32 | DType::Float64) {
+        bail!(
+            Runtime,
+            "\"{kernel}\" not implemented for '{}'",
+            dtype_display(t.dtype())
+        );
+    }
+    Ok(())
+}
+
+/// How the columns of `unfold` are laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Columns {
+    /// `[n, c*kh*kw, L]`, as `F.unfold` returns them.
+    PerImage,
+    /// `[c*kh*kw, n*L]`: every image's windows side by side, so that a
+    /// convolution group is one product (and so are both its gradients).
+    Interleaved,
+}
+
+/// The output positions `q` in `0..out_len` whose input index
+/// `q * stride + k * dilation - padding` falls inside `0..size`.
+fn valid_range(
+    k: usize,
+    dilation: usize,
+    padding: usize,
+    stride: usize,
+    size: usize,
+    out_len: usize,
+) -> std::ops::Range<usize> {
+    let reach = k * dilation;
+    let first = padding.saturating_sub(reach).div_ceil(stride);
+    let last = match (size - 1 + padding).checked_sub(reach) {
+        Some(room) => (room / stride + 1).min(out_len),
+        None => 0,
+    };
+    first.min(last)..last
+}
+
+/// For window offset `(i, j)` over one `h x w` image, calls `visit(src, dst,
+/// len)` for each output row that lands inside the image: its first input
+/// index, its first output index and how many outputs do (inputs then run
+/// `stride.1` apart).
+fn for_each_run(
+    win: Window,
+    (i, j): (usize, usize),
+    (h, w): (usize, usize),
+    (oh, ow): (usize, usize),
+    mut visit: impl FnMut(usize, usize, usize),
+) {
+    let cols = valid_range(j, win.dilation.1, win.padding.1, win.stride.1, w, ow);
+    if cols.is_empty() {
+        return;
+    }
+    let first_col = cols.start * win.stride.1 + j * win.dilation.1 - win.padding.1;
+    for r in valid_range(i, win.dilation.0, win.padding.0, win.stride.0, h, oh) {
+        let src_row = r * win.stride.0 + i * win.dilation.0 - win.padding.0;
+        visit(src_row * w + first_col, r * ow + cols.start, cols.len());
+    }
+}
+
+/// `unfold` of a contiguous `[n, c, h, w]` buffer; positions in the
+/// padding stay zero. Each pass copies whole runs of a row.
+fn unfold_kernel<T: Element + Arith>(
+    x: &[T],
+    (n, c, h, w): (usize, usize, usize, usize),
+    win: Window,
+    (oh, ow): (usize, usize),
+    layout: Columns,
+) -> Vec<T> {
+    let (kw, area, l) = (win.kernel.1, win.kernel.0 * win.kernel.1, oh * ow);
+    let mut out = vec![T::zero(); n * c * area * l];
+    // A chunk holds one channel's rows: for one image, or for all of them.
+    let images_per_chunk = match layout {
+        Columns::PerImage => 1,
+        Columns::Interleaved => n,
+    };
+    let chunk_len = images_per_chunk * area * l;
+    crate::parallel::for_each_chunk_mut(&mut out, chunk_len, |start, chunk| {
+        let index = start / chunk_len;
+        let (channel, images) = match layout {
+            Columns::PerImage => (index % c, index / c..index / c + 1),
+            Columns::Interleaved => (index, 0..n),
+        };
+        for (slot, image) in images.enumerate() {
+            let src = &x[(image * c + channel) * h * w..][..h * w];
+            for k in 0..area {
+                let at = (k * images_per_chunk + slot) * l;
+                let row = &mut chunk[at..at + l];
+                for_each_run(win, (k / kw, k % kw), (h, w), (oh, ow), |s, d, len| {
+                    if win.stride.1 == 1 {
+                        row[d..d + len].copy_from_slice(&src[s..s + len]);
+                    } else {
+                        let picked = src[s..].iter().step_by(win.stride.1);
+                        for (o, &v) in row[d..d + len].iter_mut().zip(picked) {
+                            *o = v;
+                        }
+                    }
+                });
+            }
+        }
+    });
+    out
+}
+
+/// `fold` of columns laid out as `layout` into a `[n, c, h, w]` buffer,
+/// summing the values that land on one position.
+fn fold_kernel<T: Element + Arith>(
+    cols: &[T],
+    (n, c, h, w): (usize, usize, usize, usize),
+    win: Window,
+    (oh, ow): (usize, usize),
+    layout: Columns,
+) -> Vec<T> {
+    let (kw, area, l) = (win.kernel.1, win.kernel.0 * win.kernel.1, oh * ow);
+    let mut out = vec![T::zero(); n * c * h * w];
+    crate::parallel::for_each_chunk_mut(&mut out, h * w, |start, image_out| {
+        let (image, channel) = (start / (h * w) / c, start / (h * w) % c);
+        for k in 0..area {
+            let row = channel * area + k;
+            let at = match layout {
+                Columns::PerImage => (image * c * area + row) * l,
+                Columns::Interleaved => (row * n + image) * l,
+            };
+            let src = &cols[at..at + l];
+            for_each_run(win, (k / kw, k % kw), (h, w), (oh, ow), |s, d, len| {
+                let targets = image_out[s..].iter_mut().step_by(win.stride.1);
+                for (o, &v) in targets.zip(&src[d..d + len]) {
+                    *o = o.add(v);
+                }
+            });
+        }
+    });
+    out
+}
+
+/// The windows of a `[n, c, h, w]` input (checked by the caller) as
+/// columns laid out as `layout` (`Im2ColBackward0`).
+fn unfold_columns(input: &Tensor, win: Window, layout: Columns) -> Result<Tensor> {
+    let dims = dims4(input);
+    let Some(out) = win.out_size((dims.2, dims.3)) else {
+        bail!(
+            Runtime,
+            "Given input with spatial size ({}, {}), kernel_size={:?}, dilation={:?}, padding={:?}, calculated shape of the array of sliding blocks as non-positive",
+            dims.2, dims.3, win.kernel, win.dilation, win.padding
+        );
+    };
+    let (rows, l) = (dims.1 * win.kernel.0 * win.kernel.1, out.0 * out.1);
+    let shape = match layout {
+        Columns::PerImage => vec![dims.0, rows, l],
+        Columns::Interleaved => vec![rows, dims.0 * l],
+    };
+    let x = contiguous(&input.detach())?;
+    let result = with_real_float!(x.dtype(), T => {
+        let data = x.storage().read::<T>();
+        let src = &data[x.layout().offset..x.layout().offset + x.numel()];
+        Tensor::from_vec::<T>(unfold_kernel(src, dims, win, out, layout), &shape)?
+    }, unreachable!("checked to be a real float"));
+    let (n, size) = (dims.0, (dims.2, dims.3));
+    record(
+        "Im2ColBackward0",
+        &[input],
+        &result,
+        || (),
+        move |_, _, g| Ok(grads![Some(fold_columns(g, n, size, win, layout)?)]),
+    );
+    Ok(result)
+}
+
+/// Columns laid out as `layout`, for `n` images (checked by the caller),
+/// summed back into `[n, c, h, w]` images (`Col2ImBackward0`).
+fn fold_columns(
+    cols: &Tensor,
+    n: usize,
+    size: (usize, usize),
+    win: Window,
+    layout: Columns,
+) -> Result<Tensor> {
+    let Some(out) = win.out_size(size) else {
+        bail!(Runtime, "Given output_size={:?}, kernel_size={:?}, dilation={:?}, padding={:?}, stride={:?}, calculated shape of the array of sliding blocks as non-positive", size, win.kernel, win.dilation, win.padding, win.stride);
+    };
+    let per_channel = n * win.kernel.0 * win.kernel.1 * out.0 * out.1;
+    let c = cols.numel().checked_div(per_channel).unwrap_or(0);
+    let dims = (n, c, size.0, size.1);
+    let x = contiguous(&cols.detach())?;
+    let result = with_real_float!(x.dtype(), T => {
+        let data = x.storage().read::<T>();
+        let src = &data[x.layout().offset..x.layout().offset + x.numel()];
+        Tensor::from_vec::<T>(fold_kernel(src, dims, win, out, layout), &[n, c, size.0, size.1])?
+    }, unreachable!("checked to be a real float"));
+    record(
+        "Col2ImBackward0",
+        &[cols],
+        &result,
+        || (),
+        move |_, _, g| Ok(grads![Some(unfold_columns(g, win, layout)?)]),
+    );
+    Ok(result)
+}
+
+/// `F.unfold`: the sliding `kh x kw` windows of a `[n, c, h, w]` input as
+/// the columns of `[n, c*kh*kw, L]` (`Im2ColBackward0`).
+pub fn unfold(input: &Tensor, win: Window) -> Result<Tensor> {
+    win.check("im2col")?;
+    check_real_float(input, "im2col_out_cpu")?;
+    if input.ndim() != 4 {
+        bail!(Runtime, "Expected 4D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions for input, but got: {:?}", input.shape());
+    }
+    unfold_columns(input, win, Columns::PerImage)
+}
+
+/// `F.fold`: sums the columns of `[n, c*kh*kw, L]` back into a `[n, c, h,
+/// w]` image, the adjoint of [`unfold`] (`Col2ImBackward0`).
+pub fn fold(cols: &Tensor, output_size: (usize, usize), win: Window) -> Result<Tensor> {
+    win.check("col2im")?;
+    check_real_float(cols, "col2im_out_cpu")?;
+    let kernel_area = win.kernel.0 * win.kernel.1;
+    if cols.ndim() != 3 || cols.shape()[1] % kernel_area != 0 {
+        bail!(
+            Runtime,
+            "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got input.size(1)={} and kernel_size={:?}",
+            cols.shape().get(1).copied().unwrap_or(0),
+            win.kernel
+        );
+    }
+    let Some(out) = win.out_size(output_size) else {
+        bail!(Runtime, "Given output_size={:?}, kernel_size={:?}, dilation={:?}, padding={:?}, stride={:?}, calculated shape of the array of sliding blocks as non-positive", output_size, win.kernel, win.dilation, win.padding, win.stride);
+    };
+    if cols.shape()[2] != out.0 * out.1 {
+        bail!(
+            Runtime,
+            "Given output_size={:?}, kernel_size={:?}, dilation={:?}, padding={:?}, stride={:?}, expected size of input's dimension 2 to match the calculated number of sliding blocks {} * {} = {}, but got input.size(2)={}.",
+            output_size, win.kernel, win.dilation, win.padding, win.stride, out.0, out.1, out.0 * out.1, cols.shape()[2]
+        );
+    }
+    fold_columns(cols, cols.shape()[0], output_size, win, Columns::PerImage)
+}
+
+/// `F.conv2d` (cross-correlation) of a `[n, c, h, w]` (or unbatched
+/// `[c, h, w]`) input with a `[o, c/groups, kh, kw]` weight: the windows
+/// of [`unfold`] multiplied by the weight, group by group, in one batched
+/// product.
+pub fn conv2d(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: (usize, usize),
+    padding: (usize, usize),
+    dilation: (usize, usize),
+    groups: usize,
+) -> Result<Tensor> {
+    if !matches!(input.ndim(), 3 | 4) {
+        bail!(
+            Runtime,
+            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {:?}",
+            input.shape()
+        );
+    }
+    if input.ndim() == 3 {
+        let batched = conv2d(
+            &unsqueeze(input, 0)?,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            groups,
+        )?;
+        return squeeze_dims(&batched, &[0]);
+    }
+    check_real_float(input, "slow_conv2d_cpu")?;
+    if weight.ndim() != 4 {
+        bail!(Runtime, "weight should have at least three dimensions");
+    }
+    if weight.dtype() != input.dtype() {
+        bail!(
+            Runtime,
+            "Input type ({}) and weight type ({}) should be the same",
+            dtype_display(input.dtype()),
+            dtype_display(weight.dtype())
+        );
+    }
+    if groups == 0 {
+        bail!(Runtime, "non-positive groups is not supported");
+    }
+    let (n, c, h, w) = dims4(input);
+    let (o, cg, kh, kw) = dims4(weight);
+    if cg * groups != c {
+        bail!(
+            Runtime,
+            "Given groups={groups}, weight of size {:?}, expected input{:?} to have {} channels, but got {c} channels instead",
+            weight.shape(), input.shape(), cg * groups
+        );
+    }
+    if o % groups != 0 {
+        bail!(Runtime, "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size {:?} instead", weight.shape());
+    }
+    if let Some(b) = bias {
+        if b.shape() != [o] {
+            bail!(Runtime, "Given weight of size {:?}, expected bias to be 1-dimensional with {o} elements, but got bias of size {:?} instead", weight.shape(), b.shape());
+        }
+    }
+    let win = Window {
+        kernel: (kh, kw),
+        dilation,
+        padding,
+        stride,
+    };
+    win.check("conv2d")?;
+    let Some((oh, ow)) = win.out_size((h, w)) else {
+        bail!(
+            Runtime,
+            "Calculated padded input size per channel: ({} x {}). Kernel size: ({} x {}). Kernel size can't be greater than actual input size",
+            h + 2 * padding.0, w + 2 * padding.1, dilation.0 * (kh - 1) + 1, dilation.1 * (kw - 1) + 1
+        );
+    };
+    let (n, g, k, l) = (
+        n as i64,
+        groups as i64,
+        (cg * kh * kw) as i64,
+        (oh * ow) as i64,
+    );
+    // `[g, (c/g)*kh*kw, n*L]`: each group is one product whose gradients
+    // are products too (the batch summed inside the weight's, not by a
+    // reduction after it).
+    let cols = reshape(
+        &unfold_columns(input, win, Columns::Interleaved)?,
+        &[g, k, n * l],
+    )?;
+    let kernels = reshape(weight, &[g, o as i64 / g, k])?;
+    let out = reshape(&matmul(&kernels, &cols)?, &[g, o as i64 / g, n, l])?;
+    let out = reshape(
+        &permute(&out, &[2, 0, 1, 3])?,
+        &[n, o as i64, oh as i64, ow as i64],
+    )?;
+    match bias {
+        Some(b) => add(&out, &reshape(b, &[1, o as i64, 1, 1])?),
+        None => Ok(out),
+    }
+}
+
+/// `F.max_pool2d` of a `[n, c, h, w]` (or `[c, h, w]`) input: each window's
+/// maximum (NaN wins, the first of equal maxima), gathered from the input so
+/// that the gradient flows to the chosen positions. Padding is -inf.
+pub fn max_pool2d(input: &Tensor, win: Window, ceil_mode: bool) -> Result<Tensor> {
+    if !matches!(input.ndim(), 3 | 4) {
+        bail!(
+            Runtime,
+            "non-empty 3D or 4D (batch mode) tensor expected for input"
+        );
+    }
+    if input.ndim() == 3 {
+        return squeeze_dims(&max_pool2d(&unsqueeze(input, 0)?, win, ceil_mode)?, &[0]);
+    }
+    win.check("max_pool2d")?;
+    check_real_float(input, "max_pool2d")?;
+    if 2 * win.padding.0 > win.kernel.0 || 2 * win.padding.1 > win.kernel.1 {
+        bail!(Runtime, "pad should be at most half of effective kernel size, but got pad={:?}, kernel_size={:?} and dilation={:?}", win.padding, win.kernel, win.dilation);
+    }
+    let (n, c, h, w) = dims4(input);
+    let out_len = |size: usize, k: usize, d: usize, p: usize, s: usize| -> Option<usize> {
+        let span = d * (k - 1) + 1;
+        let room = (size + 2 * p).checked_sub(span)?;
+        let mut len = if ceil_mode {
+            room.div_ceil(s) + 1
+        } else {
+            room / s + 1
+        };
+        // A window that would start in the right padding is dropped.
+        if ceil_mode && (len - 1) * s >= size + p {
+            len -= 1;
+        }
+        Some(len)
+    };
+    let (Some(oh), Some(ow)) = (
+        out_len(h, win.kernel.0, win.dilation.0, win.padding.0, win.stride.0),
+        out_len(w, win.kernel.1, win.dilation.1, win.padding.1, win.stride.1),
+    ) else {
+        bail!(Runtime, "Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x0x0). Output size is too small");
+    };
+    let x = contiguous(&input.detach())?;
+    let positions = with_real_float!(x.dtype(), T => {
+        let data = x.storage().read::<T>();
+        let src = &data[x.layout().offset..x.layout().offset + x.numel()];
+        window_argmax(src, (n, c, h, w), win, (oh, ow))
+    }, unreachable!("checked to be a real float"));
+    let index = Tensor::from_vec(positions, &[n, c, oh * ow])?;
+    let picked = gather(
+        &reshape(input, &[n as i64, c as i64, (h * w) as i64])?,
+        2,
+        &index,
+    )?;
+    reshape(&picked, &[n as i64, c as i64, oh as i64, ow as i64])
+}
+
+/// Per output position of every `(n, c)` image, the flat `h*w` index of its
+/// window's maximum.
+fn window_argmax<T: Element + PartialOrd>(
+    x: &[T],
+    (n, c, h, w): (usize, usize, usize, usize),
+    win: Window,
+    (oh, ow): (usize, usize),
+) -> Vec<i64> {
+    let mut out = vec![0i64; n * c * oh * ow];
+    crate::parallel::for_each_chunk_mut(&mut out, oh * ow, |start, positions| {
+        let image = &x[(start / (oh * ow)) * h * w..][..h * w];
+        for (p, slot) in positions.iter_mut().enumerate() {
+            let (r, q) = (p / ow, p % ow);
+            let mut best: Option<(usize, T)> = None;
+            for i in 0..win.kernel.0 {
+                let Some(src_r) =
+                    Window::source(r, i, win.dilation.0, win.padding.0, win.stride.0, h)
+                else {
+                    continue;
+                };
+                for j in 0..win.kernel.1 {
+                    let Some(src_c) =
+                        Window::source(q, j, win.dilation.1, win.padding.1, win.stride.1, w)
+                    else {
+                        continue;
+                    };
+                    let at = src_r * w + src_c;
+                    let v = image[at];
+                    // NaN is never greater than anything and `v != v` only for NaN:
+                    // a NaN takes the place, and nothing displaces it.
+                    let better = match best {
+                        None => true,
+                        Some((_, b)) => {
+                            (v > b || v.partial_cmp(&v).is_none()) && b.partial_cmp(&b).is_some()
+                        }
+                    };
+                    if better {
+                        best = Some((at, v));
+                    }
+                }
+            }
+            *slot = best.map_or(0, |(at, _)| at as i64);
+        }
+    });
+    out
+}

@@ -1,0 +1,108 @@
+//! Sliding-window ops: `conv2d`, `max_pool2d`, `unfold`, `fold`. Sizes
+//! arrive as (rows, columns) pairs; the functional layer expands ints.
+
+use crate::errors::IntoPyResult;
+use crate::tensor::{maybe_detach, PyTensor};
+use ferrograd_core::ops::conv::{self, Window};
+use ferrograd_core::{Result, Tensor};
+use pyo3::prelude::*;
+
+type Pair = (usize, usize);
+
+/// `conv2d(input, weight, bias, stride, padding, dilation, groups)`.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _conv2d(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    weight: PyRef<'_, PyTensor>,
+    bias: Option<PyRef<'_, PyTensor>>,
+    stride: Pair,
+    padding: Pair,
+    dilation: Pair,
+    groups: usize,
+) -> PyResult<PyTensor> {
+    let (x, w, b) = (&input.t, &weight.t, bias.as_ref().map(|b| &b.t));
+    let work = x.numel().saturating_mul(w.numel()) / w.shape().first().copied().unwrap_or(1).max(1);
+    Ok(maybe_detach(py, work, || {
+        conv::conv2d(x, w, b, stride, padding, dilation, groups)
+    })
+    .py()?
+    .into())
+}
+
+/// Runs `op` on `input`, with the GIL released when it is large.
+fn windowed(
+    py: Python<'_>,
+    input: &PyTensor,
+    op: impl FnOnce(&Tensor) -> Result<Tensor> + Send,
+) -> PyResult<PyTensor> {
+    let x = &input.t;
+    Ok(maybe_detach(py, x.numel(), || op(x)).py()?.into())
+}
+
+/// `max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)`.
+#[pyfunction]
+fn _max_pool2d(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    kernel: Pair,
+    stride: Pair,
+    padding: Pair,
+    dilation: Pair,
+    ceil_mode: bool,
+) -> PyResult<PyTensor> {
+    let win = Window {
+        kernel,
+        dilation,
+        padding,
+        stride,
+    };
+    windowed(py, &input, |x| conv::max_pool2d(x, win, ceil_mode))
+}
+
+/// `unfold(input, kernel_size, dilation, padding, stride)`.
+#[pyfunction]
+fn _unfold(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    kernel: Pair,
+    dilation: Pair,
+    padding: Pair,
+    stride: Pair,
+) -> PyResult<PyTensor> {
+    let win = Window {
+        kernel,
+        dilation,
+        padding,
+        stride,
+    };
+    windowed(py, &input, |x| conv::unfold(x, win))
+}
+
+/// `fold(input, output_size, kernel_size, dilation, padding, stride)`.
+#[pyfunction]
+fn _fold(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    output_size: Pair,
+    kernel: Pair,
+    dilation: Pair,
+    padding: Pair,
+    stride: Pair,
+) -> PyResult<PyTensor> {
+    let win = Window {
+        kernel,
+        dilation,
+        padding,
+        stride,
+    };
+    windowed(py, &input, |x| conv::fold(x, output_size, win))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_conv2d, m)?)?;
+    m.add_function(wrap_pyfunction!(_max_pool2d, m)?)?;
+    m.add_function(wrap_pyfunction!(_unfold, m)?)?;
+    m.add_function(wrap_pyfunction!(_fold, m)?)
+}

@@ -1,0 +1,211 @@
+"""conv2d, unfold/fold, max/avg/adaptive pooling and batch norm: values and gradients against
+finite differences and torch, second order through conv2d, running statistics, the modules'
+reprs and torch's errors."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ferrograd as fg
+
+from helpers import assert_raises_like_torch, check_op
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - torch is optional
+    torch = None
+
+
+
+@st.composite
+def conv_case(draw):
+    groups = draw(st.sampled_from([1, 2]))
+    c = groups * draw(st.integers(1, 2))
+    o = groups * draw(st.integers(1, 2))
+    kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    stride = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    padding = (draw(st.integers(0, 2)), draw(st.integers(0, 2)))
+    h = draw(st.integers(dilation[0] * (kh - 1) + 1, 6))
+    w = draw(st.integers(dilation[1] * (kw - 1) + 1, 6))
+    n = draw(st.integers(1, 2))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    x = rng.standard_normal((n, c, h, w))
+    weight = rng.standard_normal((o, c // groups, kh, kw))
+    bias = rng.standard_normal(o) if draw(st.booleans()) else None
+    return x, weight, bias, dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=conv_case())
+def test_conv2d(case):
+    x, weight, bias, kw = case
+    if bias is None:
+        check_op(lambda T, a, w: T.nn.functional.conv2d(a, w, **kw), x, weight)
+    else:
+        check_op(lambda T, a, w, b: T.nn.functional.conv2d(a, w, b, **kw), x, weight, bias)
+
+
+def test_conv2d_unbatched_and_same_padding():
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((2, 5, 4)), rng.standard_normal((3, 2, 2, 3))
+    with pytest.warns(UserWarning, match="zero-padded copy of the input"):
+        check_op(lambda T, a, k: T.nn.functional.conv2d(a, k, padding="same"), x, w)
+    check_op(lambda T, a, k: T.nn.functional.conv2d(a, k, padding="valid", stride=(1, 2)), x, w)
+
+
+def test_conv2d_second_order_matches_torch():
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((1, 2, 4, 4)), rng.standard_normal((2, 2, 3, 3))
+    assert fg.autograd.gradcheck(lambda a, k: fg.nn.functional.conv2d(a, k, padding=1).tanh(),
+                                 (fg.tensor(x, requires_grad=True), fg.tensor(w, requires_grad=True)))
+    assert fg.autograd.gradgradcheck(lambda a, k: fg.nn.functional.conv2d(a, k, stride=2).tanh(),
+                                     (fg.tensor(x, requires_grad=True), fg.tensor(w, requires_grad=True)))
+
+
+@settings(max_examples=20, deadline=None)
+@given(case=conv_case())
+def test_unfold_and_fold_are_adjoint(case):
+    x, weight, _, kw = case
+    k = tuple(weight.shape[2:])
+    geometry = dict(dilation=kw["dilation"], padding=kw["padding"], stride=kw["stride"])
+    check_op(lambda T, a: T.nn.functional.unfold(a, k, **geometry), x)
+    cols = fg.nn.functional.unfold(fg.tensor(x), k, **geometry).numpy()
+    check_op(lambda T, c: T.nn.functional.fold(c, x.shape[2:], k, **geometry), cols)
+
+
+@st.composite
+def pool_case(draw):
+    kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    padding = (draw(st.integers(0, kh // 2)), draw(st.integers(0, kw // 2)))
+    stride = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    h, w = draw(st.integers(kh, 7)), draw(st.integers(kw, 7))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    # distinct values: a tie would make the max's gradient depend on which one is picked
+    x = rng.permutation(2 * 3 * h * w).reshape(2, 3, h, w) * 0.1
+    return x, (kh, kw), stride, padding
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=pool_case(), ceil_mode=st.booleans(), dilation=st.sampled_from([1, 2]))
+def test_max_pool2d(case, ceil_mode, dilation):
+    x, k, stride, padding = case
+    if any(dilation * (kk - 1) + 1 > s + 2 * p for kk, s, p in zip(k, x.shape[2:], padding)):
+        return
+    check_op(lambda T, a: T.nn.functional.max_pool2d(a, k, stride, padding, dilation, ceil_mode), x)
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=pool_case(), include_pad=st.booleans())
+def test_avg_pool2d(case, include_pad):
+    x, k, stride, padding = case
+    check_op(lambda T, a: T.nn.functional.avg_pool2d(a, k, stride, padding, count_include_pad=include_pad), x)
+
+
+@pytest.mark.parametrize("size", [1, (1, 1), (2, 3), (3, 3), (4, None), 7])
+def test_adaptive_avg_pool2d(size):
+    x = np.random.default_rng(2).standard_normal((2, 3, 6, 7))
+    check_op(lambda T, a: T.nn.functional.adaptive_avg_pool2d(a, size), x)
+
+
+def test_max_pool2d_propagates_nan_and_splits_no_gradient_between_windows():
+    x = fg.tensor([[[[1.0, float("nan")], [3.0, 2.0]]]], requires_grad=True)
+    out = fg.nn.functional.max_pool2d(x, 2)
+    assert np.isnan(out.item())
+    y = fg.tensor([[[[1.0, 5.0, 2.0]]]], requires_grad=True)
+    fg.nn.functional.max_pool2d(y, (1, 2), stride=1).sum().backward()
+    np.testing.assert_array_equal(y.grad.numpy(), [[[[0, 2, 0]]]])
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (4, 3, 5), (2, 3, 4, 5)])
+def test_batch_norm_training_and_eval(shape):
+    rng = np.random.default_rng(3)
+    x, w, b = rng.standard_normal(shape), rng.standard_normal(3), rng.standard_normal(3)
+    check_op(lambda T, a, g, c: T.nn.functional.batch_norm(a, None, None, g, c, training=True), x, w, b)
+    mean, var = rng.standard_normal(3), rng.random(3) + 0.5
+    check_op(lambda T, a: T.nn.functional.batch_norm(a, T.tensor(mean), T.tensor(var), training=False), x)
+
+
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_batch_norm_module_tracks_running_statistics_as_torch(momentum):
+    if torch is None:
+        pytest.skip("torch not installed")
+    rng = np.random.default_rng(4)
+    batches = [rng.standard_normal((4, 3, 2, 2)) for _ in range(3)]
+    results = []
+    for T in (fg, torch):
+        bn = T.nn.BatchNorm2d(3, momentum=momentum).double()
+        for xb in batches:
+            bn(T.tensor(xb)).sum()
+        bn.eval()
+        out = bn(T.tensor(batches[0]))
+        results.append((bn.running_mean.numpy(), bn.running_var.numpy(), int(bn.num_batches_tracked), out.detach().numpy()))
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+MODULES_REPR = {
+    "conv": lambda nn: nn.Conv2d(3, 64, 7, 2, 3, bias=False),
+    "conv_same": lambda nn: nn.Conv2d(4, 4, (3, 1), padding="same", dilation=2, groups=2),
+    "max_pool": lambda nn: nn.MaxPool2d(3, 2, 1),
+    "avg_pool": lambda nn: nn.AvgPool2d(2),
+    "adaptive": lambda nn: nn.AdaptiveAvgPool2d((1, 1)),
+    "bn2d": lambda nn: nn.BatchNorm2d(64),
+    "bn1d": lambda nn: nn.BatchNorm1d(8, affine=False, momentum=None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES_REPR))
+def test_module_reprs_and_parameters_match_torch(name):
+    if torch is None:
+        pytest.skip("torch not installed")
+    ours, theirs = MODULES_REPR[name](fg.nn), MODULES_REPR[name](torch.nn)
+    assert repr(ours) == repr(theirs)
+    assert [(n, tuple(p.shape)) for n, p in ours.named_parameters()] == [
+        (n, tuple(p.shape)) for n, p in theirs.named_parameters()
+    ]
+    assert [n for n, _ in ours.named_buffers()] == [n for n, _ in theirs.named_buffers()]
+
+
+def test_conv2d_module_initialises_within_torch_bounds():
+    conv = fg.nn.Conv2d(4, 6, 3)
+    bound = 1 / np.sqrt(4 * 9)
+    assert np.abs(conv.weight.detach().numpy()).max() <= bound
+    assert np.abs(conv.bias.detach().numpy()).max() <= bound
+    assert conv(fg.randn(2, 4, 5, 5)).shape == (2, 6, 3, 3)
+
+
+ERRORS = {
+    "conv input dims": (lambda F, T: F.conv2d(T.zeros(2, 3), T.zeros(1, 3, 1, 1)),
+                        RuntimeError, r"Expected 3D \(unbatched\) or 4D \(batched\) input to conv2d"),
+    "conv channels": (lambda F, T: F.conv2d(T.zeros(1, 2, 5, 5), T.zeros(4, 3, 3, 3)),
+                      RuntimeError, "expected input.* to have 3 channels, but got 2 channels instead"),
+    "conv kernel too large": (lambda F, T: F.conv2d(T.zeros(1, 1, 2, 2), T.zeros(1, 1, 3, 3)),
+                              RuntimeError, "Kernel size can't be greater than actual input size"),
+    "conv padding string": (lambda F, T: F.conv2d(T.zeros(1, 1, 3, 3), T.zeros(1, 1, 1, 1), padding="full"),
+                            RuntimeError, "Invalid padding string: 'full'"),
+    "same with stride": (lambda F, T: F.conv2d(T.zeros(1, 1, 3, 3), T.zeros(1, 1, 1, 1), stride=2, padding="same"),
+                         RuntimeError, "padding='same' is not supported for strided convolutions"),
+    "module padding string": (lambda F, T: T.nn.Conv2d(1, 1, 1, padding="full"),
+                              ValueError, "Invalid padding string 'full', should be one of"),
+    "module same with stride": (lambda F, T: T.nn.Conv2d(1, 1, 1, stride=2, padding="same"),
+                                ValueError, "padding='same' is not supported for strided convolutions"),
+    "pool padding": (lambda F, T: F.max_pool2d(T.zeros(1, 1, 4, 4), 2, padding=2),
+                     RuntimeError, "pad should be at most half of"),
+    "bn one value": (lambda F, T: F.batch_norm(T.zeros(1, 3), None, None, training=True),
+                     ValueError, "Expected more than 1 value per channel when training"),
+    "groups": (lambda F, T: T.nn.Conv2d(3, 4, 1, groups=2), ValueError, "in_channels must be divisible by groups"),
+    "bn2d dims": (lambda F, T: T.nn.BatchNorm2d(3)(T.zeros(2, 3)), ValueError, r"expected 4D input \(got 2D input\)"),
+}
+
+
+def test_integer_convolution_is_refused_clearly():
+    x = fg.zeros(1, 1, 3, 3, dtype=fg.int64)
+    with pytest.raises(RuntimeError, match="\"slow_conv2d_cpu\" not implemented for 'Long'"):
+        fg.nn.functional.conv2d(x, fg.zeros(1, 1, 1, 1, dtype=fg.int64))
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors_match_torch(name):
+    assert_raises_like_torch(*ERRORS[name])
