@@ -7,7 +7,7 @@ use super::binary::{add, dtype_display};
 use super::copy::contiguous;
 use super::index::gather;
 use super::matmul::matmul;
-use super::num::Arith;
+use super::num::{Arith, Real, RealFloat};
 use super::shape::{permute, reshape, squeeze_dims, unsqueeze};
 use crate::autograd::record;
 use crate::tensor::{DType, Element, Tensor};
@@ -83,22 +83,6 @@ impl Window {
                 self.stride.1,
             )?,
         ))
-    }
-
-    /// For output row (or column) `o` and kernel offset `k` along one axis,
-    /// the input index, or `None` in the padding.
-    #[inline]
-    fn source(
-        o: usize,
-        k: usize,
-        dilation: usize,
-        padding: usize,
-        stride: usize,
-        size: usize,
-    ) -> Option<usize> {
-        (o * stride + k * dilation)
-            .checked_sub(padding)
-            .filter(|&i| i < size)
     }
 }
 
@@ -504,49 +488,89 @@ pub fn max_pool2d(input: &Tensor, win: Window, ceil_mode: bool) -> Result<Tensor
     reshape(&picked, &[n as i64, c as i64, oh as i64, ow as i64])
 }
 
+/// The kernel offsets `k` in `0..kernel` whose input index `o * stride +
+/// k * dilation - padding` falls inside `0..size`, for output position `o`.
+fn kernel_range(
+    o: usize,
+    win_axis: (usize, usize, usize, usize),
+    size: usize,
+) -> std::ops::Range<usize> {
+    let (kernel, dilation, padding, stride) = win_axis;
+    let start = o * stride;
+    let first = padding.saturating_sub(start).div_ceil(dilation);
+    let last = match (size - 1 + padding).checked_sub(start) {
+        Some(room) => (room / dilation + 1).min(kernel),
+        None => 0,
+    };
+    first.min(last)..last
+}
+
 /// Per output position of every `(n, c)` image, the flat `h*w` index of its
-/// window's maximum.
-fn window_argmax<T: Element + PartialOrd>(
+/// window's maximum: the first of equal maxima, the last NaN (as PyTorch).
+fn window_argmax<T: RealFloat + Real>(
     x: &[T],
     (n, c, h, w): (usize, usize, usize, usize),
     win: Window,
     (oh, ow): (usize, usize),
 ) -> Vec<i64> {
+    let rows_axis = (win.kernel.0, win.dilation.0, win.padding.0, win.stride.0);
+    let cols_axis = (win.kernel.1, win.dilation.1, win.padding.1, win.stride.1);
     let mut out = vec![0i64; n * c * oh * ow];
-    crate::parallel::for_each_chunk_mut(&mut out, oh * ow, |start, positions| {
-        let image = &x[(start / (oh * ow)) * h * w..][..h * w];
-        for (p, slot) in positions.iter_mut().enumerate() {
-            let (r, q) = (p / ow, p % ow);
-            let mut best: Option<(usize, T)> = None;
-            for i in 0..win.kernel.0 {
-                let Some(src_r) =
-                    Window::source(r, i, win.dilation.0, win.padding.0, win.stride.0, h)
-                else {
-                    continue;
-                };
-                for j in 0..win.kernel.1 {
-                    let Some(src_c) =
-                        Window::source(q, j, win.dilation.1, win.padding.1, win.stride.1, w)
-                    else {
-                        continue;
-                    };
-                    let at = src_r * w + src_c;
-                    let v = image[at];
-                    // NaN is never greater than anything and `v != v` only for NaN:
-                    // a NaN takes the place, and nothing displaces it.
-                    let better = match best {
-                        None => true,
-                        Some((_, b)) => {
-                            (v > b || v.partial_cmp(&v).is_none()) && b.partial_cmp(&b).is_some()
+    // Each output row and column's kernel range, found once: the divisions
+    // in them cost more than a window's comparisons.
+    let row_ranges: Vec<_> = (0..oh).map(|r| kernel_range(r, rows_axis, h)).collect();
+    let col_ranges: Vec<_> = (0..ow).map(|q| kernel_range(q, cols_axis, w)).collect();
+    let images_per_chunk = (4096 / (oh * ow).max(1)).max(1);
+    crate::parallel::for_each_chunk_mut(
+        &mut out,
+        images_per_chunk * oh * ow,
+        |start, positions| {
+            let first_image = start / (oh * ow);
+            for (k, image_out) in positions.chunks_mut(oh * ow).enumerate() {
+                let image = &x[(first_image + k) * h * w..][..h * w];
+                for (r, row_out) in image_out.chunks_mut(ow).enumerate() {
+                    for (q, slot) in row_out.iter_mut().enumerate() {
+                        let (rows, cols) = (row_ranges[r].clone(), col_ranges[q].clone());
+                        if rows.is_empty() || cols.is_empty() {
+                            continue; // no window lies wholly in the padding (checked by the caller)
                         }
-                    };
-                    if better {
-                        best = Some((at, v));
+                        // Input index of kernel offset (i, cols.start); the window's
+                        // columns follow `dilation.1` apart.
+                        let col0 = q * win.stride.1 + cols.start * win.dilation.1 - win.padding.1;
+                        let row_base = |i: usize| {
+                            (r * win.stride.0 + i * win.dilation.0 - win.padding.0) * w + col0
+                        };
+                        let (width, step) = (cols.len(), win.dilation.1);
+                        // The maximum first (a select the compiler makes a `max`
+                        // instruction), then its first position: random data
+                        // would mispredict a running argmax's branch half the time.
+                        let mut best = image[row_base(rows.start)];
+                        let mut nan = false;
+                        for i in rows.clone() {
+                            for &v in image[row_base(i)..].iter().step_by(step).take(width) {
+                                best = if v > best { v } else { best };
+                                nan |= v.is_nan();
+                            }
+                        }
+                        let mut best_at = None;
+                        'scan: for i in rows {
+                            let base = row_base(i);
+                            for (k, &v) in
+                                image[base..].iter().step_by(step).take(width).enumerate()
+                            {
+                                if (nan && v.is_nan()) || (!nan && v == best) {
+                                    best_at = Some(base + k * step);
+                                    if !nan {
+                                        break 'scan; // the first maximum; with NaN, the last NaN
+                                    }
+                                }
+                            }
+                        }
+                        *slot = best_at.unwrap_or(0) as i64;
                     }
                 }
             }
-            *slot = best.map_or(0, |(at, _)| at as i64);
-        }
-    });
+        },
+    );
     out
 }
