@@ -123,6 +123,23 @@ def test_regression_losses(name, case, reduction):
     check_op(lambda T, x, y: fn(T.nn.functional, x, y, reduction), a, b)
 
 
+@pytest.mark.parametrize("name", ["mse", "l1", "huber"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_elementwise_weights_reduce_as_torch(name, reduction):
+    """A weighted mean divides by the total weight for mse and l1, by the element count for huber."""
+    rng = np.random.default_rng(5)
+    a, b, w = rng.standard_normal((2, 3)) * 2, rng.standard_normal((2, 3)), rng.random((2, 3)) + 0.5
+    fn = {"mse": "mse_loss", "l1": "l1_loss", "huber": "huber_loss"}[name]
+    check_op(lambda T, x, y: getattr(T.nn.functional, fn)(x, y, reduction=reduction, weight=T.tensor(w)), a, b)
+    if name == "huber" and reduction == "mean":  # torch-free check of huber's plain mean
+        d = np.abs(a - b)
+        want = (np.where(d < 1, 0.5 * d**2, d - 0.5) * w).mean()
+        got = fg.nn.functional.huber_loss(fg.tensor(a), fg.tensor(b), weight=fg.tensor(w)).item()
+        assert abs(got - want) < 1e-12
+    with pytest.raises(ValueError, match="Weights and input must have the same size."):
+        getattr(fg.nn.functional, fn)(fg.tensor(a), fg.tensor(b), weight=fg.ones(3))
+
+
 @settings(max_examples=20, deadline=None)
 @given(case=pairs(0.05, 0.95), reduction=st.sampled_from(["mean", "sum", "none"]), weighted=st.booleans())
 def test_binary_cross_entropy(case, reduction, weighted):

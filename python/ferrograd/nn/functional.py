@@ -174,6 +174,19 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
 
 
+def _reduce_weighted(
+    loss: Tensor, input: Tensor, weight: Tensor | None, reduction: str, mean_over_weight: bool
+) -> Tensor:
+    """``loss * weight`` reduced; a mean divides by the total weight (``mse_loss``, ``l1_loss``)
+    or by the element count (``huber_loss``), as in PyTorch."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    return loss.sum() / weight.sum() if reduction == "mean" and mean_over_weight else _reduce(loss, reduction)
+
+
 def mse_loss(
     input: Tensor,
     target: Tensor,
@@ -185,13 +198,7 @@ def mse_loss(
     _warn_if_shapes_differ(input, target)
     reduction = _reduction_arg(size_average, reduce, reduction)
     diff = input - target
-    loss = diff * diff
-    if weight is None:
-        return _reduce(loss, reduction)
-    if tuple(weight.shape) != tuple(input.shape):
-        raise ValueError("Weights and input must have the same size.")
-    loss = loss * weight
-    return loss.sum() / weight.sum() if reduction == "mean" else _reduce(loss, reduction)
+    return _reduce_weighted(diff * diff, input, weight, reduction, mean_over_weight=True)
 
 
 def _warn_if_shapes_differ(input: Tensor, target: Tensor) -> None:
@@ -217,9 +224,11 @@ def l1_loss(
     size_average: bool | None = None,
     reduce: bool | None = None,
     reduction: str = "mean",
+    weight: Tensor | None = None,
 ) -> Tensor:
     _warn_if_shapes_differ(input, target)
-    return _reduce((input - target).abs(), _reduction_arg(size_average, reduce, reduction))
+    reduction = _reduction_arg(size_average, reduce, reduction)
+    return _reduce_weighted((input - target).abs(), input, weight, reduction, mean_over_weight=True)
 
 
 def smooth_l1_loss(
@@ -258,10 +267,7 @@ def huber_loss(
     d = input - target
     ad = d.abs()
     loss = ferrograd.where(ad < delta, d * d * 0.5, (ad - 0.5 * delta) * delta)
-    if weight is None:
-        return _reduce(loss, reduction)
-    loss = loss * weight
-    return loss.sum() / weight.sum() if reduction == "mean" else _reduce(loss, reduction)
+    return _reduce_weighted(loss, input, weight, reduction, mean_over_weight=False)
 
 
 def _check_same_size(input: Tensor, target: Tensor, message: str) -> None:

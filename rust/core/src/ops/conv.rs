@@ -51,37 +51,43 @@ impl Window {
     }
 
     /// Output positions along one axis of `size` input positions, or `None`
-    /// when the dilated kernel does not fit the padded input.
+    /// when the dilated kernel does not fit the padded input. With
+    /// `ceil_mode` (pooling) a last partial window counts, unless it would
+    /// start in the right padding.
     fn out_len(
         size: usize,
-        kernel: usize,
-        dilation: usize,
-        padding: usize,
-        stride: usize,
+        (kernel, dilation, padding, stride): (usize, usize, usize, usize),
+        ceil_mode: bool,
     ) -> Option<usize> {
         let span = dilation * (kernel - 1) + 1;
-        (size + 2 * padding)
-            .checked_sub(span)
-            .map(|room| room / stride + 1)
+        let room = (size + 2 * padding).checked_sub(span)?;
+        let len = match ceil_mode {
+            true => room.div_ceil(stride) + 1,
+            false => room / stride + 1,
+        };
+        Some(match ceil_mode && (len - 1) * stride >= size + padding {
+            true => len - 1,
+            false => len,
+        })
     }
 
     /// Output (rows, columns) for an input of `(h, w)`.
-    fn out_size(&self, (h, w): (usize, usize)) -> Option<(usize, usize)> {
+    fn out_size(&self, (h, w): (usize, usize), ceil_mode: bool) -> Option<(usize, usize)> {
+        let rows = (
+            self.kernel.0,
+            self.dilation.0,
+            self.padding.0,
+            self.stride.0,
+        );
+        let cols = (
+            self.kernel.1,
+            self.dilation.1,
+            self.padding.1,
+            self.stride.1,
+        );
         Some((
-            Self::out_len(
-                h,
-                self.kernel.0,
-                self.dilation.0,
-                self.padding.0,
-                self.stride.0,
-            )?,
-            Self::out_len(
-                w,
-                self.kernel.1,
-                self.dilation.1,
-                self.padding.1,
-                self.stride.1,
-            )?,
+            Self::out_len(h, rows, ceil_mode)?,
+            Self::out_len(w, cols, ceil_mode)?,
         ))
     }
 }
@@ -233,7 +239,7 @@ fn fold_kernel<T: Element + Arith>(
 /// columns laid out as `layout` (`Im2ColBackward0`).
 fn unfold_columns(input: &Tensor, win: Window, layout: Columns) -> Result<Tensor> {
     let dims = dims4(input);
-    let Some(out) = win.out_size((dims.2, dims.3)) else {
+    let Some(out) = win.out_size((dims.2, dims.3), false) else {
         bail!(
             Runtime,
             "Given input with spatial size ({}, {}), kernel_size={:?}, dilation={:?}, padding={:?}, calculated shape of the array of sliding blocks as non-positive",
@@ -271,7 +277,7 @@ fn fold_columns(
     win: Window,
     layout: Columns,
 ) -> Result<Tensor> {
-    let Some(out) = win.out_size(size) else {
+    let Some(out) = win.out_size(size, false) else {
         bail!(Runtime, "Given output_size={:?}, kernel_size={:?}, dilation={:?}, padding={:?}, stride={:?}, calculated shape of the array of sliding blocks as non-positive", size, win.kernel, win.dilation, win.padding, win.stride);
     };
     let per_channel = n * win.kernel.0 * win.kernel.1 * out.0 * out.1;
@@ -318,7 +324,7 @@ pub fn fold(cols: &Tensor, output_size: (usize, usize), win: Window) -> Result<T
             win.kernel
         );
     }
-    let Some(out) = win.out_size(output_size) else {
+    let Some(out) = win.out_size(output_size, false) else {
         bail!(Runtime, "Given output_size={:?}, kernel_size={:?}, dilation={:?}, padding={:?}, stride={:?}, calculated shape of the array of sliding blocks as non-positive", output_size, win.kernel, win.dilation, win.padding, win.stride);
     };
     if cols.shape()[2] != out.0 * out.1 {
@@ -402,7 +408,7 @@ pub fn conv2d(
         stride,
     };
     win.check("conv2d")?;
-    let Some((oh, ow)) = win.out_size((h, w)) else {
+    let Some((oh, ow)) = win.out_size((h, w), false) else {
         bail!(
             Runtime,
             "Calculated padded input size per channel: ({} x {}). Kernel size: ({} x {}). Kernel size can't be greater than actual input size",
@@ -453,24 +459,7 @@ pub fn max_pool2d(input: &Tensor, win: Window, ceil_mode: bool) -> Result<Tensor
         bail!(Runtime, "pad should be at most half of effective kernel size, but got pad={:?}, kernel_size={:?} and dilation={:?}", win.padding, win.kernel, win.dilation);
     }
     let (n, c, h, w) = dims4(input);
-    let out_len = |size: usize, k: usize, d: usize, p: usize, s: usize| -> Option<usize> {
-        let span = d * (k - 1) + 1;
-        let room = (size + 2 * p).checked_sub(span)?;
-        let mut len = if ceil_mode {
-            room.div_ceil(s) + 1
-        } else {
-            room / s + 1
-        };
-        // A window that would start in the right padding is dropped.
-        if ceil_mode && (len - 1) * s >= size + p {
-            len -= 1;
-        }
-        Some(len)
-    };
-    let (Some(oh), Some(ow)) = (
-        out_len(h, win.kernel.0, win.dilation.0, win.padding.0, win.stride.0),
-        out_len(w, win.kernel.1, win.dilation.1, win.padding.1, win.stride.1),
-    ) else {
+    let Some((oh, ow)) = win.out_size((h, w), ceil_mode) else {
         bail!(Runtime, "Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x0x0). Output size is too small");
     };
     let x = contiguous(&input.detach())?;
