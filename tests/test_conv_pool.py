@@ -127,6 +127,105 @@ def test_batch_norm_training_and_eval(shape):
     check_op(lambda T, a: T.nn.functional.batch_norm(a, T.tensor(mean), T.tensor(var), training=False), x)
 
 
+@st.composite
+def batch_norm_case(draw):
+    n, c = draw(st.integers(2, 4)), draw(st.integers(1, 4))
+    spatial = tuple(draw(st.lists(st.integers(1, 9), max_size=2)))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    x = rng.standard_normal((n, c, *spatial)) * 3 + rng.standard_normal()
+    affine = draw(st.booleans())
+    weight, bias = (rng.standard_normal(c), rng.standard_normal(c)) if affine else (None, None)
+    stats = rng.standard_normal(c), rng.random(c) + 0.5
+    return x, weight, bias, stats, draw(st.booleans())
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=batch_norm_case())
+def test_batch_norm_values_and_gradients(case):
+    x, weight, bias, (mean, var), training = case
+
+    def running(T):
+        return (None, None) if training else (T.tensor(mean), T.tensor(var))
+
+    if weight is None:
+        check_op(lambda T, a: T.nn.functional.batch_norm(a, *running(T), training=training), x)
+    else:
+        check_op(lambda T, a, w, b: T.nn.functional.batch_norm(a, *running(T), w, b, training=training),
+                 x, weight, bias)
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("shape", [(3, 2), (2, 3, 4), (2, 2, 3, 3)])
+def test_batch_norm_second_order(shape, training):
+    rng = np.random.default_rng(5)
+    x = fg.tensor(rng.standard_normal(shape), requires_grad=True)
+    w = fg.tensor(rng.standard_normal(shape[1]), requires_grad=True)
+    b = fg.tensor(rng.standard_normal(shape[1]), requires_grad=True)
+    stats = (None, None) if training else (fg.tensor(rng.standard_normal(shape[1])), fg.tensor(rng.random(shape[1]) + 0.5))
+
+    def fn(a, g, c):
+        return fg.nn.functional.batch_norm(a, *stats, g, c, training=training)
+
+    assert fg.autograd.gradgradcheck(fn, (x, w, b))
+
+
+def test_batch_norm_records_one_node_and_updates_running_statistics_in_place():
+    rm, rv = fg.zeros(3), fg.ones(3)
+    versions = rm._version, rv._version
+    x = fg.randn(4, 3, 2, requires_grad=True)
+    y = fg.nn.functional.batch_norm(x, rm, rv, training=True, momentum=0.5)
+    assert y.grad_fn.name() == "NativeBatchNormBackward0"
+    assert (rm._version, rv._version) != versions
+    data = x.detach().numpy().transpose(1, 0, 2).reshape(3, -1)
+    np.testing.assert_allclose(rm.numpy(), 0.5 * data.mean(1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rv.numpy(), 0.5 + 0.5 * data.var(1, ddof=1), rtol=1e-5, atol=1e-6)
+
+
+def test_batch_norm_float32_keeps_precision_when_the_mean_dwarfs_the_spread():
+    rng = np.random.default_rng(6)
+    x = (1e4 + rng.standard_normal((16, 4, 8, 8))).astype(np.float32)
+    out = fg.nn.functional.batch_norm(fg.tensor(x), None, None, training=True).numpy()
+    xd = x.astype(np.float64)
+    mean, var = xd.mean((0, 2, 3), keepdims=True), xd.var((0, 2, 3), keepdims=True)
+    np.testing.assert_allclose(out, (xd - mean) / np.sqrt(var + 1e-5), atol=2e-3)
+
+
+def test_batch_norm_is_the_same_on_any_number_of_threads():
+    rng = np.random.default_rng(7)
+    x = fg.tensor(rng.standard_normal((8, 32, 24, 24)).astype(np.float32), requires_grad=True)
+    g = fg.tensor(rng.standard_normal((8, 32, 24, 24)).astype(np.float32))
+    w, b = fg.ones(32, requires_grad=True), fg.zeros(32, requires_grad=True)
+    before = fg.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 2):
+            fg.set_num_threads(threads)
+            x.grad = w.grad = b.grad = None
+            y = fg.nn.functional.batch_norm(x, None, None, w, b, training=True)
+            y.backward(g)
+            results.append([t.numpy() for t in (y.detach(), x.grad, w.grad, b.grad)])
+    finally:
+        fg.set_num_threads(before)
+    for one, two in zip(*results):
+        np.testing.assert_array_equal(one, two)
+
+
+def test_batch_norm_of_an_empty_batch_leaves_running_statistics():
+    rm, rv = fg.zeros(3), fg.ones(3)
+    x = fg.randn(0, 3, 2, requires_grad=True)
+    out = fg.nn.functional.batch_norm(x, rm, rv, training=True)
+    out.sum().backward()
+    assert out.shape == (0, 3, 2) and x.grad.shape == (0, 3, 2)
+    np.testing.assert_array_equal(rm.numpy(), np.zeros(3))
+    np.testing.assert_array_equal(rv.numpy(), np.ones(3))
+
+
+def test_batch_norm_weight_of_any_shape_gets_a_gradient_of_its_shape():
+    w = fg.ones(1, 3, requires_grad=True)
+    fg.nn.functional.batch_norm(fg.randn(4, 3), None, None, w, training=True).sum().backward()
+    assert w.grad.shape == (1, 3)
+
+
 @pytest.mark.parametrize("momentum", [0.1, None])
 def test_batch_norm_module_tracks_running_statistics_as_torch(momentum):
     if torch is None:
@@ -197,6 +296,25 @@ ERRORS = {
                      ValueError, "Expected more than 1 value per channel when training"),
     "groups": (lambda F, T: T.nn.Conv2d(3, 4, 1, groups=2), ValueError, "in_channels must be divisible by groups"),
     "bn2d dims": (lambda F, T: T.nn.BatchNorm2d(3)(T.zeros(2, 3)), ValueError, r"expected 4D input \(got 2D input\)"),
+    "bn dtype": (lambda F, T: F.batch_norm(T.zeros(4, 3, dtype=T.int64), None, None, training=True),
+                 NotImplementedError, "\"batch_norm\" not implemented for 'Long'"),
+    "bn weight size": (lambda F, T: F.batch_norm(T.zeros(4, 3), None, None, T.ones(4), training=True),
+                       RuntimeError, "weight should contain 3 elements not 4"),
+    "bn running size": (lambda F, T: F.batch_norm(T.zeros(4, 3), T.zeros(3), T.ones(2), training=True),
+                        RuntimeError, "running_var should contain 3 elements not 2"),
+    "bn parameter dtype": (lambda F, T: F.batch_norm(T.zeros(4, 3), T.zeros(3, dtype=T.float64),
+                                                     T.ones(3, dtype=T.float64), training=True),
+                           RuntimeError, r"mixed dtype \(CPU\): expect parameter to have scalar type of Float"),
+    "bn mixed dtype": (lambda F, T: F.batch_norm(T.zeros(4, 3, dtype=T.float64), T.zeros(3), T.ones(3)),
+                       RuntimeError, r"mixed dtype \(CPU\): all inputs must share same datatype."),
+    "bn one running": (lambda F, T: F.batch_norm(T.zeros(4, 3), T.zeros(3), None, training=True),
+                       ValueError, "running_mean and running_var must either both be None or neither be None"),
+    "bn eval without": (lambda F, T: F.batch_norm(T.zeros(4, 3), None, None),
+                        RuntimeError, "running_mean must be defined in evaluation mode"),
+    "bn running grad": (lambda F, T: F.batch_norm(T.zeros(4, 3), T.zeros(3, requires_grad=True), T.ones(3)),
+                        RuntimeError, "not differentiable with respect to argument 'running_mean'"),
+    "bn momentum": (lambda F, T: F.batch_norm(T.zeros(4, 3), None, None, training=True, momentum=None),
+                    TypeError, "argument 'momentum' .* must be float, not NoneType"),
 }
 
 

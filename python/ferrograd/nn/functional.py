@@ -14,6 +14,7 @@ Relies on
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import TYPE_CHECKING
 
@@ -697,29 +698,13 @@ def batch_norm(
     weight: Tensor | None = None,
     bias: Tensor | None = None,
     training: bool = False,
-    momentum: float | None = 0.1,
+    momentum: float = 0.1,
     eps: float = 1e-5,
 ) -> Tensor:
-    """Normalizes each channel (dim 1) over the batch and any spatial dims."""
-    dims = (0,) + tuple(range(2, input.dim()))
-    channel_shape = (1, -1) + (1,) * (input.dim() - 2)
-    if training:
-        count = input.numel() // input.shape[1]
-        if count <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
-        mean = input.mean(dims)
-        var = input.var(dims, unbiased=False)
-        with ferrograd.no_grad():
-            m = 0.1 if momentum is None else momentum
-            if running_mean is not None:
-                running_mean.mul_(1 - m).add_(mean.detach() * m)
-            if running_var is not None:
-                running_var.mul_(1 - m).add_(var.detach() * (m * count / (count - 1)))
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-        mean, var = running_mean, running_var
-    out = (input - mean.reshape(channel_shape)) / (var.reshape(channel_shape) + eps).sqrt()
-    if weight is not None:
-        out = out * weight.reshape(channel_shape)
-    return out if bias is None else out + bias.reshape(channel_shape)
+    """Normalizes each channel (dim 1) over the batch and any spatial dims; in training the
+    running statistics, when given, move towards the batch's by ``momentum``."""
+    if momentum is None:
+        raise TypeError("batch_norm(): argument 'momentum' (position 7) must be float, not NoneType")
+    if training and math.prod((input.shape[0], *input.shape[2:])) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    return _C._batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)

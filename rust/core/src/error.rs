@@ -17,6 +17,9 @@ pub enum Error {
     /// Bad argument values: `ValueError`.
     #[error("{0}")]
     Value(String),
+    /// A kernel missing for a dtype: `NotImplementedError`.
+    #[error("{0}")]
+    NotImplemented(String),
     /// An error raised by user code (a Python hook or custom Function)
     /// while the engine ran; the bindings re-raise the original exception.
     #[error("{message}")]

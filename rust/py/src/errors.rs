@@ -1,7 +1,9 @@
 //! The one place where core errors become Python exceptions.
 
 use ferrograd_core::Error;
-use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::PyErr;
 
 pub fn to_py(e: Error) -> PyErr {
@@ -10,6 +12,7 @@ pub fn to_py(e: Error) -> PyErr {
         Error::Index(m) => PyIndexError::new_err(m),
         Error::Type(m) => PyTypeError::new_err(m),
         Error::Value(m) => PyValueError::new_err(m),
+        Error::NotImplemented(m) => PyNotImplementedError::new_err(m),
         Error::External { message, payload } => match payload.downcast_ref::<PyErrPayload>() {
             Some(p) => pyo3::Python::attach(|py| p.0.clone_ref(py)),
             None => PyRuntimeError::new_err(message),

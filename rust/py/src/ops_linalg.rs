@@ -1,9 +1,10 @@
-//! Matrix products and reductions as tensor methods.
+//! Matrix products and reductions as tensor methods, and the losses and
+//! normalizations with reduction kernels of their own.
 
 use crate::convert::{dims, dtype_arg, operand, scalar};
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor};
-use ferrograd_core::ops::{binary, copy, loss, matmul, reduce};
+use ferrograd_core::ops::{binary, copy, loss, matmul, norm, reduce};
 use ferrograd_core::{Result, Scalar, Tensor};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -353,8 +354,39 @@ fn _nll_loss(
     .into())
 }
 
+/// `batch_norm(input, running_mean, running_var, weight, bias, training,
+/// momentum, eps)`, argument for argument as `F.batch_norm`.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _batch_norm(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    running_mean: Option<PyRef<'_, PyTensor>>,
+    running_var: Option<PyRef<'_, PyTensor>>,
+    weight: Option<PyRef<'_, PyTensor>>,
+    bias: Option<PyRef<'_, PyTensor>>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> PyResult<PyTensor> {
+    let [rm, rv, w, b] =
+        [&running_mean, &running_var, &weight, &bias].map(|p| p.as_ref().map(|p| &p.t));
+    let mode = norm::BatchNormMode {
+        training,
+        momentum,
+        eps,
+    };
+    let x = &input.t;
+    Ok(
+        maybe_detach(py, x.numel(), || norm::batch_norm(x, w, b, rm, rv, mode))
+            .py()?
+            .into(),
+    )
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(addmm, m)?)?;
     m.add_function(wrap_pyfunction!(_nll_loss, m)?)?;
+    m.add_function(wrap_pyfunction!(_batch_norm, m)?)?;
     Ok(())
 }

@@ -18,6 +18,7 @@ pub mod index_put;
 pub mod inplace;
 pub mod loss;
 pub mod matmul;
+pub mod norm;
 pub mod num;
 pub mod optim;
 pub mod random;

@@ -168,7 +168,7 @@ fn reduced_dims_lead_in_memory(l: &Layout, dims: &[usize]) -> bool {
 /// for the last (floating-point folds cannot be reordered by the
 /// compiler); independent lanes vectorise. `init` must be an identity of
 /// `combine`, as it is for every reduction here.
-fn fold_lanes<T: Copy, O: Copy>(
+pub(crate) fn fold_lanes<T: Copy, O: Copy>(
     xs: &[T],
     init: O,
     fold: &impl Fn(O, T) -> O,
@@ -695,14 +695,14 @@ fn by_rows(t: &Tensor, dim: usize) -> Option<usize> {
     }
 }
 
-/// A new tensor shaped as `a` whose rows are `row(a_row, b_row, out_row)`
-/// for the rows of the contiguous, same-shaped `a` and `b`; rows are
+/// A new tensor shaped as `a` whose rows are `row(i, a_row, b_row, out_row)`
+/// for the rows `i` of the contiguous, same-shaped `a` and `b`; rows are
 /// spread over the pool in spans of whole rows.
-fn map_rows<T: Element + Arith>(
+pub(crate) fn map_rows<T: Element + Arith>(
     a: &Tensor,
     b: &Tensor,
     row_len: usize,
-    row: fn(&[T], &[T], &mut [T]),
+    row: impl Fn(usize, &[T], &[T], &mut [T]) + Sync,
 ) -> Tensor {
     let n = a.numel();
     let (da, db) = (a.storage().read::<T>(), b.storage().read::<T>());
@@ -713,7 +713,12 @@ fn map_rows<T: Element + Arith>(
     crate::parallel::for_each_span_mut(&mut out, rows_per_span * row_len, |start, span| {
         for (k, o) in span.chunks_exact_mut(row_len).enumerate() {
             let at = start + k * row_len;
-            row(&sa[at..at + row_len], &sb[at..at + row_len], o);
+            row(
+                at / row_len,
+                &sa[at..at + row_len],
+                &sb[at..at + row_len],
+                o,
+            );
         }
     });
     drop((da, db));
@@ -722,7 +727,7 @@ fn map_rows<T: Element + Arith>(
 
 /// One row of `log_softmax`: `x - m - log(sum(exp(x - m)))` with `m` the
 /// row's maximum.
-fn log_softmax_row<T: RealFloat + Real>(x: &[T], _: &[T], out: &mut [T]) {
+fn log_softmax_row<T: RealFloat + Real>(_: usize, x: &[T], _: &[T], out: &mut [T]) {
     let m = x[1..].iter().fold(x[0], |a, &v| a.max_nan(v));
     let sum_exp = fold_lanes(
         x,
@@ -737,7 +742,7 @@ fn log_softmax_row<T: RealFloat + Real>(x: &[T], _: &[T], out: &mut [T]) {
 }
 
 /// One row of the gradient of `log_softmax`: `g - exp(y) * sum(g)`.
-fn log_softmax_backward_row<T: RealFloat + Real>(y: &[T], g: &[T], out: &mut [T]) {
+fn log_softmax_backward_row<T: RealFloat + Real>(_: usize, y: &[T], g: &[T], out: &mut [T]) {
     let total = fold_lanes(g, T::zero(), &|a: T, v: T| a.add(v), &|a: T, b: T| a.add(b));
     for ((o, &yv), &gv) in out.iter_mut().zip(y).zip(g) {
         *o = gv.sub(yv.exp().mul(total));
