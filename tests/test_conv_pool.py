@@ -109,6 +109,28 @@ def test_adaptive_avg_pool2d(size):
     check_op(lambda T, a: T.nn.functional.adaptive_avg_pool2d(a, size), x)
 
 
+@pytest.mark.parametrize("fill", [0.0, float("-inf")])
+def test_max_pool2d_routes_ties_to_the_first_maximum_as_torch(fill):
+    if torch is None:
+        pytest.skip("torch not installed")
+    x = np.full((1, 2, 5, 6), fill)
+    x[0, 1, 2:, 3:] = 1.0
+    grads = []
+    for T in (fg, torch):
+        t = T.tensor(x, requires_grad=True)
+        out = T.nn.functional.max_pool2d(t, 3, 2, 1, dilation=(1, 2), ceil_mode=True)
+        out.backward(T.arange(out.numel(), dtype=T.float64).reshape(out.shape))
+        grads.append((out.detach().numpy(), t.grad.numpy()))
+    np.testing.assert_array_equal(grads[0][0], grads[1][0])
+    np.testing.assert_array_equal(grads[0][1], grads[1][1])
+
+
+def test_max_pool2d_records_its_node_and_differentiates_twice():
+    x = fg.tensor(np.random.default_rng(8).permutation(50).reshape(1, 2, 5, 5) * 0.1, requires_grad=True)
+    assert fg.nn.functional.max_pool2d(x, 2).grad_fn.name() == "MaxPool2DWithIndicesBackward0"
+    assert fg.autograd.gradgradcheck(lambda a: fg.nn.functional.max_pool2d(a, 3, 2, 1) ** 2, (x,))
+
+
 def test_max_pool2d_propagates_nan_and_splits_no_gradient_between_windows():
     x = fg.tensor([[[[1.0, float("nan")], [3.0, 2.0]]]], requires_grad=True)
     out = fg.nn.functional.max_pool2d(x, 2)

@@ -5,11 +5,11 @@
 
 use super::binary::{add, dtype_display};
 use super::copy::contiguous;
-use super::index::gather;
+use super::index::scatter_add_zeros;
 use super::matmul::matmul;
 use super::num::{Arith, Real, RealFloat};
 use super::shape::{permute, reshape, squeeze_dims, unsqueeze};
-use crate::autograd::record;
+use crate::autograd::{is_grad_enabled, record};
 use crate::tensor::{DType, Element, Tensor};
 use crate::{bail, grads, with_real_float, Result};
 
@@ -441,8 +441,9 @@ pub fn conv2d(
 }
 
 /// `F.max_pool2d` of a `[n, c, h, w]` (or `[c, h, w]`) input: each window's
-/// maximum (NaN wins, the first of equal maxima), gathered from the input so
-/// that the gradient flows to the chosen positions. Padding is -inf.
+/// maximum (NaN wins, the first of equal maxima), and
+/// `MaxPool2DWithIndicesBackward0`, which adds each output's gradient at its
+/// window maximum's position. Padding is -inf.
 pub fn max_pool2d(input: &Tensor, win: Window, ceil_mode: bool) -> Result<Tensor> {
     if !matches!(input.ndim(), 3 | 4) {
         bail!(
@@ -463,18 +464,63 @@ pub fn max_pool2d(input: &Tensor, win: Window, ceil_mode: bool) -> Result<Tensor
         bail!(Runtime, "Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x0x0). Output size is too small");
     };
     let x = contiguous(&input.detach())?;
-    let positions = with_real_float!(x.dtype(), T => {
+    let (out, positions) = with_real_float!(x.dtype(), T => {
         let data = x.storage().read::<T>();
         let src = &data[x.layout().offset..x.layout().offset + x.numel()];
-        window_argmax(src, (n, c, h, w), win, (oh, ow))
+        let (values, positions) = window_max(src, (n, c, h, w), win, (oh, ow));
+        (Tensor::from_vec(values, &[n, c, oh, ow])?, positions)
     }, unreachable!("checked to be a real float"));
     let index = Tensor::from_vec(positions, &[n, c, oh * ow])?;
-    let picked = gather(
-        &reshape(input, &[n as i64, c as i64, (h * w) as i64])?,
-        2,
-        &index,
-    )?;
-    reshape(&picked, &[n as i64, c as i64, oh as i64, ow as i64])
+    record(
+        "MaxPool2DWithIndicesBackward0",
+        &[input],
+        &out,
+        || (),
+        move |_, _, g| {
+            let dx = match is_grad_enabled() {
+                // `create_graph`: an op whose own gradient is a gather.
+                true => scatter_add_zeros(
+                    &reshape(g, &[n as i64, c as i64, (oh * ow) as i64])?,
+                    2,
+                    &index,
+                    &[n, c, h * w],
+                )?,
+                false => scatter_to_windows(g, &index, h * w)?,
+            };
+            Ok(grads![Some(reshape(
+                &dx,
+                &[n as i64, c as i64, h as i64, w as i64]
+            )?)])
+        },
+    );
+    Ok(out)
+}
+
+/// Each image's output gradient added into a zero `plane`-element image at
+/// its window maxima's `positions`.
+fn scatter_to_windows(g: &Tensor, positions: &Tensor, plane: usize) -> Result<Tensor> {
+    let g = contiguous(g)?;
+    let images = positions.shape()[0] * positions.shape()[1];
+    let per_image = positions.shape()[2];
+    let at = positions.to_vec::<i64>();
+    with_real_float!(g.dtype(), T => {
+        let mut dx = vec![T::zero(); images * plane];
+        {
+            let data = g.storage().read::<T>();
+            let gs = &data[g.layout().offset..][..images * per_image];
+            let images_per_chunk = (16384 / plane.max(1)).max(1);
+            crate::parallel::for_each_chunk_mut(&mut dx, images_per_chunk * plane, |start, chunk| {
+                let first = start / plane;
+                for (k, image) in chunk.chunks_exact_mut(plane).enumerate() {
+                    let from = (first + k) * per_image..(first + k + 1) * per_image;
+                    for (&p, &v) in at[from.clone()].iter().zip(&gs[from]) {
+                        image[p as usize] = image[p as usize].add(v);
+                    }
+                }
+            });
+        }
+        Tensor::from_vec(dx, &[images * plane])
+    }, unreachable!("a float gradient"))
 }
 
 /// The kernel offsets `k` in `0..kernel` whose input index `o * stride +
@@ -494,72 +540,123 @@ fn kernel_range(
     first.min(last)..last
 }
 
-/// Per output position of every `(n, c)` image, the flat `h*w` index of its
-/// window's maximum: the first of equal maxima, the last NaN (as PyTorch).
-fn window_argmax<T: RealFloat + Real>(
+/// `(v, at)` if `v`, met after `best` in a window's row-major order, takes
+/// its place, else `best`: a greater value, or any NaN (the first of equal
+/// maxima and the last NaN win, as in PyTorch).
+#[inline(always)]
+fn keep_max<T: RealFloat + Real, I: Copy>(best: (T, I), v: T, at: I) -> (T, I) {
+    let take = v.is_nan() | (!best.0.is_nan() & (v > best.0));
+    (
+        if take { v } else { best.0 },
+        if take { at } else { best.1 },
+    )
+}
+
+/// For each kernel offset `k`, the outputs `o` whose input index
+/// `o * stride + k * dilation - padding` falls inside `0..size`.
+fn outputs_per_offset(
+    (kernel, dilation, padding, stride): (usize, usize, usize, usize),
+    size: usize,
+    outputs: usize,
+) -> Vec<std::ops::Range<usize>> {
+    (0..kernel)
+        .map(|k| {
+            let reach = k * dilation;
+            let lo = padding.saturating_sub(reach).div_ceil(stride);
+            let hi = match (size + padding).checked_sub(reach + 1) {
+                Some(room) => (room / stride + 1).min(outputs),
+                None => 0,
+            };
+            lo.min(hi)..hi
+        })
+        .collect()
+}
+
+/// Per output position of every `(n, c)` image, its window's maximum and
+/// the flat `h*w` index of it, in two separable passes: each input row's
+/// maxima over the windows' columns, then the maxima of those over the
+/// windows' rows. Both loop over kernel offsets outside and output columns
+/// inside, so the inner loops carry no dependency from one step to the
+/// next (and run without branches on the data).
+fn window_max<T: RealFloat + Real>(
     x: &[T],
     (n, c, h, w): (usize, usize, usize, usize),
     win: Window,
     (oh, ow): (usize, usize),
-) -> Vec<i64> {
+) -> (Vec<T>, Vec<i64>) {
     let rows_axis = (win.kernel.0, win.dilation.0, win.padding.0, win.stride.0);
     let cols_axis = (win.kernel.1, win.dilation.1, win.padding.1, win.stride.1);
-    let mut out = vec![0i64; n * c * oh * ow];
-    // Each output row and column's kernel range, found once: the divisions
-    // in them cost more than a window's comparisons.
-    let row_ranges: Vec<_> = (0..oh).map(|r| kernel_range(r, rows_axis, h)).collect();
-    let col_ranges: Vec<_> = (0..ow).map(|q| kernel_range(q, cols_axis, w)).collect();
-    let images_per_chunk = (4096 / (oh * ow).max(1)).max(1);
-    crate::parallel::for_each_chunk_mut(
-        &mut out,
-        images_per_chunk * oh * ow,
-        |start, positions| {
-            let first_image = start / (oh * ow);
-            for (k, image_out) in positions.chunks_mut(oh * ow).enumerate() {
-                let image = &x[(first_image + k) * h * w..][..h * w];
-                for (r, row_out) in image_out.chunks_mut(ow).enumerate() {
-                    for (q, slot) in row_out.iter_mut().enumerate() {
-                        let (rows, cols) = (row_ranges[r].clone(), col_ranges[q].clone());
-                        if rows.is_empty() || cols.is_empty() {
-                            continue; // no window lies wholly in the padding (checked by the caller)
-                        }
-                        // Input index of kernel offset (i, cols.start); the window's
-                        // columns follow `dilation.1` apart.
-                        let col0 = q * win.stride.1 + cols.start * win.dilation.1 - win.padding.1;
-                        let row_base = |i: usize| {
-                            (r * win.stride.0 + i * win.dilation.0 - win.padding.0) * w + col0
-                        };
-                        let (width, step) = (cols.len(), win.dilation.1);
-                        // The maximum first (a select the compiler makes a `max`
-                        // instruction), then its first position: random data
-                        // would mispredict a running argmax's branch half the time.
-                        let mut best = image[row_base(rows.start)];
-                        let mut nan = false;
-                        for i in rows.clone() {
-                            for &v in image[row_base(i)..].iter().step_by(step).take(width) {
-                                best = if v > best { v } else { best };
-                                nan |= v.is_nan();
-                            }
-                        }
-                        let mut best_at = None;
-                        'scan: for i in rows {
-                            let base = row_base(i);
-                            for (k, &v) in
-                                image[base..].iter().step_by(step).take(width).enumerate()
-                            {
-                                if (nan && v.is_nan()) || (!nan && v == best) {
-                                    best_at = Some(base + k * step);
-                                    if !nan {
-                                        break 'scan; // the first maximum; with NaN, the last NaN
-                                    }
-                                }
-                            }
-                        }
-                        *slot = best_at.unwrap_or(0) as i64;
+    let col_outputs = outputs_per_offset(cols_axis, w, ow);
+    let row_outputs = outputs_per_offset(rows_axis, h, oh);
+    // Each output column's and row's first input inside the image: where a
+    // window's maximum starts (PyTorch's index when all of it is -inf). No
+    // window lies wholly in the padding (checked by the caller).
+    let first_col: Vec<usize> = (0..ow)
+        .map(|q| {
+            q * win.stride.1 + kernel_range(q, cols_axis, w).start * win.dilation.1 - win.padding.1
+        })
+        .collect();
+    let first_row: Vec<usize> = (0..oh)
+        .map(|r| {
+            r * win.stride.0 + kernel_range(r, rows_axis, h).start * win.dilation.0 - win.padding.0
+        })
+        .collect();
+    let lowest = T::from_f64(f64::NEG_INFINITY);
+    let plane = oh * ow;
+    let (mut values, mut positions) = (vec![lowest; n * c * plane], vec![0i64; n * c * plane]);
+    let images_per_chunk = (4096 / plane.max(1)).max(1);
+    let chunk = images_per_chunk * plane;
+    let pieces = values.chunks_mut(chunk).zip(positions.chunks_mut(chunk));
+    crate::parallel::for_each_item_mut(pieces, |i, (vals, poss)| {
+        // One image's row maxima, `[h, ow]`, and their flat input indices.
+        let (mut row_max, mut row_at) = (vec![lowest; h * ow], vec![0usize; h * ow]);
+        let images = vals.chunks_mut(plane).zip(poss.chunks_mut(plane));
+        for (k, (image_vals, image_poss)) in images.enumerate() {
+            let image = &x[(i * images_per_chunk + k) * h * w..][..h * w];
+            for (y, row) in image.chunks_exact(w).enumerate() {
+                let maxima = &mut row_max[y * ow..(y + 1) * ow];
+                let at = &mut row_at[y * ow..(y + 1) * ow];
+                maxima.fill(lowest);
+                for (a, &col) in at.iter_mut().zip(&first_col) {
+                    *a = y * w + col;
+                }
+                for (kc, qs) in col_outputs.iter().enumerate() {
+                    let offset = kc * win.dilation.1;
+                    for q in qs.clone() {
+                        let col = q * win.stride.1 + offset - win.padding.1;
+                        (maxima[q], at[q]) = keep_max((maxima[q], at[q]), row[col], y * w + col);
                     }
                 }
             }
-        },
-    );
-    out
+            for (out_row, (vals_row, poss_row)) in image_vals
+                .chunks_exact_mut(ow)
+                .zip(image_poss.chunks_exact_mut(ow))
+                .enumerate()
+            {
+                let top = first_row[out_row];
+                for (p, &a) in poss_row.iter_mut().zip(&row_at[top * ow..(top + 1) * ow]) {
+                    *p = a as i64;
+                }
+                for (kr, rs) in row_outputs.iter().enumerate() {
+                    if !rs.contains(&out_row) {
+                        continue;
+                    }
+                    let y = out_row * win.stride.0 + kr * win.dilation.0 - win.padding.0;
+                    let (maxima, at) = (
+                        &row_max[y * ow..(y + 1) * ow],
+                        &row_at[y * ow..(y + 1) * ow],
+                    );
+                    for (((v, p), &m), &a) in vals_row
+                        .iter_mut()
+                        .zip(poss_row.iter_mut())
+                        .zip(maxima)
+                        .zip(at)
+                    {
+                        (*v, *p) = keep_max((*v, *p), m, a as i64);
+                    }
+                }
+            }
+        }
+    });
+    (values, positions)
 }
