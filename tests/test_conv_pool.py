@@ -232,6 +232,19 @@ def test_batch_norm_is_the_same_on_any_number_of_threads():
         np.testing.assert_array_equal(one, two)
 
 
+@pytest.mark.parametrize("op", ["batch_norm", "max_pool2d"])
+def test_kernel_outputs_and_gradients_are_fresh_tensors_not_views(op):
+    # An in-place op on a view would route through its base (as `ReLU(inplace=True)` after
+    # every batch norm of a ResNet does).
+    x = fg.randn(2, 3, 4, 4, requires_grad=True)
+    w = fg.ones(3, requires_grad=True)
+    out = (fg.nn.functional.batch_norm(x, None, None, w, training=True) if op == "batch_norm"
+           else fg.nn.functional.max_pool2d(x, 2))
+    assert out._base is None
+    out.relu_().sum().backward()
+    assert x.grad._base is None and (op != "batch_norm" or w.grad._base is None)
+
+
 def test_batch_norm_of_an_empty_batch_leaves_running_statistics():
     rm, rv = fg.zeros(3), fg.ones(3)
     x = fg.randn(0, 3, 2, requires_grad=True)

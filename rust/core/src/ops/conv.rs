@@ -484,21 +484,20 @@ pub fn max_pool2d(input: &Tensor, win: Window, ceil_mode: bool) -> Result<Tensor
                     2,
                     &index,
                     &[n, c, h * w],
-                )?,
-                false => scatter_to_windows(g, &index, h * w)?,
+                )
+                .and_then(|dx| reshape(&dx, &[n as i64, c as i64, h as i64, w as i64]))?,
+                false => scatter_to_windows(g, &index, &[n, c, h, w])?,
             };
-            Ok(grads![Some(reshape(
-                &dx,
-                &[n as i64, c as i64, h as i64, w as i64]
-            )?)])
+            Ok(grads![Some(dx)])
         },
     );
     Ok(out)
 }
 
-/// Each image's output gradient added into a zero `plane`-element image at
-/// its window maxima's `positions`.
-fn scatter_to_windows(g: &Tensor, positions: &Tensor, plane: usize) -> Result<Tensor> {
+/// Each image's output gradient added into a zero image of `shape` (the
+/// input's) at its window maxima's `positions`.
+fn scatter_to_windows(g: &Tensor, positions: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let plane = shape[2] * shape[3];
     let g = contiguous(g)?;
     let images = positions.shape()[0] * positions.shape()[1];
     let per_image = positions.shape()[2];
@@ -519,7 +518,7 @@ fn scatter_to_windows(g: &Tensor, positions: &Tensor, plane: usize) -> Result<Te
                 }
             });
         }
-        Tensor::from_vec(dx, &[images * plane])
+        Tensor::from_vec(dx, shape)
     }, unreachable!("a float gradient"))
 }
 

@@ -270,14 +270,8 @@ pub fn batch_norm(
             .iter()
             .zip(&var)
             .map(|(o, b)| (1.0 - m) * o + m * b * unbiased);
-        copy_(
-            rm,
-            &reshape(&channel_tensor(new_mean, rm.dtype())?, &shape_of(rm))?,
-        )?;
-        copy_(
-            rv,
-            &reshape(&channel_tensor(new_var, rv.dtype())?, &shape_of(rv))?,
-        )?;
+        copy_(rm, &channel_tensor(new_mean, rm.dtype(), rm.shape())?)?;
+        copy_(rv, &channel_tensor(new_var, rv.dtype(), rv.shape())?)?;
     }
     let invstd: Vec<f64> = var.iter().map(|v| 1.0 / (v + mode.eps).sqrt()).collect();
     let scale = channel_values(weight, p.channels, 1.0);
@@ -292,13 +286,12 @@ pub fn batch_norm(
             .collect();
         channel_map(p, &x, &x, &consts, |v, _, k| v * k[0] + k[1])
     }, unreachable!("checked to be a real float"));
-    let out = reshape(&out, &shape_of(input))?;
     let mut inputs = vec![input];
     inputs.extend(weight);
     inputs.extend(bias);
     // Weight and bias may have any shape of `channels` elements.
-    let weight_shape = weight.map(shape_of);
-    let bias_shape = bias.map(shape_of);
+    let weight_shape = weight.map(|w| w.shape().to_vec());
+    let bias_shape = bias.map(|b| b.shape().to_vec());
     record(
         "NativeBatchNormBackward0",
         &inputs,
@@ -322,10 +315,10 @@ pub fn batch_norm(
             };
             let mut out = grads![Some(dx)];
             if let Some(shape) = &weight_shape {
-                out.push(Some(reshape(&dw, shape)?));
+                out.push(Some(shaped(dw, shape)?));
             }
             if let Some(shape) = &bias_shape {
-                out.push(Some(reshape(&db, shape)?));
+                out.push(Some(shaped(db, shape)?));
             }
             Ok(out)
         },
@@ -333,15 +326,22 @@ pub fn batch_norm(
     Ok(out)
 }
 
-fn shape_of(t: &Tensor) -> Vec<i64> {
-    t.shape().iter().map(|&d| d as i64).collect()
+/// `t` with `shape` (the same elements), reshaped only where it differs.
+fn shaped(t: Tensor, shape: &[usize]) -> Result<Tensor> {
+    match t.shape() == shape {
+        true => Ok(t),
+        false => reshape(&t, &shape.iter().map(|&d| d as i64).collect::<Vec<_>>()),
+    }
 }
 
-fn channel_tensor(values: impl Iterator<Item = f64>, dtype: DType) -> Result<Tensor> {
+/// A new tensor of `shape` holding per-channel `values`.
+fn channel_tensor(
+    values: impl Iterator<Item = f64>,
+    dtype: DType,
+    shape: &[usize],
+) -> Result<Tensor> {
     with_real_float!(dtype, T => {
-        let values: Vec<T> = values.map(T::from_f64).collect();
-        let n = values.len();
-        Tensor::from_vec(values, &[n])
+        Tensor::from_vec(values.map(T::from_f64).collect::<Vec<T>>(), shape)
     }, unreachable!("checked to be a real float"))
 }
 
@@ -415,9 +415,14 @@ fn batch_norm_backward<T: RealFloat>(
             .zip(s.invstd)
             .map(|(&(_, sum_gx), &i)| sum_gx * i),
         x.dtype(),
+        &[p.channels],
     )?;
-    let db = channel_tensor(sums.iter().map(|&(sum_g, _)| sum_g), x.dtype())?;
-    Ok((reshape(&dx, &shape_of(&x))?, dw, db))
+    let db = channel_tensor(
+        sums.iter().map(|&(sum_g, _)| sum_g),
+        x.dtype(),
+        &[p.channels],
+    )?;
+    Ok((dx, dw, db))
 }
 
 /// The gradients by differentiable ops, for `create_graph`. In training
@@ -430,14 +435,9 @@ fn batch_norm_backward_ops(
     s: &Statistics<'_>,
 ) -> Result<(Tensor, Tensor, Tensor)> {
     let dims: Vec<i64> = std::iter::once(0).chain(2..x.ndim() as i64).collect();
-    let mut per_channel = vec![1i64; x.ndim()];
-    per_channel[1] = -1;
-    let channel = |values: Vec<f64>| {
-        reshape(
-            &channel_tensor(values.into_iter(), x.dtype())?,
-            &per_channel,
-        )
-    };
+    let mut per_channel = vec![1; x.ndim()];
+    per_channel[1] = x.shape()[1];
+    let channel = |values: Vec<f64>| channel_tensor(values.into_iter(), x.dtype(), &per_channel);
     let (centered, invstd) = match s.training {
         true => {
             let centered = sub(x, &mean(x, &dims, true)?)?;
@@ -453,7 +453,7 @@ fn batch_norm_backward_ops(
     };
     let normalized = mul(&centered, &invstd)?;
     let k = match w {
-        Some(w) => mul(&invstd, &reshape(w, &per_channel)?)?,
+        Some(w) => mul(&invstd, &shaped(w.clone(), &per_channel)?)?,
         None => invstd,
     };
     let dx = match s.training {
