@@ -253,9 +253,8 @@ fn unfold_columns(input: &Tensor, win: Window, layout: Columns) -> Result<Tensor
     };
     let x = contiguous(&input.detach())?;
     let result = with_real_float!(x.dtype(), T => {
-        let data = x.storage().read::<T>();
-        let src = &data[x.layout().offset..x.layout().offset + x.numel()];
-        Tensor::from_vec::<T>(unfold_kernel(src, dims, win, out, layout), &shape)?
+        let columns = x.with_contiguous(|src| unfold_kernel::<T>(src, dims, win, out, layout));
+        Tensor::from_vec(columns, &shape)?
     }, unreachable!("checked to be a real float"));
     let (n, size) = (dims.0, (dims.2, dims.3));
     record(
@@ -285,9 +284,8 @@ fn fold_columns(
     let dims = (n, c, size.0, size.1);
     let x = contiguous(&cols.detach())?;
     let result = with_real_float!(x.dtype(), T => {
-        let data = x.storage().read::<T>();
-        let src = &data[x.layout().offset..x.layout().offset + x.numel()];
-        Tensor::from_vec::<T>(fold_kernel(src, dims, win, out, layout), &[n, c, size.0, size.1])?
+        let images = x.with_contiguous(|src| fold_kernel::<T>(src, dims, win, out, layout));
+        Tensor::from_vec(images, &[n, c, size.0, size.1])?
     }, unreachable!("checked to be a real float"));
     record(
         "Col2ImBackward0",
@@ -465,9 +463,8 @@ pub fn max_pool2d(input: &Tensor, win: Window, ceil_mode: bool) -> Result<Tensor
     };
     let x = contiguous(&input.detach())?;
     let (out, positions) = with_real_float!(x.dtype(), T => {
-        let data = x.storage().read::<T>();
-        let src = &data[x.layout().offset..x.layout().offset + x.numel()];
-        let (values, positions) = window_max(src, (n, c, h, w), win, (oh, ow));
+        let (values, positions) =
+            x.with_contiguous(|src| window_max::<T>(src, (n, c, h, w), win, (oh, ow)));
         (Tensor::from_vec(values, &[n, c, oh, ow])?, positions)
     }, unreachable!("checked to be a real float"));
     let index = Tensor::from_vec(positions, &[n, c, oh * ow])?;
@@ -499,14 +496,10 @@ pub fn max_pool2d(input: &Tensor, win: Window, ceil_mode: bool) -> Result<Tensor
 fn scatter_to_windows(g: &Tensor, positions: &Tensor, shape: &[usize]) -> Result<Tensor> {
     let plane = shape[2] * shape[3];
     let g = contiguous(g)?;
-    let images = positions.shape()[0] * positions.shape()[1];
     let per_image = positions.shape()[2];
-    let at = positions.to_vec::<i64>();
     with_real_float!(g.dtype(), T => {
-        let mut dx = vec![T::zero(); images * plane];
-        {
-            let data = g.storage().read::<T>();
-            let gs = &data[g.layout().offset..][..images * per_image];
+        let mut dx = vec![T::zero(); shape[0] * shape[1] * plane];
+        g.with_contiguous(|gs: &[T]| positions.with_contiguous(|at: &[i64]| {
             let images_per_chunk = (16384 / plane.max(1)).max(1);
             crate::parallel::for_each_chunk_mut(&mut dx, images_per_chunk * plane, |start, chunk| {
                 let first = start / plane;
@@ -516,8 +509,8 @@ fn scatter_to_windows(g: &Tensor, positions: &Tensor, shape: &[usize]) -> Result
                         image[p as usize] = image[p as usize].add(v);
                     }
                 }
-            });
-        }
+            })
+        }));
         Tensor::from_vec(dx, shape)
     }, unreachable!("a float gradient"))
 }
@@ -551,32 +544,11 @@ fn keep_max<T: RealFloat + Real, I: Copy>(best: (T, I), v: T, at: I) -> (T, I) {
     )
 }
 
-/// For each kernel offset `k`, the outputs `o` whose input index
-/// `o * stride + k * dilation - padding` falls inside `0..size`.
-fn outputs_per_offset(
-    (kernel, dilation, padding, stride): (usize, usize, usize, usize),
-    size: usize,
-    outputs: usize,
-) -> Vec<std::ops::Range<usize>> {
-    (0..kernel)
-        .map(|k| {
-            let reach = k * dilation;
-            let lo = padding.saturating_sub(reach).div_ceil(stride);
-            let hi = match (size + padding).checked_sub(reach + 1) {
-                Some(room) => (room / stride + 1).min(outputs),
-                None => 0,
-            };
-            lo.min(hi)..hi
-        })
-        .collect()
-}
-
 /// Per output position of every `(n, c)` image, its window's maximum and
 /// the flat `h*w` index of it, in two separable passes: each input row's
 /// maxima over the windows' columns, then the maxima of those over the
-/// windows' rows. Both loop over kernel offsets outside and output columns
-/// inside, so the inner loops carry no dependency from one step to the
-/// next (and run without branches on the data).
+/// windows' rows. Both run over output columns in the inner loop, so no
+/// inner step waits on the last.
 fn window_max<T: RealFloat + Real>(
     x: &[T],
     (n, c, h, w): (usize, usize, usize, usize),
@@ -585,24 +557,23 @@ fn window_max<T: RealFloat + Real>(
 ) -> (Vec<T>, Vec<i64>) {
     let rows_axis = (win.kernel.0, win.dilation.0, win.padding.0, win.stride.0);
     let cols_axis = (win.kernel.1, win.dilation.1, win.padding.1, win.stride.1);
-    let col_outputs = outputs_per_offset(cols_axis, w, ow);
-    let row_outputs = outputs_per_offset(rows_axis, h, oh);
-    // Each output column's and row's first input inside the image: where a
-    // window's maximum starts (PyTorch's index when all of it is -inf). No
-    // window lies wholly in the padding (checked by the caller).
+    // Per kernel column, the output columns it reaches inside the image;
+    // per output row, the kernel rows inside it. No window lies wholly in
+    // the padding (checked by the caller).
+    let col_outputs: Vec<_> = (0..win.kernel.1)
+        .map(|k| valid_range(k, win.dilation.1, win.padding.1, win.stride.1, w, ow))
+        .collect();
+    let row_kernels: Vec<_> = (0..oh).map(|r| kernel_range(r, rows_axis, h)).collect();
+    // Each output column's first input inside the image: where its window's
+    // maximum starts (PyTorch's index when all of it is -inf).
     let first_col: Vec<usize> = (0..ow)
         .map(|q| {
             q * win.stride.1 + kernel_range(q, cols_axis, w).start * win.dilation.1 - win.padding.1
         })
         .collect();
-    let first_row: Vec<usize> = (0..oh)
-        .map(|r| {
-            r * win.stride.0 + kernel_range(r, rows_axis, h).start * win.dilation.0 - win.padding.0
-        })
-        .collect();
     let lowest = T::from_f64(f64::NEG_INFINITY);
     let plane = oh * ow;
-    let (mut values, mut positions) = (vec![lowest; n * c * plane], vec![0i64; n * c * plane]);
+    let (mut values, mut positions) = (vec![T::zero(); n * c * plane], vec![0i64; n * c * plane]);
     let images_per_chunk = (4096 / plane.max(1)).max(1);
     let chunk = images_per_chunk * plane;
     let pieces = values.chunks_mut(chunk).zip(positions.chunks_mut(chunk));
@@ -627,29 +598,21 @@ fn window_max<T: RealFloat + Real>(
                     }
                 }
             }
-            for (out_row, (vals_row, poss_row)) in image_vals
+            let outputs = image_vals
                 .chunks_exact_mut(ow)
-                .zip(image_poss.chunks_exact_mut(ow))
-                .enumerate()
-            {
-                let top = first_row[out_row];
-                for (p, &a) in poss_row.iter_mut().zip(&row_at[top * ow..(top + 1) * ow]) {
+                .zip(image_poss.chunks_exact_mut(ow));
+            for (r, (vals_row, poss_row)) in outputs.enumerate() {
+                let input_row = |kr: usize| r * win.stride.0 + kr * win.dilation.0 - win.padding.0;
+                let kernels = row_kernels[r].clone();
+                let top = input_row(kernels.start) * ow;
+                vals_row.copy_from_slice(&row_max[top..top + ow]);
+                for (p, &a) in poss_row.iter_mut().zip(&row_at[top..top + ow]) {
                     *p = a as i64;
                 }
-                for (kr, rs) in row_outputs.iter().enumerate() {
-                    if !rs.contains(&out_row) {
-                        continue;
-                    }
-                    let y = out_row * win.stride.0 + kr * win.dilation.0 - win.padding.0;
-                    let (maxima, at) = (
-                        &row_max[y * ow..(y + 1) * ow],
-                        &row_at[y * ow..(y + 1) * ow],
-                    );
-                    for (((v, p), &m), &a) in vals_row
-                        .iter_mut()
-                        .zip(poss_row.iter_mut())
-                        .zip(maxima)
-                        .zip(at)
+                for kr in kernels.skip(1) {
+                    let y = input_row(kr) * ow;
+                    let row = row_max[y..y + ow].iter().zip(&row_at[y..y + ow]);
+                    for ((v, p), (&m, &a)) in vals_row.iter_mut().zip(poss_row.iter_mut()).zip(row)
                     {
                         (*v, *p) = keep_max((*v, *p), m, a as i64);
                     }

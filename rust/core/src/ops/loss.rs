@@ -137,9 +137,7 @@ pub fn nll_loss(
     with_real_float!(input.dtype(), T => {
         let w = weight.map(|w| w.to_vec::<T>());
         let (index, coef) = picks::<T>(&tgt, w.as_deref(), classes, ignore_index)?;
-        let losses: Vec<T> = {
-            let data = x.storage().read::<T>();
-            let rows = &data[x.layout().offset..];
+        let losses: Vec<T> = x.with_contiguous(|rows: &[T]| {
             (0..n)
                 .map(|i| match tgt[i] == ignore_index {
                     // An ignored row adds nothing, even where its input is infinite.
@@ -147,7 +145,7 @@ pub fn nll_loss(
                     false => -(rows[i * classes + index[i] as usize] * coef[i]),
                 })
                 .collect()
-        };
+        });
         let total_weight: f64 = coef.iter().map(|c| c.to_f64()).sum();
         let total: f64 = losses.iter().map(|l| l.to_f64()).sum();
         let out = match reduction {

@@ -148,13 +148,6 @@ fn channel_map<T: RealFloat, const K: usize>(
     })
 }
 
-/// A contiguous tensor's elements as a slice, for `body`.
-fn with_slice<T: RealFloat, R>(t: &Tensor, body: impl FnOnce(&[T]) -> R) -> R {
-    let data = t.storage().read::<T>();
-    let at = t.layout().offset;
-    body(&data[at..at + t.numel()])
-}
-
 /// A per-channel tensor's values as f64, or `fill` for every channel.
 fn channel_values(t: Option<&Tensor>, channels: usize, fill: f64) -> Vec<f64> {
     match t {
@@ -250,7 +243,7 @@ pub fn batch_norm(
     let count = p.count();
     let (mean, var) = match mode.training {
         true => with_real_float!(x.dtype(), T => {
-            with_slice::<T, _>(&x, |xs| batch_statistics(p, xs))
+            x.with_contiguous(|xs: &[T]| batch_statistics(p, xs))
         }, unreachable!("checked to be a real float")),
         false => (
             channel_values(running_mean, p.channels, 0.0),
@@ -385,8 +378,8 @@ fn batch_norm_backward<T: RealFloat>(
     let x = contiguous(x)?;
     let g = contiguous(g)?;
     let scale = channel_values(w, p.channels, 1.0);
-    let sums = with_slice::<T, _>(&g, |gs| {
-        with_slice::<T, _>(&x, |xs| {
+    let sums = g.with_contiguous(|gs: &[T]| {
+        x.with_contiguous(|xs: &[T]| {
             channel_sums(p, gs, xs, s.mean, |gv, xv, m| {
                 let gv = gv.to_f64();
                 (gv, gv * (xv.to_f64() - m))
@@ -437,7 +430,7 @@ fn batch_norm_backward_ops(
     let dims: Vec<i64> = std::iter::once(0).chain(2..x.ndim() as i64).collect();
     let mut per_channel = vec![1; x.ndim()];
     per_channel[1] = x.shape()[1];
-    let channel = |values: Vec<f64>| channel_tensor(values.into_iter(), x.dtype(), &per_channel);
+    let channel = |values: &[f64]| channel_tensor(values.iter().copied(), x.dtype(), &per_channel);
     let (centered, invstd) = match s.training {
         true => {
             let centered = sub(x, &mean(x, &dims, true)?)?;
@@ -446,10 +439,7 @@ fn batch_norm_backward_ops(
             let one = Tensor::wrapped_number(Scalar::Int(1));
             (centered, div(&one, &sqrt(&add(&var, &eps)?)?)?)
         }
-        false => (
-            sub(x, &channel(s.mean.to_vec())?)?,
-            channel(s.invstd.to_vec())?,
-        ),
+        false => (sub(x, &channel(s.mean)?)?, channel(s.invstd)?),
     };
     let normalized = mul(&centered, &invstd)?;
     let k = match w {

@@ -338,6 +338,18 @@ impl Tensor {
         Tensor::from_parts(self.0.storage.clone(), self.0.layout.clone())
     }
 
+    /// `body` of the elements of a contiguous tensor, as one slice.
+    pub fn with_contiguous<T: Element, R>(&self, body: impl FnOnce(&[T]) -> R) -> R {
+        debug_assert!(self.is_contiguous(), "with_contiguous of a strided tensor");
+        let data = self.0.storage.read::<T>();
+        let l = &self.0.layout;
+        match l.numel() {
+            // An empty view may carry any offset, even past the storage's end.
+            0 => body(&[]),
+            n => body(&data[l.offset..l.offset + n]),
+        }
+    }
+
     /// Elements in row-major order as a fresh `Vec`.
     pub fn to_vec<T: Element>(&self) -> Vec<T> {
         let data = self.0.storage.read::<T>();
