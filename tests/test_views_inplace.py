@@ -131,6 +131,93 @@ def test_inplace_through_views_against_finite_differences(data):
     check_op(fn, a, b)
 
 
+# Views written in place, each as a function of the base: the windows that
+# CopySlices moves gradients through by strided copies.
+VIEW_KINDS = {
+    "strided_rows": lambda z: z[1::2],
+    "select_last": lambda z: z.select(-1, z.shape[-1] - 1),
+    "transpose": lambda z: z.transpose(0, -1),
+    "flat_view": lambda z: z.view(-1),
+    "reshape_pairs": lambda z: z.reshape(z.shape[0], -1),
+    "narrow_then_step": lambda z: z.narrow(-1, 1, z.shape[-1] - 1)[..., ::2],
+    "diagonal": lambda z: z.reshape(z.shape[0], -1).diagonal(),
+    "unsqueeze_slice": lambda z: z.unsqueeze(0)[:, :, 1:],
+}
+INPLACE_OPS = {
+    "mul_": lambda v, y: v.mul_(y),
+    "add_scaled": lambda v, y: v.add_(y, alpha=-0.5),
+    "sin_": lambda v, y: v.sin_(),
+    "copy_": lambda v, y: v.copy_(y * 2),
+    "tanh_": lambda v, y: v.tanh_(),
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shape=st.lists(st.integers(2, 4), min_size=2, max_size=4).map(tuple),
+    view=st.sampled_from(sorted(VIEW_KINDS)),
+    op=st.sampled_from(sorted(INPLACE_OPS)),
+    data=st.data(),
+)
+def test_inplace_on_any_view_of_a_non_leaf(shape, view, op, data):
+    a = data.draw(arrays(shape))
+    b = data.draw(arrays(shape))
+
+    def fn(T, x, w):
+        z = x * w
+        v = VIEW_KINDS[view](z)
+        INPLACE_OPS[op](v, VIEW_KINDS[view](w).cos())
+        # The base's new history joins its untouched elements to the
+        # written ones; both are reused below.
+        return z * x + v.sum()
+
+    check_op(fn, a, b)
+
+
+@settings(max_examples=20, deadline=None)
+@given(view=st.sampled_from(sorted(VIEW_KINDS)), data=st.data())
+def test_second_order_through_inplace_on_views(view, data):
+    a = data.draw(arrays((3, 4, 2), low=-1.0, high=1.0))
+
+    def fn(x):
+        z = x * x
+        VIEW_KINDS[view](z).mul_(x.sum())
+        return z.tanh()
+
+    x = fg.tensor(a, requires_grad=True)
+    assert fg.autograd.gradgradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("view", sorted(VIEW_KINDS))
+def test_inplace_on_views_without_grad_writes_the_base(view):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 4, 5))
+    z = fg.tensor(a)
+    v = VIEW_KINDS[view](z)
+    v.mul_(3.0)
+    v.add_(1.0)
+    v.relu_()
+    # The same view of the elements' flat indices tells which were written.
+    covered = VIEW_KINDS[view](fg.arange(a.size).reshape(a.shape)).numpy().ravel()
+    expected = a.copy().ravel()
+    expected[covered] = np.maximum(expected[covered] * 3.0 + 1.0, 0.0)
+    expected = expected.reshape(a.shape)
+    np.testing.assert_array_equal(z.numpy(), expected)
+    assert z._version == 3
+
+
+def test_regenerated_history_of_an_expanded_view():
+    # An expanded view covers its base's elements several times: its
+    # gradient adds up at each of them.
+    x = fg.tensor([[1.0], [2.0]], requires_grad=True)
+    z = x * 1
+    e = z.expand(2, 3)
+    z.mul_(2)
+    assert e.grad_fn.name() == "AsStridedBackward0"
+    (e * fg.tensor([1.0, 2.0, 3.0])).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[12.0], [12.0]])
+
+
 @needs_torch
 def test_double_backward_through_copy_slices():
     for T in (fg, torch):

@@ -15,11 +15,14 @@
 
 use super::grad_mode::{is_grad_enabled, GradModeGuard};
 use super::record;
+use crate::ops::copy::contiguous;
+use crate::ops::elementwise::{map, update};
 use crate::ops::index::{index, index_put_zeros};
 use crate::ops::shape::reshape;
 use crate::ops::unary::{where_, zeros_like};
-use crate::tensor::{Layout, Tensor};
-use crate::{bail, grads, Result};
+use crate::tensor::layout::Shape;
+use crate::tensor::{DType, Layout, Tensor};
+use crate::{bail, grads, with_dtype, Result};
 use std::collections::HashMap;
 
 /// How a view was created: PyTorch refuses in-place writes through views
@@ -89,8 +92,25 @@ fn positions(base: &Layout, view: &Layout) -> Result<Vec<i64>> {
         .collect()
 }
 
-/// Where a view lies in its base, as flat indices into the base.
-struct Geometry {
+/// Where a view lies in its base.
+enum Geometry {
+    /// The base is contiguous and on the view's storage, and the view does
+    /// not overlap itself (every view written in place): the view is a
+    /// strided window of any contiguous tensor of the base's shape, so
+    /// gradients move by strided copies.
+    Window(Window),
+    /// Any other view, by the flat base index of each view element.
+    Indexed(Positions),
+}
+
+#[derive(Clone)]
+struct Window {
+    /// The view's layout, its offset counted from the base's first element.
+    layout: Layout,
+    base_shape: Shape,
+}
+
+struct Positions {
     /// Flat base index of each view element, shape `[view.numel()]`.
     index: Tensor,
     view_shape: Vec<i64>,
@@ -99,41 +119,147 @@ struct Geometry {
 
 impl Geometry {
     fn new(base: &Tensor, view: &Tensor) -> Result<Geometry> {
+        if let Some(layout) = window_in(base, view) {
+            return Ok(Geometry::Window(Window {
+                layout,
+                base_shape: base.shape().into(),
+            }));
+        }
         let pos = positions(base.layout(), view.layout())?;
         let n = pos.len();
         let dims = |t: &Tensor| t.shape().iter().map(|&d| d as i64).collect();
-        Ok(Geometry {
+        Ok(Geometry::Indexed(Positions {
             index: Tensor::from_vec(pos, &[n])?,
             view_shape: dims(view),
             base_shape: dims(base),
-        })
+        }))
     }
 
     /// The gradient of the base from the gradient of the view: `g` added
     /// at the view's positions into zeros (overlapping views add up).
     fn scatter(&self, g: &Tensor) -> Result<Tensor> {
-        let numel = self.base_shape.iter().product::<i64>() as usize;
-        let flat = reshape(g, &[-1])?;
-        let out = index_put_zeros(&flat, &[numel], &[Some(self.index.clone())])?;
-        reshape(&out, &self.base_shape)
+        match self {
+            Geometry::Window(w) => w.scatter(g),
+            Geometry::Indexed(p) => {
+                let out =
+                    index_put_zeros(&reshape(g, &[-1])?, &[p.numel()], &[Some(p.index.clone())])?;
+                reshape(&out, &p.base_shape)
+            }
+        }
     }
 
     /// The view's part of a gradient of the base.
     fn gather(&self, g: &Tensor) -> Result<Tensor> {
-        let flat = reshape(g, &[-1])?;
-        reshape(
-            &index(&flat, &[Some(self.index.clone())])?,
-            &self.view_shape,
-        )
+        match self {
+            Geometry::Window(w) => w.gather(g),
+            Geometry::Indexed(p) => {
+                let flat = reshape(g, &[-1])?;
+                reshape(&index(&flat, &[Some(p.index.clone())])?, &p.view_shape)
+            }
+        }
     }
 
-    /// True at the base elements the view covers.
-    fn mask(&self) -> Result<Tensor> {
-        let numel = self.base_shape.iter().product::<i64>() as usize;
-        let mask = Tensor::zeros(&[numel], crate::tensor::DType::Bool);
-        let ones = Tensor::full(&[1], crate::Scalar::Bool(true), mask.dtype());
-        crate::ops::index::put(&mask, &[Some(self.index.clone())], &ones, false)?;
-        reshape(&mask, &self.base_shape)
+    /// A gradient of the base with the view's elements set to zero.
+    fn cleared(&self, g: &Tensor) -> Result<Tensor> {
+        match self {
+            Geometry::Window(w) => w.cleared(g),
+            Geometry::Indexed(p) => {
+                let mask = Tensor::zeros(&[p.numel()], DType::Bool);
+                let ones = Tensor::full(&[1], crate::Scalar::Bool(true), DType::Bool);
+                crate::ops::index::put(&mask, &[Some(p.index.clone())], &ones, false)?;
+                where_(&reshape(&mask, &p.base_shape)?, &zeros_like(g), g)
+            }
+        }
+    }
+}
+
+impl Positions {
+    fn numel(&self) -> usize {
+        self.base_shape.iter().product::<i64>() as usize
+    }
+}
+
+/// The view's layout counted from the base's first element, when the base
+/// is contiguous on the view's storage and the view does not overlap itself.
+fn window_in(base: &Tensor, view: &Tensor) -> Option<Layout> {
+    let (lb, lv) = (base.layout(), view.layout());
+    if !lb.is_contiguous()
+        || !std::sync::Arc::ptr_eq(base.storage(), view.storage())
+        || !lv.is_non_overlapping()
+        || lv.strides.iter().any(|&s| s < 0)
+    {
+        return None;
+    }
+    let mut window = lv.clone();
+    if lv.numel() == 0 {
+        window.offset = 0;
+        return Some(window);
+    }
+    let last = lv.offset
+        + lv.shape
+            .iter()
+            .zip(&lv.strides)
+            .map(|(&n, &s)| (n - 1) * s as usize)
+            .sum::<usize>();
+    if lv.offset < lb.offset || last >= lb.offset + lb.numel() {
+        return None;
+    }
+    window.offset -= lb.offset;
+    Some(window)
+}
+
+impl Window {
+    /// `g`'s elements in the window as a new tensor (`g` is shaped like
+    /// the base).
+    fn gather(&self, g: &Tensor) -> Result<Tensor> {
+        let dense = contiguous(g)?;
+        let mut at = self.layout.clone();
+        at.offset += dense.storage_offset();
+        let out = with_dtype!(g.dtype(), T => map::<T, T>(&dense.alias(at), |x| x));
+        self.record_adjoint("AsStridedBackward0", &dense, &out, Window::scatter);
+        Ok(out)
+    }
+
+    /// Zeros of the base's shape with `g` (shaped like the view) in the
+    /// window.
+    fn scatter(&self, g: &Tensor) -> Result<Tensor> {
+        let out = Tensor::zeros(&self.base_shape, g.dtype());
+        self.write(&out, g)?;
+        self.record_adjoint("AsStridedScatterBackward0", g, &out, Window::gather);
+        Ok(out)
+    }
+
+    /// A copy of `g` (shaped like the base) with zeros in the window.
+    fn cleared(&self, g: &Tensor) -> Result<Tensor> {
+        let out = with_dtype!(g.dtype(), T => map::<T, T>(g, |x| x));
+        self.write(&out, &Tensor::zeros(&[], g.dtype()))?;
+        self.record_adjoint("AsStridedScatterBackward0", g, &out, Window::cleared);
+        Ok(out)
+    }
+
+    /// Copies `src` into the window of the fresh contiguous `base`.
+    fn write(&self, base: &Tensor, src: &Tensor) -> Result<()> {
+        let target = base.alias(self.layout.clone());
+        with_dtype!(base.dtype(), T => update::<T, T>(&target, src, |_, s| s))
+    }
+
+    /// Records `out = op(input)` for double backward; `adjoint` is the
+    /// op's transpose.
+    fn record_adjoint(
+        &self,
+        name: &'static str,
+        input: &Tensor,
+        out: &Tensor,
+        adjoint: fn(&Window, &Tensor) -> Result<Tensor>,
+    ) {
+        let window = self.clone();
+        record(
+            name,
+            &[input],
+            out,
+            || (),
+            move |_, _, gg| Ok(grads![Some(adjoint(&window, gg)?)]),
+        );
     }
 }
 
@@ -223,7 +349,6 @@ pub(crate) fn requires_grad_through_base(t: &Tensor) -> bool {
 /// base's history becomes `CopySlices` of its old history and `out`.
 pub(crate) fn copy_slices(base: &Tensor, v: &Tensor, out: &Tensor) -> Result<()> {
     let geometry = Geometry::new(base, v)?;
-    let mask = geometry.mask()?;
     record(
         "CopySlices",
         &[base, out],
@@ -232,7 +357,7 @@ pub(crate) fn copy_slices(base: &Tensor, v: &Tensor, out: &Tensor) -> Result<()>
         move |_, _, g| {
             Ok(grads![
                 // The written elements' old values no longer reach the output.
-                Some(where_(&mask, &zeros_like(g), g)?),
+                Some(geometry.cleared(g)?),
                 Some(geometry.gather(g)?)
             ])
         },

@@ -190,7 +190,11 @@ pub fn map<A: Element, O: Element>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send)
             let (outer, len, stride) = rows(&l);
             let mut out = Vec::with_capacity(n);
             for start in outer.offsets() {
-                out.extend(row(start, len, stride).map(|o| f(data[o])));
+                if stride == 1 {
+                    out.extend(data[start..start + len].iter().map(|&x| f(x)));
+                } else {
+                    out.extend(row(start, len, stride).map(|o| f(data[o])));
+                }
             }
             out
         }
@@ -401,10 +405,21 @@ pub fn update<D: Element, S: Element>(
             for_chunks(&mut dd[r], |start, dst| update_from(dst, &src[start..], &f));
         }
         _ => {
-            let ((od, len, sd), (os, _, ss)) = (rows(ld), rows(&lsrc));
+            let [ld, lsrc] = Layout::coalesced([ld, &lsrc]);
+            let ((od, len, sd), (os, _, ss)) = (rows(&ld), rows(&lsrc));
             for (rd, rs) in od.offsets().zip(os.offsets()) {
-                for (o, so) in row(rd, len, sd).zip(row(rs, len, ss)) {
-                    dd[o] = f(dd[o], ds[so]);
+                match (sd, ss) {
+                    // Rows of a slice or a window: the slice loops.
+                    (1, 1) => update_from(&mut dd[rd..rd + len], &ds[rs..rs + len], &f),
+                    (1, 0) => {
+                        let s = ds[rs];
+                        update_with(&mut dd[rd..rd + len], &|d| f(d, s));
+                    }
+                    _ => {
+                        for (o, so) in row(rd, len, sd).zip(row(rs, len, ss)) {
+                            dd[o] = f(dd[o], ds[so]);
+                        }
+                    }
                 }
             }
         }

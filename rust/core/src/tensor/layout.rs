@@ -120,6 +120,28 @@ impl Layout {
         true
     }
 
+    /// Whether no two elements share a storage position: with the dims
+    /// sorted by stride, each stride passes the furthest offset the
+    /// smaller dims reach.
+    pub fn is_non_overlapping(&self) -> bool {
+        let mut dims: SmallVec<[(isize, usize); 4]> = self
+            .strides
+            .iter()
+            .zip(&self.shape)
+            .filter(|&(_, &n)| n > 1)
+            .map(|(&s, &n)| (s, n))
+            .collect();
+        dims.sort_unstable();
+        let mut reach = 0isize;
+        for (stride, n) in dims {
+            if stride <= reach {
+                return false;
+            }
+            reach += stride * (n as isize - 1);
+        }
+        true
+    }
+
     /// This layout seen with `shape`, broadcasting size-1 and missing
     /// leading dimensions with stride 0 (the core of `expand`).
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Layout> {
@@ -300,6 +322,36 @@ mod tests {
         assert_eq!(broadcast_shapes(&[], &[2, 2]).unwrap().as_slice(), &[2, 2]);
         let e = broadcast_shapes(&[3], &[4]).unwrap_err().to_string();
         assert!(e.contains("The size of tensor a (3) must match the size of tensor b (4)"));
+    }
+
+    #[test]
+    fn non_overlapping_layouts_have_distinct_offsets() {
+        // The test is the usual sufficient one: interleaved dims whose
+        // offsets happen to differ ([4, 2, 3]) count as overlapping.
+        let layouts: [(&[usize], &[isize], bool); 8] = [
+            (&[2, 3], &[3, 1], true),
+            (&[2, 3], &[1, 2], true),
+            (&[3, 2], &[1, 1], false),
+            (&[4, 3], &[0, 1], false),
+            (&[2, 2, 2], &[8, 1, 3], true),
+            (&[2, 2, 2], &[4, 2, 3], false),
+            (&[2, 2], &[2, 2], false),
+            (&[5, 1], &[1, 0], true),
+        ];
+        for (shape, strides, expected) in layouts {
+            let l = Layout {
+                shape: Shape::from_slice(shape),
+                strides: Strides::from_slice(strides),
+                offset: 0,
+            };
+            assert_eq!(l.is_non_overlapping(), expected, "{shape:?} {strides:?}");
+            let mut offsets: Vec<usize> = l.offsets().collect();
+            offsets.sort_unstable();
+            offsets.dedup();
+            if expected {
+                assert_eq!(offsets.len(), l.numel(), "{shape:?} {strides:?}");
+            }
+        }
     }
 
     #[test]
