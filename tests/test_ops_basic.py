@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import ferrograd as fg
 
@@ -123,3 +124,25 @@ def test_product_gradients_of_strided_broadcast_and_recorded_backwards():
     np.testing.assert_allclose(y.detach().numpy(), 2 * an)
     (z,) = fg.autograd.grad(y.sum(), a)
     np.testing.assert_allclose(z.numpy(), np.full_like(an, 2.0))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=3, max_dims=4, max_side=4),
+    transpose=st.booleans(),
+    data=st.data(),
+)
+def test_where_broadcasts_three_operands(shapes, transpose, data):
+    cond_shape, a_shape, b_shape = shapes.input_shapes
+    cond = data.draw(hnp.arrays(np.bool_, cond_shape))
+    a = data.draw(arrays(a_shape))
+    b = data.draw(arrays(b_shape))
+
+    def fn(T, x, y):
+        if transpose and x.dim() >= 2:
+            # A strided operand: the transpose of a contiguous copy.
+            x = x.transpose(0, -1).contiguous().transpose(0, -1)
+        return T.where(T.tensor(cond), x, y * 2)
+
+    out = check_op(fn, a, b)
+    np.testing.assert_array_equal(out.detach().numpy(), np.where(cond, a, b * 2))

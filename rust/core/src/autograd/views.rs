@@ -19,7 +19,7 @@ use crate::ops::copy::contiguous;
 use crate::ops::elementwise::{map, update};
 use crate::ops::index::{index, index_put_zeros};
 use crate::ops::shape::reshape;
-use crate::ops::unary::{where_, zeros_like};
+use crate::ops::unary::{where_, zero_of};
 use crate::tensor::layout::Shape;
 use crate::tensor::{DType, Layout, Tensor};
 use crate::{bail, grads, with_dtype, Result};
@@ -167,7 +167,7 @@ impl Geometry {
                 let mask = Tensor::zeros(&[p.numel()], DType::Bool);
                 let ones = Tensor::full(&[1], crate::Scalar::Bool(true), DType::Bool);
                 crate::ops::index::put(&mask, &[Some(p.index.clone())], &ones, false)?;
-                where_(&reshape(&mask, &p.base_shape)?, &zeros_like(g), g)
+                where_(&reshape(&mask, &p.base_shape)?, &zero_of(g), g)
             }
         }
     }

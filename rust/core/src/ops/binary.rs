@@ -181,7 +181,7 @@ pub fn pow(a: &Tensor, b: &Tensor) -> Result<Tensor> {
                 let d = mul(&b, &pow(&a, &sub(&b, &one)?)?)?;
                 let d = super::unary::where_(
                     &eq(&b, &Tensor::wrapped_number(Scalar::Int(0)))?,
-                    &super::unary::zeros_like(&d),
+                    &super::unary::zero_of(&d),
                     &d,
                 )?;
                 Some(mul(g, &conj(&d)?)?)
@@ -198,7 +198,7 @@ pub fn pow(a: &Tensor, b: &Tensor) -> Result<Tensor> {
                         &eq(&a, &zero)?,
                         &ge(&super::complex::real(&b)?, &zero)?,
                     )?;
-                    let d = super::unary::where_(&mask, &super::unary::zeros_like(&d), &d)?;
+                    let d = super::unary::where_(&mask, &super::unary::zero_of(&d), &d)?;
                     Some(mul(g, &conj(&d)?)?)
                 }
                 None => None,

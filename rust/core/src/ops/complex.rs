@@ -14,7 +14,7 @@ use super::binary::{div, dtype_display, eq, mul, sub};
 use super::copy::{cast, clone};
 use super::elementwise::{map, zip_map};
 use super::shape::select;
-use super::unary::{abs, conj, cos, sin, where_, zeros_like};
+use super::unary::{abs, conj, cos, sin, where_, zero_of, zeros_like};
 use crate::autograd::{record, SavedTensor};
 use crate::tensor::layout::Layout;
 use crate::tensor::{DType, Scalar, Storage, Tensor, TensorImpl};
@@ -170,7 +170,7 @@ pub fn angle(z: &Tensor) -> Result<Tensor> {
             let d = div(&mul(&z, &imaginary_unit())?, &mul(&a, &a)?)?;
             let v = mul(g, &d)?;
             let at_zero = eq(&a, &Tensor::wrapped_number(Scalar::Int(0)))?;
-            Ok(grads![Some(where_(&at_zero, &zeros_like(&v), &v)?)])
+            Ok(grads![Some(where_(&at_zero, &zero_of(&v), &v)?)])
         },
     );
     Ok(out)
@@ -262,7 +262,7 @@ pub(crate) fn sgn_backward(z: &Tensor, s: &Tensor, g: &Tensor) -> Result<Tensor>
     let num = sub(g, &mul(&mul(s, s)?, &conj(g)?)?)?;
     let v = div(&num, &mul(&a, &Tensor::wrapped_number(Scalar::Int(2)))?)?;
     let at_zero = eq(&a, &Tensor::wrapped_number(Scalar::Int(0)))?;
-    where_(&at_zero, &zeros_like(&v), &v)
+    where_(&at_zero, &zero_of(&v), &v)
 }
 
 #[cfg(test)]

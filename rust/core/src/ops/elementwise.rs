@@ -125,6 +125,13 @@ wide_loop!(update_with<D, F>(dst: &mut [D], f: &F) where [D: Copy, F: Fn(D) -> D
     }
 });
 
+wide_loop!(zip3_into<A, B, C, O, F>(out: &mut [MaybeUninit<O>], sa: &[A], sb: &[B], sc: &[C], f: &F)
+    where [A: Copy, B: Copy, C: Copy, F: Fn(A, B, C) -> O] {
+    for ((o, &x), (&y, &z)) in out.iter_mut().zip(sa).zip(sb.iter().zip(sc)) {
+        o.write(f(x, y, z));
+    }
+});
+
 wide_loop!(zip3_pair_into<T, F>(
         first: &mut [MaybeUninit<T>],
         second: &mut [MaybeUninit<T>],
@@ -286,11 +293,21 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
         }
         (Some(ra), _) if la.shape == shape && is_single_element(lb) && lb.numel() > 0 => {
             let (sa, y) = (&da[ra], db[lb.offset]);
-            filled(n, |start, out| map_into(out, &sa[start..], &|x| f(x, y)))
+            filled(n, |start, out| {
+                map_into(out, &sa[start..], &{
+                    #[inline(always)]
+                    |x| f(x, y)
+                })
+            })
         }
         (_, Some(rb)) if lb.shape == shape && is_single_element(la) && la.numel() > 0 => {
             let (x, sb) = (da[la.offset], &db[rb]);
-            filled(n, |start, out| map_into(out, &sb[start..], &|y| f(x, y)))
+            filled(n, |start, out| {
+                map_into(out, &sb[start..], &{
+                    #[inline(always)]
+                    |y| f(x, y)
+                })
+            })
         }
         _ => {
             let (ba, bb) = (la.broadcast_to(&shape)?, lb.broadcast_to(&shape)?);
@@ -315,8 +332,14 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
                         // repeated value, as the gradient of a `sum`).
                         (1, 1) => zip_into(piece, &da[ra + c..], &db[rb + c..], &f),
                         (0, 0) => piece.fill(MaybeUninit::new(f(da[ra], db[rb]))),
-                        (1, 0) => map_into(piece, &da[ra + c..], &|x| f(x, db[rb])),
-                        (0, 1) => map_into(piece, &db[rb + c..], &|y| f(da[ra], y)),
+                        (1, 0) => map_into(piece, &da[ra + c..], &{
+                            #[inline(always)]
+                            |x| f(x, db[rb])
+                        }),
+                        (0, 1) => map_into(piece, &db[rb + c..], &{
+                            #[inline(always)]
+                            |y| f(da[ra], y)
+                        }),
                         _ => {
                             let pairs = row(ra, len, sa).zip(row(rb, len, sb));
                             for (o, (i, j)) in piece.iter_mut().zip(pairs.skip(c)) {
@@ -338,9 +361,10 @@ pub fn zip3_map<A: Element, B: Element, C: Element, O: Element>(
     a: &Tensor,
     b: &Tensor,
     c: &Tensor,
-    f: impl Fn(A, B, C) -> O,
+    f: impl Fn(A, B, C) -> O + Sync + Send,
 ) -> Result<Tensor> {
     let shape = broadcast_shapes(&broadcast_shapes(a.shape(), b.shape())?, c.shape())?;
+    let n = crate::tensor::layout::numel(&shape);
     let (da, db, dc) = (
         a.storage().read::<A>(),
         b.storage().read::<B>(),
@@ -350,12 +374,36 @@ pub fn zip3_map<A: Element, B: Element, C: Element, O: Element>(
     let lb = b.layout().broadcast_to(&shape)?;
     let lc = c.layout().broadcast_to(&shape)?;
     let [la, lb, lc] = Layout::coalesced([&la, &lb, &lc]);
-    let out: Vec<O> = la
-        .offsets()
-        .zip(lb.offsets())
-        .zip(lc.offsets())
-        .map(|((i, j), k)| f(da[i], db[j], dc[k]))
-        .collect();
+    let ((oa, len, sa), (ob, _, sb), (oc, _, sc)) = (rows(&la), rows(&lb), rows(&lc));
+    let starts: Vec<(usize, usize, usize)> = match n {
+        0 => Vec::new(),
+        _ => oa
+            .offsets()
+            .zip(ob.offsets())
+            .zip(oc.offsets())
+            .map(|((i, j), k)| (i, j, k))
+            .collect(),
+    };
+    let at =
+        |start: usize, stride: isize, k: usize| (start as isize + stride * k as isize) as usize;
+    // Pieces of the output may start and end inside a row.
+    let out: Vec<O> = filled(n, |start, out| {
+        let mut done = 0;
+        while done < out.len() {
+            let (r, col) = ((start + done) / len, (start + done) % len);
+            let end = (done + len - col).min(out.len());
+            let piece = &mut out[done..end];
+            let (ra, rb, rc) = starts[r];
+            if (sa, sb, sc) == (1, 1, 1) {
+                zip3_into(piece, &da[ra + col..], &db[rb + col..], &dc[rc + col..], &f);
+            } else {
+                for (o, k) in piece.iter_mut().zip(col..) {
+                    o.write(f(da[at(ra, sa, k)], db[at(rb, sb, k)], dc[at(rc, sc, k)]));
+                }
+            }
+            done = end;
+        }
+    });
     drop((da, db, dc));
     Tensor::from_vec(out, &shape)
 }
@@ -398,7 +446,12 @@ pub fn update<D: Element, S: Element>(
     match (contiguous_range(ld), contiguous_range(&lsrc)) {
         (Some(r), _) if is_single_element(&lsrc) && lsrc.numel() > 0 => {
             let s = ds[lsrc.offset];
-            for_chunks(&mut dd[r], |_, dst| update_with(dst, &|d| f(d, s)));
+            for_chunks(&mut dd[r], |_, dst| {
+                update_with(dst, &{
+                    #[inline(always)]
+                    |d| f(d, s)
+                })
+            });
         }
         (Some(r), Some(rs)) => {
             let src = &ds[rs];
@@ -413,7 +466,10 @@ pub fn update<D: Element, S: Element>(
                     (1, 1) => update_from(&mut dd[rd..rd + len], &ds[rs..rs + len], &f),
                     (1, 0) => {
                         let s = ds[rs];
-                        update_with(&mut dd[rd..rd + len], &|d| f(d, s));
+                        update_with(&mut dd[rd..rd + len], &{
+                            #[inline(always)]
+                            |d| f(d, s)
+                        });
                     }
                     _ => {
                         for (o, so) in row(rd, len, sd).zip(row(rs, len, ss)) {

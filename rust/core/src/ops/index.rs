@@ -736,7 +736,7 @@ pub fn masked_fill(t: &Tensor, mask: &Tensor, value: crate::Scalar) -> Result<Te
         &out,
         || (),
         move |_, _, g| {
-            let zero = super::unary::zeros_like(g);
+            let zero = super::unary::zero_of(g);
             Ok(grads![Some(super::unary::where_(&m, &zero, g)?)])
         },
     );

@@ -7,7 +7,7 @@ use super::copy::{cast, clone};
 use super::index::{index, index_select, normalize_indices, put};
 use super::reduce::sum_to;
 use super::shape::reshape;
-use super::unary::{where_, zeros_like};
+use super::unary::{where_, zero_of};
 use crate::autograd::record;
 use crate::tensor::layout::{fmt_shape, wrap_dim};
 use crate::tensor::{DType, Scalar, Tensor};
@@ -54,7 +54,7 @@ pub fn index_put(
         || (),
         move |_, _, g| {
             let gt = match &kept {
-                Some(k) => where_(k, g, &zeros_like(g))?,
+                Some(k) => where_(k, g, &zero_of(g))?,
                 None => g.clone(),
             };
             Ok(grads![

@@ -11,7 +11,7 @@
 use super::binary::{add_scaled, dtype_display};
 use super::copy::{cast, clone, to_dtype};
 use super::elementwise::{lock_pair, update, PARALLEL_MIN_ELEMENTS};
-use super::unary::{where_, zeros_like};
+use super::unary::{where_, zero_of, zeros_like};
 use crate::autograd::{is_grad_enabled, record, views};
 use crate::tensor::layout::{broadcast_shapes, fmt_shape};
 use crate::tensor::{DType, Element, Layout, Scalar, Tensor};
@@ -426,7 +426,7 @@ pub fn masked_fill_(t: &Tensor, mask: &Tensor, value: Scalar) -> Result<()> {
             &[s],
             &out,
             || m,
-            |_, m, g| Ok(grads![Some(where_(m, &zeros_like(g), g)?)]),
+            |_, m, g| Ok(grads![Some(where_(m, &zero_of(g), g)?)]),
         );
         Ok(out)
     })

@@ -36,6 +36,9 @@ pub trait RealFloat: Float<Real = Self> + PartialOrd {
     fn is_finite(self) -> bool;
     fn round_even(self) -> Self;
     fn to_f64(self) -> f64;
+    fn erf(self) -> Self;
+    /// ln(1 + z) for z in [0, 1].
+    fn ln_1p_unit(self) -> Self;
 }
 
 /// Ordered elements (bool, int64, float32, float64).
@@ -117,7 +120,7 @@ impl Arith for bool {
 }
 
 macro_rules! real_float {
-    ($($t:ty: $exp:path, $tanh:path);*) => {$(
+    ($($t:ty: $exp:path, $tanh:path, $erf:path, $ln_1p_unit:path);*) => {$(
         impl Float for $t {
             type Real = $t;
             #[inline(always)] fn exp(self) -> Self { $exp(self) }
@@ -137,6 +140,8 @@ macro_rules! real_float {
             #[inline(always)] fn is_finite(self) -> bool { <$t>::is_finite(self) }
             #[inline(always)] fn round_even(self) -> Self { <$t>::round_ties_even(self) }
             #[inline(always)] fn to_f64(self) -> f64 { self as f64 }
+            #[inline(always)] fn erf(self) -> Self { $erf(self) }
+            #[inline(always)] fn ln_1p_unit(self) -> Self { $ln_1p_unit(self) }
         }
         impl Real for $t {
             #[inline(always)] fn max_nan(self, o: Self) -> Self { if self.is_nan() || o.is_nan() { <$t>::NAN } else if self >= o { self } else { o } }
@@ -147,7 +152,11 @@ macro_rules! real_float {
 }
 // float32 uses the vectorisable approximations (within 2 ulp); float64
 // keeps libm, whose accuracy gradient checks rely on.
-real_float!(f32: super::fastmath::exp_f32, super::fastmath::tanh_f32; f64: f64::exp, f64::tanh);
+real_float!(
+    f32: super::fastmath::exp_f32, super::fastmath::tanh_f32, super::fastmath::erf_f32,
+        super::fastmath::ln_1p_unit_f32;
+    f64: f64::exp, f64::tanh, libm::erf, f64::ln_1p
+);
 
 macro_rules! complex_float {
     ($($t:ty: $r:ty),*) => {$(

@@ -610,7 +610,7 @@ fn check_float(t: &Tensor, kernel: &str) -> Result<()> {
 fn shifted(x: &Tensor, dims: &[usize]) -> Result<(Tensor, Tensor)> {
     let m = extreme_raw(x, dims, true, true, "max")?;
     let finite = super::unary::float_predicate(&m, f64::is_finite);
-    let m = super::unary::where_(&finite, &m, &super::unary::zeros_like(&m))?;
+    let m = super::unary::where_(&finite, &m, &super::unary::zero_of(&m))?;
     Ok((super::binary::sub(x, &m)?, m))
 }
 

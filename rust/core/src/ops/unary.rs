@@ -69,6 +69,12 @@ pub fn zeros_like(t: &Tensor) -> Tensor {
     Tensor::zeros(t.shape(), t.dtype())
 }
 
+/// A 0-dim zero of `t`'s dtype: the masked branch of a `where_`,
+/// broadcast instead of materialised.
+pub fn zero_of(t: &Tensor) -> Tensor {
+    Tensor::zeros(&[], t.dtype())
+}
+
 pub fn ones_like(t: &Tensor) -> Tensor {
     Tensor::full(t.shape(), Scalar::Int(1), t.dtype())
 }
@@ -321,7 +327,7 @@ pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         &out,
         || cond.detach(),
         |_, cond, g| {
-            let z = zeros_like(g);
+            let z = zero_of(g);
             Ok(grads![
                 Some(where_(cond, g, &z)?),
                 Some(where_(cond, &z, g)?)
@@ -472,8 +478,8 @@ real_unary! {
     asin "AsinBackward0" |x| x.asin(), input |g, a| div(g, &sqrt(&sub(&one(), &mul(&a, &a)?)?)?)?;
     acos "AcosBackward0" |x| x.acos(), input |g, a| neg(&div(g, &sqrt(&sub(&one(), &mul(&a, &a)?)?)?)?)?;
     atan "AtanBackward0" |x| x.atan(), input |g, a| div(g, &add(&one(), &mul(&a, &a)?)?)?;
-    /// The error function (accurate to about 1e-9).
-    erf "ErfBackward0" |x| erf_f64(x as f64) as T, input |g, a| {
+    /// The error function.
+    erf "ErfBackward0" |x| RealFloat::erf(x), input |g, a| {
         let d = mul(&exp(&neg(&mul(&a, &a)?)?)?, &scalar(std::f64::consts::FRAC_2_SQRT_PI))?;
         mul(g, &d)?
     };
@@ -481,40 +487,6 @@ real_unary! {
 
 fn pow_o3(o: &Tensor) -> Result<Tensor> {
     mul(&mul(o, o)?, o)
-}
-
-/// erf by its Taylor series near 0 and the asymptotic series of erfc
-/// beyond 3, where the first converges slowly.
-fn erf_f64(x: f64) -> f64 {
-    let ax = x.abs();
-    if ax.is_nan() {
-        return x;
-    }
-    let r = if ax < 3.0 {
-        let (mut term, mut sum, x2) = (ax, ax, ax * ax);
-        for n in 1..200 {
-            term *= -x2 / n as f64;
-            let add = term / (2 * n + 1) as f64;
-            sum += add;
-            if add.abs() < 1e-17 * sum.abs() {
-                break;
-            }
-        }
-        sum * std::f64::consts::FRAC_2_SQRT_PI
-    } else {
-        let x2 = ax * ax;
-        let (mut term, mut sum) = (1.0f64, 1.0f64);
-        for n in 1..40 {
-            let next = -term * (2 * n - 1) as f64 / (2.0 * x2);
-            if next.abs() >= term.abs() {
-                break;
-            }
-            term = next;
-            sum += term;
-        }
-        1.0 - (-x2).exp() / (ax * std::f64::consts::PI.sqrt()) * sum
-    };
-    r.copysign(x)
 }
 
 /// Rounding ops: integers come back as a copy; the gradient is zero.
@@ -589,27 +561,73 @@ pub fn nan_to_num(
     Ok(out)
 }
 
-/// An activation `f(x)` over real floats whose gradient is `g * d(x, out)`.
-fn activation(
+/// A closure written once over `$T`, as a pair for float32 and float64,
+/// each inlined into the loops it is passed to (the polynomials of
+/// `fastmath` are too large for the inliner to take them otherwise).
+macro_rules! per_float {
+    ($T:ident => $($closure:tt)*) => {
+        (
+            {
+                type $T = f32;
+                #[inline(always)]
+                $($closure)*
+            },
+            {
+                type $T = f64;
+                #[inline(always)]
+                $($closure)*
+            },
+        )
+    };
+}
+
+/// An activation over real floats: `value(x)`, and a gradient of `g *
+/// slope(x)` taken in one pass; under `create_graph`, `slope_ops` builds the
+/// same slope from differentiable ops.
+fn activation<V32, V64, S32, S64>(
     a: &Tensor,
     name: &'static str,
-    f32_fn: impl Fn(f32) -> f32 + Sync + Send,
-    f64_fn: impl Fn(f64) -> f64 + Sync + Send,
-    grad: impl Fn(&Tensor, &Tensor) -> Result<Tensor> + Send + Sync + 'static,
-) -> Result<Tensor> {
+    (value32, value64): (V32, V64),
+    (slope32, slope64): (S32, S64),
+    slope_ops: impl Fn(&Tensor) -> Result<Tensor> + Send + Sync + 'static,
+) -> Result<Tensor>
+where
+    V32: Fn(f32) -> f32 + Sync + Send,
+    V64: Fn(f64) -> f64 + Sync + Send,
+    S32: Fn(f32) -> f32 + Sync + Send + 'static,
+    S64: Fn(f64) -> f64 + Sync + Send + 'static,
+{
     let out = match a.dtype() {
-        DType::Float32 => map::<f32, f32>(a, f32_fn),
-        DType::Float64 => map::<f64, f64>(a, f64_fn),
+        DType::Float32 => map::<f32, f32>(a, value32),
+        DType::Float64 => map::<f64, f64>(a, value64),
         d => return Err(float_dtype_error(name, d)),
     };
     record(
         name,
         &[a],
         &out,
-        || (SavedTensor::input(a), SavedTensor::output(&out, 0)),
-        move |ctx, (sa, so), g| {
-            let d = grad(&sa.unpack(ctx)?, &so.unpack(ctx)?)?;
-            Ok(grads![Some(mul(g, &d)?)])
+        || SavedTensor::input(a),
+        move |ctx, sa, g| {
+            let x = sa.unpack(ctx)?;
+            let fused = match (ctx.create_graph, g.dtype(), x.dtype()) {
+                (false, DType::Float32, DType::Float32) => Some(zip_map::<f32, f32, f32>(
+                    g,
+                    &x,
+                    #[inline(always)]
+                    |g, x| g * slope32(x),
+                )),
+                (false, DType::Float64, DType::Float64) => Some(zip_map::<f64, f64, f64>(
+                    g,
+                    &x,
+                    #[inline(always)]
+                    |g, x| g * slope64(x),
+                )),
+                _ => None,
+            };
+            match fused {
+                Some(d) => Ok(grads![Some(d?)]),
+                None => Ok(grads![Some(mul(g, &slope_ops(&x)?)?)]),
+            }
         },
     );
     Ok(out)
@@ -618,19 +636,29 @@ fn activation(
 /// `softplus(x, beta, threshold)`: `log(1 + exp(beta x)) / beta`, linear
 /// above the threshold.
 pub fn softplus(a: &Tensor, beta: f64, threshold: f64) -> Result<Tensor> {
-    let f = move |x: f64| {
-        if x * beta > threshold {
-            x
-        } else {
-            (x * beta).exp().ln_1p() / beta
-        }
-    };
     activation(
         a,
         "SoftplusBackward0",
-        move |x| f(x as f64) as f32,
-        f,
-        move |a, _| {
+        per_float!(T => move |x: T| {
+            let bx = x * beta as T;
+            if bx > threshold as T {
+                x
+            } else {
+                // ln(1 + e^bx) = max(bx, 0) + ln(1 + e^-|bx|), whose
+                // argument stays within [0, 1].
+                let positive = if bx > 0.0 { bx } else { 0.0 };
+                (positive + RealFloat::ln_1p_unit(Float::exp(-bx.abs()))) / beta as T
+            }
+        }),
+        per_float!(T => move |x: T| {
+            let bx = x * beta as T;
+            if bx > threshold as T {
+                1.0
+            } else {
+                1.0 / (1.0 + Float::exp(-bx))
+            }
+        }),
+        move |a| {
             let bx = mul(a, &scalar(beta))?;
             let s = sigmoid(&bx)?;
             where_(&gt(&bx, &scalar(threshold))?, &ones_like(&s), &s)
@@ -642,19 +670,30 @@ pub fn softplus(a: &Tensor, beta: f64, threshold: f64) -> Result<Tensor> {
 pub fn gelu(a: &Tensor, tanh_approx: bool) -> Result<Tensor> {
     const K: f64 = 0.797_884_560_802_865_4; // sqrt(2 / pi)
     const C: f64 = 0.044715;
-    let f = move |x: f64| {
-        if tanh_approx {
-            0.5 * x * (1.0 + (K * (x + C * x * x * x)).tanh())
-        } else {
-            0.5 * x * (1.0 + erf_f64(x * std::f64::consts::FRAC_1_SQRT_2))
-        }
-    };
+    const SQRT_HALF: f64 = std::f64::consts::FRAC_1_SQRT_2;
+    // The standard normal density at 0, 1 / sqrt(2 pi).
+    const PDF0: f64 = 0.398_942_280_401_432_7;
     activation(
         a,
         "GeluBackward0",
-        move |x| f(x as f64) as f32,
-        f,
-        move |a, _| {
+        per_float!(T => move |x: T| {
+            if tanh_approx {
+                0.5 * x * (1.0 + Float::tanh(K as T * (x + C as T * x * x * x)))
+            } else {
+                0.5 * x * (1.0 + RealFloat::erf(x * SQRT_HALF as T))
+            }
+        }),
+        per_float!(T => move |x: T| {
+            if tanh_approx {
+                let t = Float::tanh(K as T * (x + C as T * x * x * x));
+                let inner_slope = K as T * (1.0 + 3.0 * C as T * x * x);
+                0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * inner_slope
+            } else {
+                let cdf = 0.5 * (1.0 + RealFloat::erf(x * SQRT_HALF as T));
+                cdf + x * PDF0 as T * Float::exp(-0.5 * x * x)
+            }
+        }),
+        move |a| {
             let half = scalar(0.5);
             if tanh_approx {
                 let x2 = mul(a, a)?;
@@ -668,19 +707,8 @@ pub fn gelu(a: &Tensor, tanh_approx: bool) -> Result<Tensor> {
                 )?;
                 add(&left, &right)
             } else {
-                let cdf = mul(
-                    &add(
-                        &erf(&mul(a, &scalar(std::f64::consts::FRAC_1_SQRT_2))?)?,
-                        &one(),
-                    )?,
-                    &half,
-                )?;
-                let pdf = mul(
-                    &exp(&mul(&mul(a, a)?, &scalar(-0.5))?)?,
-                    &scalar(
-                        0.5 * std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2,
-                    ),
-                )?;
+                let cdf = mul(&add(&erf(&mul(a, &scalar(SQRT_HALF))?)?, &one())?, &half)?;
+                let pdf = mul(&exp(&mul(&mul(a, a)?, &scalar(-0.5))?)?, &scalar(PDF0))?;
                 add(&cdf, &mul(a, &pdf)?)
             }
         },
@@ -692,9 +720,12 @@ pub fn silu(a: &Tensor) -> Result<Tensor> {
     activation(
         a,
         "SiluBackward0",
-        |x| x / (1.0 + (-x).exp()),
-        |x| x / (1.0 + (-x).exp()),
-        |a, _| {
+        per_float!(T => |x: T| x / (1.0 + Float::exp(-x))),
+        per_float!(T => |x: T| {
+            let s = 1.0 / (1.0 + Float::exp(-x));
+            s * (1.0 + x * (1.0 - s))
+        }),
+        |a| {
             let s = sigmoid(a)?;
             mul(&s, &add(&one(), &mul(a, &sub(&one(), &s)?)?)?)
         },
@@ -703,13 +734,12 @@ pub fn silu(a: &Tensor) -> Result<Tensor> {
 
 /// `leaky_relu(x, negative_slope)`.
 pub fn leaky_relu(a: &Tensor, slope: f64) -> Result<Tensor> {
-    let s32 = slope as f32;
     activation(
         a,
         "LeakyReluBackward0",
-        move |x| if x > 0.0 { x } else { x * s32 },
-        move |x| if x > 0.0 { x } else { x * slope },
-        move |a, _| {
+        per_float!(T => move |x: T| if x > 0.0 { x } else { x * slope as T }),
+        per_float!(T => move |x: T| if x > 0.0 { 1.0 } else { slope as T }),
+        move |a| {
             let d = ones_like(a);
             where_(&gt(a, &scalar(0.0))?, &d, &mul(&d, &scalar(slope))?)
         },
@@ -718,13 +748,13 @@ pub fn leaky_relu(a: &Tensor, slope: f64) -> Result<Tensor> {
 
 /// `elu(x, alpha)`: `alpha * (exp(x) - 1)` for negative x.
 pub fn elu(a: &Tensor, alpha: f64) -> Result<Tensor> {
-    let a32 = alpha as f32;
     activation(
         a,
         "EluBackward0",
-        move |x| if x > 0.0 { x } else { a32 * x.exp_m1() },
-        move |x| if x > 0.0 { x } else { alpha * x.exp_m1() },
-        move |a, _| {
+        per_float!(T => move |x: T| if x > 0.0 { x } else { alpha as T * x.exp_m1() }),
+        // NaN takes the linear side's slope, as in PyTorch.
+        per_float!(T => move |x: T| if x <= 0.0 { alpha as T * Float::exp(x) } else { 1.0 }),
+        move |a| {
             let neg_part = mul(&exp(a)?, &scalar(alpha))?;
             where_(&gt(a, &scalar(0.0))?, &ones_like(a), &neg_part)
         },
