@@ -52,7 +52,7 @@ pub(crate) fn rows(l: &Layout) -> (Layout, usize, isize) {
 
 /// Offsets of one row: `len` elements from `start`, `stride` apart.
 #[inline(always)]
-fn row(start: usize, len: usize, stride: isize) -> impl Iterator<Item = usize> {
+pub(crate) fn row(start: usize, len: usize, stride: isize) -> impl Iterator<Item = usize> {
     (0..len).map(move |k| (start as isize + k as isize * stride) as usize)
 }
 

@@ -2,7 +2,7 @@
 //! boolean masks, and joining tensors.
 
 use super::copy::cast;
-use super::elementwise::update;
+use super::elementwise::{row, update};
 use super::num::Arith;
 use super::shape::slice;
 use crate::autograd::record;
@@ -522,6 +522,21 @@ struct Plan {
     perm: Option<Vec<i64>>,
 }
 
+impl Plan {
+    /// Calls `body(start, len, stride)` for every row of the indexed
+    /// elements, in output order: the rows of `rest` from each base.
+    fn for_rows(&self, mut body: impl FnMut(usize, usize, isize)) {
+        let [rest] = Layout::coalesced([&self.rest]);
+        let (starts, len, stride) = super::elementwise::rows(&rest);
+        let starts: Vec<usize> = starts.offsets().collect();
+        for &b in &self.bases {
+            for &s in &starts {
+                body(b + s, len, stride);
+            }
+        }
+    }
+}
+
 fn plan(l: &Layout, indices: &[Option<Tensor>]) -> Result<Plan> {
     let adv: Vec<usize> = (0..indices.len())
         .filter(|&d| indices[d].is_some())
@@ -606,9 +621,10 @@ pub fn index(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor> {
     let flat = with_dtype!(t.dtype(), T => {
         let data = t.storage().read::<T>();
         let mut out: Vec<T> = Vec::with_capacity(crate::tensor::layout::numel(&p.flat_shape));
-        for &b in &p.bases {
-            out.extend(p.rest.offsets().map(|r| data[b + r]));
-        }
+        p.for_rows(|start, len, stride| match stride {
+            1 => out.extend_from_slice(&data[start..start + len]),
+            _ => out.extend(row(start, len, stride).map(|o| data[o])),
+        });
         Tensor::from_vec(out, &p.flat_shape)?
     });
     let out = match &p.perm {
@@ -668,13 +684,13 @@ pub fn put(
     with_dtype!(dst.dtype(), T => {
         let vals = v.to_vec::<T>();
         let mut data = dst.storage().write::<T>();
-        let mut it = vals.into_iter();
-        for &b in &p.bases {
-            for r in p.rest.offsets() {
-                let x = it.next().expect("sized");
-                data[b + r] = if accumulate { data[b + r].add(x) } else { x };
+        let mut done = 0;
+        p.for_rows(|start, len, stride| {
+            for (o, &x) in row(start, len, stride).zip(&vals[done..done + len]) {
+                data[o] = if accumulate { data[o].add(x) } else { x };
             }
-        }
+            done += len;
+        });
     });
     dst.bump_version();
     Ok(())

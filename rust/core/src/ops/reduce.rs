@@ -90,9 +90,13 @@ pub fn reduce<T: Element, O: Element>(
                 combine(acc, fold_lanes(run, init, &fold, &combine))
             })
         } else {
-            inner
-                .offsets()
-                .fold(init, |acc, o| fold(acc, data[base + o]))
+            // Strided runs (a middle dim, summed per column).
+            run_starts.offsets().fold(init, |acc, o| {
+                let start = (base + o) as isize;
+                (0..run_len as isize).fold(acc, |acc, k| {
+                    fold(acc, data[(start + k * run_stride) as usize])
+                })
+            })
         }
     };
     let out: Vec<O> = if inner_n > 0 && reduced_dims_lead_in_memory(l, dims) {
@@ -114,6 +118,32 @@ pub fn reduce<T: Element, O: Element>(
             crate::parallel::for_each_chunk_mut(&mut acc, 1024, fold_rows);
         } else {
             fold_rows(0, &mut acc);
+        }
+        acc
+    } else if let Some((blocks, rows, width)) = middle_block(l, dims).filter(|_| inner_n > 0) {
+        // Reducing a middle block of dims of a contiguous tensor (a
+        // sequence axis between batch and features): each output row
+        // folds `rows` consecutive input rows of `width` elements.
+        let fold_blocks = |first: usize, acc: &mut [O]| {
+            for (i, acc_row) in acc.chunks_mut(width).enumerate() {
+                let base = l.offset + (first / width + i) * rows * width;
+                for k in 0..rows {
+                    let row = &data[base + k * width..base + (k + 1) * width];
+                    for (a, &x) in acc_row.iter_mut().zip(row) {
+                        *a = fold(*a, x);
+                    }
+                }
+            }
+        };
+        let mut acc = vec![init; blocks * width];
+        if t.numel() >= super::elementwise::PARALLEL_MIN_ELEMENTS {
+            crate::parallel::for_each_chunk_mut(
+                &mut acc,
+                width * 1024usize.div_ceil(width),
+                fold_blocks,
+            );
+        } else {
+            fold_blocks(0, &mut acc);
         }
         acc
     } else if outer.numel() == 1
@@ -138,6 +168,19 @@ pub fn reduce<T: Element, O: Element>(
     };
     drop(data);
     Tensor::from_vec(out, &out_shape).expect("reduced shape")
+}
+
+/// For a contiguous `l` whose reduced `dims` are consecutive with kept dims
+/// on both sides: the number of blocks before them, the number of rows
+/// they span, and the row width after them.
+fn middle_block(l: &Layout, dims: &[usize]) -> Option<(usize, usize, usize)> {
+    let (&first, &last) = (dims.iter().min()?, dims.iter().max()?);
+    if !l.is_contiguous() || last + 1 - first != dims.len() {
+        return None;
+    }
+    let size = |range: std::ops::Range<usize>| l.shape[range].iter().product::<usize>();
+    let (blocks, width) = (size(0..first), size(last + 1..l.ndim()));
+    (blocks > 1 && width > 1).then(|| (blocks, size(first..last + 1), width))
 }
 
 /// Whether `l` is a dense block whose reduced `dims` are, in memory, all
