@@ -229,3 +229,15 @@ def test_flip_tril_triu_repeat_movedim(shape, data):
     check_op(lambda T, x: x.repeat(*reps), a)
     src, dst = data.draw(st.integers(0, n - 1)), data.draw(st.integers(-n, n - 1))
     check_op(lambda T, x: T.movedim(x, src, dst) * 1.0, a)
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=shapes(min_dims=2, max_dims=4), k=st.integers(-7, 7), data=st.data())
+def test_tril_triu_match_numpy_for_every_dtype(shape, k, data):
+    dtype = data.draw(st.sampled_from(["float32", "float64", "int64", "bool", "complex64"]))
+    a = data.draw(arrays(shape)).astype(dtype)
+    # A strided source (a transposed view) goes through the same kernel.
+    x = fg.tensor(a).transpose(-1, -2)
+    view = np.swapaxes(a, -1, -2)
+    np.testing.assert_array_equal(x.tril(k).numpy(), np.tril(view, k))
+    np.testing.assert_array_equal(fg.triu(x, k).numpy(), np.triu(view, k))

@@ -232,3 +232,51 @@ def test_reducing_strided_runs_of_a_permuted_tensor(shape, data):
     dims = data.draw(st.sampled_from([(0,), (1,), (0, 2), (1, 2)]))
     out = check_op(lambda T, x: x.permute(2, 0, 1).sum(dim=dims), a)
     np.testing.assert_allclose(out.detach().numpy(), a.transpose(2, 0, 1).sum(axis=dims), rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(1, 6), min_size=2, max_size=4).map(tuple), data=st.data())
+def test_reducing_any_dims_of_a_permuted_flipped_view(shape, data):
+    # Any subset of dims of a view whose kept elements may or may not form
+    # rows of adjacent elements (the kernel that folds whole kept rows, with
+    # negative strides from the flip, and the per-group fallback).
+    a = data.draw(arrays(shape, low=-2.0, high=2.0))
+    perm = data.draw(st.permutations(range(len(shape))))
+    flipped = data.draw(st.lists(st.sampled_from(range(len(shape))), unique=True, max_size=2))
+    dims = tuple(data.draw(st.lists(st.sampled_from(range(len(shape))), unique=True, min_size=1)))
+    op = data.draw(st.sampled_from(["sum", "amax"]))
+    view = np.flip(a, flipped).transpose(perm) if flipped else a.transpose(perm)
+    if op == "amax":
+        assume(distinct(a))
+    def reduced(T, x):
+        view = (x.flip(flipped) if flipped else x).permute(*perm)
+        return getattr(view, op)(dim=dims)
+
+    out = check_op(reduced, a)
+    expected = view.sum(axis=dims) if op == "sum" else view.max(axis=dims)
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_repeat_gradient_sums_the_tiles():
+    a = np.arange(24, dtype=np.float64).reshape(2, 12)
+    x = fg.tensor(a, requires_grad=True)
+    w = fg.tensor(np.arange(3 * 2 * 4 * 12, dtype=np.float64).reshape(3, 4, 24))
+    (x.repeat(3, 2, 2) * w).sum().backward()
+    expected = np.arange(3 * 2 * 4 * 12, dtype=np.float64).reshape(3, 2, 2, 2, 12).sum(axis=(0, 1, 3))
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=shapes(min_dims=1, max_dims=4), data=st.data())
+def test_sum_of_an_expanded_tensor(shape, data):
+    # Broadcast dims are summed from one copy of their element, times their
+    # size when reduced; kept ones are repeated in the (writable) result.
+    dtype = data.draw(st.sampled_from(["float64", "int64", "bool"]))
+    small = tuple(data.draw(st.sampled_from([1, s])) for s in shape)
+    a = data.draw(arrays(small, low=-3.0, high=3.0)).round().astype(dtype)
+    dims = tuple(data.draw(st.lists(st.sampled_from(range(len(shape))), unique=True)))
+    keepdim = data.draw(st.booleans())
+    out = fg.tensor(a).expand(*shape).sum(dim=dims, keepdim=keepdim)
+    expected = np.broadcast_to(a, shape).sum(axis=dims or None, keepdims=keepdim)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
+    out.add_(1)

@@ -355,13 +355,18 @@ pub fn span_len(len: usize, min_len: usize) -> usize {
 }
 
 /// `f(i)` for every `i < count`, in index order, computed as
-/// [`for_each_index`] does.
+/// [`for_each_span_mut`] does: threads take runs of indices, so that cheap
+/// calls do not each pay for a shared counter.
 pub fn map_indices<R: Send + Copy + Default>(
     count: usize,
     f: impl Fn(usize) -> R + Sync,
 ) -> Vec<R> {
     let mut out = vec![R::default(); count];
-    for_each_chunk_mut(&mut out, 1, |i, slot| slot[0] = f(i));
+    for_each_span_mut(&mut out, 1, |start, span| {
+        for (slot, i) in span.iter_mut().zip(start..) {
+            *slot = f(i);
+        }
+    });
     out
 }
 

@@ -394,11 +394,29 @@ pub fn zip3_map<A: Element, B: Element, C: Element, O: Element>(
             let end = (done + len - col).min(out.len());
             let piece = &mut out[done..end];
             let (ra, rb, rc) = starts[r];
-            if (sa, sb, sc) == (1, 1, 1) {
-                zip3_into(piece, &da[ra + col..], &db[rb + col..], &dc[rc + col..], &f);
-            } else {
-                for (o, k) in piece.iter_mut().zip(col..) {
-                    o.write(f(da[at(ra, sa, k)], db[at(rb, sb, k)], dc[at(rc, sc, k)]));
+            match (sa, sb, sc) {
+                (1, 1, 1) => {
+                    zip3_into(piece, &da[ra + col..], &db[rb + col..], &dc[rc + col..], &f)
+                }
+                // A mask and a tensor against a number (`where(m, x, 0)`).
+                (1, 1, 0) => {
+                    let z = dc[rc];
+                    zip_into(piece, &da[ra + col..], &db[rb + col..], &{
+                        #[inline(always)]
+                        |x, y| f(x, y, z)
+                    })
+                }
+                (1, 0, 1) => {
+                    let y = db[rb];
+                    zip_into(piece, &da[ra + col..], &dc[rc + col..], &{
+                        #[inline(always)]
+                        |x, z| f(x, y, z)
+                    })
+                }
+                _ => {
+                    for (o, k) in piece.iter_mut().zip(col..) {
+                        o.write(f(da[at(ra, sa, k)], db[at(rb, sb, k)], dc[at(rc, sc, k)]));
+                    }
                 }
             }
             done = end;

@@ -794,18 +794,32 @@ fn triangle(t: &Tensor, k: i64, lower: bool) -> Result<Tensor> {
         );
     }
     let (r, c) = (t.shape()[t.ndim() - 2], t.shape()[t.ndim() - 1]);
-    let keep: Vec<bool> = (0..r * c)
-        .map(|i| {
-            let diff = (i % c) as i64 - (i / c) as i64;
-            if lower {
-                diff <= k
-            } else {
-                diff >= k
+    // Row `i` keeps the columns `j` with `j - i <= k` (lower) or `>= k`.
+    let kept = move |i: usize| {
+        let edge = (i as i64 + k).clamp(-1, c as i64);
+        if lower {
+            0..(edge + 1).clamp(0, c as i64) as usize
+        } else {
+            edge.max(0) as usize..c
+        }
+    };
+    let x = super::copy::contiguous(&t.detach())?;
+    let out = with_dtype!(x.dtype(), T => {
+        let triangles = x.with_contiguous(|src: &[T]| {
+            let mut out = vec![T::default(); src.len()];
+            if c > 0 {
+                crate::parallel::for_each_span_mut(&mut out, c, |start, span| {
+                    for (n, row) in span.chunks_mut(c).enumerate() {
+                        let at = start + n * c;
+                        let cols = kept((at / c) % r);
+                        row[cols.clone()].copy_from_slice(&src[at..][cols]);
+                    }
+                });
             }
-        })
-        .collect();
-    let mask = Tensor::from_vec(keep, &[r, c])?;
-    let out = super::unary::where_(&mask, &t.detach(), &Tensor::zeros(&[], t.dtype()))?;
+            out
+        });
+        Tensor::from_vec(triangles, t.shape())?
+    });
     record(
         if lower {
             "TrilBackward0"

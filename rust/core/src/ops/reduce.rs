@@ -120,30 +120,30 @@ pub fn reduce<T: Element, O: Element>(
             fold_rows(0, &mut acc);
         }
         acc
-    } else if let Some((blocks, rows, width)) = middle_block(l, dims).filter(|_| inner_n > 0) {
-        // Reducing a middle block of dims of a contiguous tensor (a
-        // sequence axis between batch and features): each output row
-        // folds `rows` consecutive input rows of `width` elements.
-        let fold_blocks = |first: usize, acc: &mut [O]| {
-            for (i, acc_row) in acc.chunks_mut(width).enumerate() {
-                let base = l.offset + (first / width + i) * rows * width;
-                for k in 0..rows {
-                    let row = &data[base + k * width..base + (k + 1) * width];
-                    for (a, &x) in acc_row.iter_mut().zip(row) {
+    } else if let Some((row_starts, width)) = kept_rows(&outer).filter(|_| inner_n > 0) {
+        // The kept elements lie in rows of adjacent elements (features after
+        // a reduced sequence axis, the tiles of a repeat): each output row
+        // folds the input row at every reduced position, which vectorises.
+        let row_starts: Vec<usize> = row_starts.offsets().collect();
+        let reduced: Vec<usize> = inner.offsets().collect();
+        let fold_rows = |first: usize, acc: &mut [O]| {
+            let starts = &row_starts[first / width..];
+            for (acc_row, &start) in acc.chunks_mut(width).zip(starts) {
+                for &o in &reduced {
+                    // Offsets of negative-stride (flipped) dims wrap around.
+                    let at = start.wrapping_add(o);
+                    for (a, &x) in acc_row.iter_mut().zip(&data[at..at + width]) {
                         *a = fold(*a, x);
                     }
                 }
             }
         };
-        let mut acc = vec![init; blocks * width];
+        let mut acc = vec![init; outer.numel()];
         if t.numel() >= super::elementwise::PARALLEL_MIN_ELEMENTS {
-            crate::parallel::for_each_chunk_mut(
-                &mut acc,
-                width * 1024usize.div_ceil(width),
-                fold_blocks,
-            );
+            let chunk = width * 1024usize.div_ceil(width);
+            crate::parallel::for_each_chunk_mut(&mut acc, chunk, fold_rows);
         } else {
-            fold_blocks(0, &mut acc);
+            fold_rows(0, &mut acc);
         }
         acc
     } else if outer.numel() == 1
@@ -170,17 +170,13 @@ pub fn reduce<T: Element, O: Element>(
     Tensor::from_vec(out, &out_shape).expect("reduced shape")
 }
 
-/// For a contiguous `l` whose reduced `dims` are consecutive with kept dims
-/// on both sides: the number of blocks before them, the number of rows
-/// they span, and the row width after them.
-fn middle_block(l: &Layout, dims: &[usize]) -> Option<(usize, usize, usize)> {
-    let (&first, &last) = (dims.iter().min()?, dims.iter().max()?);
-    if !l.is_contiguous() || last + 1 - first != dims.len() {
-        return None;
-    }
-    let size = |range: std::ops::Range<usize>| l.shape[range].iter().product::<usize>();
-    let (blocks, width) = (size(0..first), size(last + 1..l.ndim()));
-    (blocks > 1 && width > 1).then(|| (blocks, size(first..last + 1), width))
+/// The rows of adjacent elements that the kept dims `outer` walk (their
+/// innermost merged dim), as the layout of the row starts and the row
+/// length, when those rows are long enough to fold whole.
+fn kept_rows(outer: &Layout) -> Option<(Layout, usize)> {
+    let [kept] = Layout::coalesced([outer]);
+    let (starts, width, stride) = super::elementwise::rows(&kept);
+    (kept.ndim() > 0 && stride == 1 && width >= 4).then_some((starts, width))
 }
 
 /// Whether `l` is a dense block whose reduced `dims` are, in memory, all
@@ -242,6 +238,28 @@ fn sum_dtype(d: DType) -> DType {
 fn sum_raw(t: &Tensor, dims: &[usize], keepdim: bool) -> Tensor {
     let dtype = sum_dtype(t.dtype());
     let t = cast(t, dtype);
+    let l = t.layout();
+    let broadcast = |d: usize| l.strides[d] == 0 && l.shape[d] > 1;
+    if (0..l.ndim()).any(broadcast) {
+        // A broadcast dim repeats one element (an expanded gradient summed
+        // back): sum a single copy, times the repeats of the reduced dims.
+        let mut single = l.clone();
+        let mut repeats = 1;
+        for d in (0..l.ndim()).filter(|&d| broadcast(d)) {
+            single.shape[d] = 1;
+            if dims.contains(&d) {
+                repeats *= l.shape[d];
+            }
+        }
+        let mut out = sum_raw(&t.alias(single), dims, keepdim);
+        if repeats > 1 {
+            let times = Tensor::scalar(Scalar::Int(repeats as i64), dtype);
+            out = super::binary::mul(&out, &times).expect("same dtype");
+        }
+        let shape = reduced_shape(&l.shape, dims, keepdim);
+        let out = expand_to(&out, &shape).expect("broadcast back");
+        return super::copy::contiguous(&out).expect("a plain copy");
+    }
     with_dtype!(dtype, T => reduce::<T, T>(&t, dims, keepdim, T::zero(), |a, x| a.add(x), |a, b| a.add(b)))
 }
 
