@@ -32,24 +32,6 @@ fn is_single_element(l: &Layout) -> bool {
         .all(|(&d, &s)| d <= 1 || s == 0)
 }
 
-/// A layout as rows: the layout of the row starts (all dims but the last)
-/// and the length and stride of the innermost dimension. Strided kernels
-/// walk row starts with an offset iterator and run plain loops along rows.
-pub(crate) fn rows(l: &Layout) -> (Layout, usize, isize) {
-    match l.ndim() {
-        0 => (l.clone(), 1, 1),
-        n => (
-            Layout {
-                shape: l.shape[..n - 1].into(),
-                strides: l.strides[..n - 1].into(),
-                offset: l.offset,
-            },
-            l.shape[n - 1],
-            l.strides[n - 1],
-        ),
-    }
-}
-
 /// Offsets of one row: `len` elements from `start`, `stride` apart.
 #[inline(always)]
 pub(crate) fn row(start: usize, len: usize, stride: isize) -> impl Iterator<Item = usize> {
@@ -182,6 +164,27 @@ fn filled<O: Element>(
     out
 }
 
+/// Splits the piece `[start, start + n)` of an output walked in rows of
+/// `len` (pieces may start and end inside a row) at the row ends:
+/// `body(range within the piece, row, first column)`.
+#[inline(always)]
+fn for_row_pieces(
+    start: usize,
+    n: usize,
+    len: usize,
+    mut body: impl FnMut(std::ops::Range<usize>, usize, usize),
+) {
+    if n == 0 {
+        return;
+    }
+    let (mut r, mut col, mut done) = (start / len, start % len, 0);
+    while done < n {
+        let end = (done + len - col).min(n);
+        body(done..end, r, col);
+        (r, col, done) = (r + 1, 0, end);
+    }
+}
+
 /// `f` applied to every element, as a new contiguous tensor.
 pub fn map<A: Element, O: Element>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send) -> Tensor {
     let data = a.storage().read::<A>();
@@ -194,7 +197,7 @@ pub fn map<A: Element, O: Element>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send)
         }
         None => {
             let [l] = Layout::coalesced([l]);
-            let (outer, len, stride) = rows(&l);
+            let (outer, len, stride) = l.rows();
             let mut out = Vec::with_capacity(n);
             for start in outer.offsets() {
                 if stride == 1 {
@@ -312,19 +315,15 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
         _ => {
             let (ba, bb) = (la.broadcast_to(&shape)?, lb.broadcast_to(&shape)?);
             let [ba, bb] = Layout::coalesced([&ba, &bb]);
-            let ((oa, len, sa), (ob, _, sb)) = (rows(&ba), rows(&bb));
-            let starts: Vec<(usize, usize)> = match n {
-                0 => Vec::new(),
-                _ => oa.offsets().zip(ob.offsets()).collect(),
+            let ((oa, len, sa), (ob, _, sb)) = (ba.rows(), bb.rows());
+            let (starts_a, starts_b) = match n {
+                0 => (Vec::new(), Vec::new()),
+                _ => (oa.offset_vec(), ob.offset_vec()),
             };
-            // Pieces of the output may start and end inside a row.
             filled(n, |start, out| {
-                let mut done = 0;
-                while done < out.len() {
-                    let (r, c) = ((start + done) / len, (start + done) % len);
-                    let end = (done + len - c).min(out.len());
-                    let piece = &mut out[done..end];
-                    let (ra, rb) = starts[r];
+                for_row_pieces(start, out.len(), len, |at, r, c| {
+                    let piece = &mut out[at];
+                    let (ra, rb) = (starts_a[r], starts_b[r]);
                     match (sa, sb) {
                         // The common broadcasts: a row against a row, a
                         // number against a row (an outer product), or
@@ -347,8 +346,7 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
                             }
                         }
                     }
-                    done = end;
-                }
+                })
             })
         }
     };
@@ -374,26 +372,17 @@ pub fn zip3_map<A: Element, B: Element, C: Element, O: Element>(
     let lb = b.layout().broadcast_to(&shape)?;
     let lc = c.layout().broadcast_to(&shape)?;
     let [la, lb, lc] = Layout::coalesced([&la, &lb, &lc]);
-    let ((oa, len, sa), (ob, _, sb), (oc, _, sc)) = (rows(&la), rows(&lb), rows(&lc));
-    let starts: Vec<(usize, usize, usize)> = match n {
-        0 => Vec::new(),
-        _ => oa
-            .offsets()
-            .zip(ob.offsets())
-            .zip(oc.offsets())
-            .map(|((i, j), k)| (i, j, k))
-            .collect(),
+    let ((oa, len, sa), (ob, _, sb), (oc, _, sc)) = (la.rows(), lb.rows(), lc.rows());
+    let (starts_a, starts_b, starts_c) = match n {
+        0 => (Vec::new(), Vec::new(), Vec::new()),
+        _ => (oa.offset_vec(), ob.offset_vec(), oc.offset_vec()),
     };
     let at =
         |start: usize, stride: isize, k: usize| (start as isize + stride * k as isize) as usize;
-    // Pieces of the output may start and end inside a row.
     let out: Vec<O> = filled(n, |start, out| {
-        let mut done = 0;
-        while done < out.len() {
-            let (r, col) = ((start + done) / len, (start + done) % len);
-            let end = (done + len - col).min(out.len());
-            let piece = &mut out[done..end];
-            let (ra, rb, rc) = starts[r];
+        for_row_pieces(start, out.len(), len, |piece, r, col| {
+            let piece = &mut out[piece];
+            let (ra, rb, rc) = (starts_a[r], starts_b[r], starts_c[r]);
             match (sa, sb, sc) {
                 (1, 1, 1) => {
                     zip3_into(piece, &da[ra + col..], &db[rb + col..], &dc[rc + col..], &f)
@@ -419,8 +408,7 @@ pub fn zip3_map<A: Element, B: Element, C: Element, O: Element>(
                     }
                 }
             }
-            done = end;
-        }
+        })
     });
     drop((da, db, dc));
     Tensor::from_vec(out, &shape)
@@ -477,7 +465,7 @@ pub fn update<D: Element, S: Element>(
         }
         _ => {
             let [ld, lsrc] = Layout::coalesced([ld, &lsrc]);
-            let ((od, len, sd), (os, _, ss)) = (rows(&ld), rows(&lsrc));
+            let ((od, len, sd), (os, _, ss)) = (ld.rows(), lsrc.rows());
             for (rd, rs) in od.offsets().zip(os.offsets()) {
                 match (sd, ss) {
                     // Rows of a slice or a window: the slice loops.

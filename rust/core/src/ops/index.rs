@@ -527,8 +527,8 @@ impl Plan {
     /// elements, in output order: the rows of `rest` from each base.
     fn for_rows(&self, mut body: impl FnMut(usize, usize, isize)) {
         let [rest] = Layout::coalesced([&self.rest]);
-        let (starts, len, stride) = super::elementwise::rows(&rest);
-        let starts: Vec<usize> = starts.offsets().collect();
+        let (starts, len, stride) = rest.rows();
+        let starts = starts.offset_vec();
         for &b in &self.bases {
             for &s in &starts {
                 body(b + s, len, stride);
@@ -686,8 +686,18 @@ pub fn put(
         let mut data = dst.storage().write::<T>();
         let mut done = 0;
         p.for_rows(|start, len, stride| {
-            for (o, &x) in row(start, len, stride).zip(&vals[done..done + len]) {
-                data[o] = if accumulate { data[o].add(x) } else { x };
+            let src = &vals[done..done + len];
+            match (stride, accumulate) {
+                (1, true) => data[start..start + len]
+                    .iter_mut()
+                    .zip(src)
+                    .for_each(|(d, &x)| *d = d.add(x)),
+                (1, false) => data[start..start + len].copy_from_slice(src),
+                _ => {
+                    for (o, &x) in row(start, len, stride).zip(src) {
+                        data[o] = if accumulate { data[o].add(x) } else { x };
+                    }
+                }
             }
             done += len;
         });

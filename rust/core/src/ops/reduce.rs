@@ -78,7 +78,7 @@ pub fn reduce<T: Element, O: Element>(
     // A group whose innermost (coalesced) dim is dense is folded run by run
     // (the height and width of an image, reduced per channel, are one run).
     let [runs] = Layout::coalesced([&inner]);
-    let (run_starts, run_len, run_stride) = super::elementwise::rows(&runs);
+    let (run_starts, run_len, run_stride) = runs.rows();
     let group = |base: usize| -> O {
         if inner_n == 0 {
             init
@@ -124,8 +124,8 @@ pub fn reduce<T: Element, O: Element>(
         // The kept elements lie in rows of adjacent elements (features after
         // a reduced sequence axis, the tiles of a repeat): each output row
         // folds the input row at every reduced position, which vectorises.
-        let row_starts: Vec<usize> = row_starts.offsets().collect();
-        let reduced: Vec<usize> = inner.offsets().collect();
+        let row_starts = row_starts.offset_vec();
+        let reduced = inner.offset_vec();
         let fold_rows = |first: usize, acc: &mut [O]| {
             let starts = &row_starts[first / width..];
             for (acc_row, &start) in acc.chunks_mut(width).zip(starts) {
@@ -161,7 +161,7 @@ pub fn reduce<T: Element, O: Element>(
         });
         vec![partials.into_iter().fold(init, &combine)]
     } else if outer.numel() >= 64 && t.numel() >= super::elementwise::PARALLEL_MIN_ELEMENTS {
-        let bases: Vec<usize> = outer.offsets().collect();
+        let bases = outer.offset_vec();
         crate::parallel::map_indices(bases.len(), |i| group(bases[i]))
     } else {
         outer.offsets().map(group).collect()
@@ -175,7 +175,7 @@ pub fn reduce<T: Element, O: Element>(
 /// length, when those rows are long enough to fold whole.
 fn kept_rows(outer: &Layout) -> Option<(Layout, usize)> {
     let [kept] = Layout::coalesced([outer]);
-    let (starts, width, stride) = super::elementwise::rows(&kept);
+    let (starts, width, stride) = kept.rows();
     (kept.ndim() > 0 && stride == 1 && width >= 4).then_some((starts, width))
 }
 

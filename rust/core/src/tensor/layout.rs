@@ -222,6 +222,39 @@ impl Layout {
         OffsetIter::new(self)
     }
 
+    /// This layout as rows: the layout of the row starts (all dims but the
+    /// last) and the length and stride of the innermost dimension. Strided
+    /// kernels walk row starts with an offset iterator and run plain loops
+    /// along rows.
+    pub fn rows(&self) -> (Layout, usize, isize) {
+        match self.ndim() {
+            0 => (self.clone(), 1, 1),
+            n => (
+                Layout {
+                    shape: self.shape[..n - 1].into(),
+                    strides: self.strides[..n - 1].into(),
+                    offset: self.offset,
+                },
+                self.shape[n - 1],
+                self.strides[n - 1],
+            ),
+        }
+    }
+
+    /// [`Layout::offsets`] collected, a whole innermost row at a time (a
+    /// plain loop), which is several times faster for long lists.
+    pub fn offset_vec(&self) -> Vec<usize> {
+        let (starts, len, stride) = self.rows();
+        let mut out = Vec::with_capacity(self.numel());
+        if self.numel() > 0 {
+            for start in starts.offsets() {
+                let start = start as isize;
+                out.extend((0..len as isize).map(|k| (start + k * stride) as usize));
+            }
+        }
+        out
+    }
+
     /// Strides for viewing this layout as `shape` without copying, if
     /// possible (PyTorch's `computeStride`), else `None`.
     pub fn view_strides(&self, shape: &[usize]) -> Option<Strides> {
@@ -322,6 +355,31 @@ mod tests {
         assert_eq!(broadcast_shapes(&[], &[2, 2]).unwrap().as_slice(), &[2, 2]);
         let e = broadcast_shapes(&[3], &[4]).unwrap_err().to_string();
         assert!(e.contains("The size of tensor a (3) must match the size of tensor b (4)"));
+    }
+
+    #[test]
+    fn offset_vec_lists_the_offsets_in_order() {
+        let layouts = [
+            Layout::contiguous(&[2, 3]),
+            Layout {
+                shape: smallvec::smallvec![3, 2, 2],
+                strides: smallvec::smallvec![1, 0, -3],
+                offset: 9,
+            },
+            Layout {
+                shape: smallvec::smallvec![4, 0],
+                strides: smallvec::smallvec![1, 4],
+                offset: 0,
+            },
+            Layout {
+                shape: Shape::new(),
+                strides: Strides::new(),
+                offset: 7,
+            },
+        ];
+        for l in &layouts {
+            assert_eq!(l.offset_vec(), l.offsets().collect::<Vec<_>>());
+        }
     }
 
     #[test]

@@ -360,7 +360,21 @@ impl Tensor {
         if l.is_contiguous() {
             return data[l.offset..l.offset + l.numel()].to_vec();
         }
-        l.offsets().map(|o| data[o]).collect()
+        // Whole rows at a time: a broadcast row is one repeated element, a
+        // dense one a slice.
+        let [merged] = Layout::coalesced([l]);
+        let (starts, len, stride) = merged.rows();
+        let mut out = Vec::with_capacity(l.numel());
+        for start in starts.offsets() {
+            match stride {
+                0 => out.extend(std::iter::repeat_n(data[start], len)),
+                1 => out.extend_from_slice(&data[start..start + len]),
+                _ => out.extend(
+                    (0..len as isize).map(|k| data[(start as isize + k * stride) as usize]),
+                ),
+            }
+        }
+        out
     }
 
     /// Every element, in row-major order, as a scalar.
