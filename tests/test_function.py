@@ -329,6 +329,10 @@ def test_gradcheck_and_gradgradcheck_on_custom_functions():
     assert not gradcheck(WrongGrad.apply, (x,), raise_exception=False)
     with pytest.raises(torch.autograd.GradcheckError, match="Jacobian mismatch"):
         gradcheck(WrongGrad.apply, (x,))
+    # An output outside the graph has a zero Jacobian: right for a constant,
+    # wrong for a detached copy of the input.
+    assert gradgradcheck(lambda t: t**0, (x,))
+    assert not gradcheck(lambda t: t.detach() * 1.0, (x,), raise_exception=False)
 
 
 def test_mark_dirty_in_place_custom_op():

@@ -135,29 +135,45 @@ def test_errors_match_torch(name):
 
 
 @settings(max_examples=20, deadline=None)
-@given(rows=st.integers(1, 6), cols=st.integers(1, 40), scale=st.sampled_from([1.0, 30.0]))
-def test_row_kernel_of_log_softmax_matches_the_composed_form(rows, cols, scale):
-    """The last-dim row kernel (forward and backward) against the strided path on a transpose."""
+@given(
+    rows=st.integers(1, 6),
+    cols=st.integers(1, 40),
+    scale=st.sampled_from([1.0, 30.0]),
+    op=st.sampled_from(["log_softmax", "softmax"]),
+)
+def test_row_kernel_of_softmax_ops_matches_the_composed_form(rows, cols, scale, op):
+    """The last-dim row kernels (forward and backward) against the strided path on a transpose."""
     rng = np.random.default_rng(rows * 100 + cols)
     a = rng.standard_normal((rows, cols)) * scale
     g = rng.standard_normal((rows, cols))
     x = fg.tensor(a, requires_grad=True)
     xt = fg.tensor(a.T.copy(), requires_grad=True)
-    y, yt = x.log_softmax(1), xt.log_softmax(0)
+    y, yt = getattr(x, op)(1), getattr(xt, op)(0)
     np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy().T, rtol=1e-12, atol=1e-12)
     y.backward(fg.tensor(g))
     yt.backward(fg.tensor(g.T.copy()))
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy().T, rtol=1e-12, atol=1e-12)
     # With create_graph the backward records ops: it must give the same gradient.
-    (gx,) = fg.autograd.grad(x.log_softmax(1), x, fg.tensor(g), create_graph=True)
+    (gx,) = fg.autograd.grad(getattr(x, op)(1), x, fg.tensor(g), create_graph=True)
     np.testing.assert_allclose(gx.detach().numpy(), x.grad.numpy(), rtol=1e-12, atol=1e-12)
+    # A sum hands the backward an expanded gradient.
+    (gs,) = fg.autograd.grad(getattr(x, op)(1).sum(), x)
+    (gst,) = fg.autograd.grad(getattr(xt, op)(0).sum(), xt)
+    np.testing.assert_allclose(gs.numpy(), gst.numpy().T, rtol=1e-12, atol=1e-12)
 
 
-def test_log_softmax_rows_with_infinities_and_nan():
+SOFTMAX_ROWS_WITH_INFINITIES = {
+    "log_softmax": [[np.nan, np.nan], [np.nan, -np.inf], [np.nan, np.nan], [0.0, -np.inf]],
+    "softmax": [[np.nan, np.nan], [np.nan, np.nan], [np.nan, np.nan], [1.0, 0.0]],
+}
+
+
+@pytest.mark.parametrize("op", sorted(SOFTMAX_ROWS_WITH_INFINITIES))
+def test_softmax_rows_with_infinities_and_nan(op):
     x = fg.tensor([[float("-inf"), float("-inf")], [float("inf"), 1.0], [float("nan"), 0.0], [0.0, float("-inf")]])
-    got = x.log_softmax(1).numpy()
+    got = getattr(x, op)(1).numpy()
     if torch is not None:
-        want = torch.tensor(x.numpy()).log_softmax(1).numpy()
+        want = getattr(torch.tensor(x.numpy()), op)(1).numpy()
     else:
-        want = np.array([[np.nan, np.nan], [np.nan, -np.inf], [np.nan, np.nan], [0.0, -np.inf]], dtype=np.float32)
+        want = np.array(SOFTMAX_ROWS_WITH_INFINITIES[op], dtype=np.float32)
     np.testing.assert_array_equal(got, want)

@@ -237,3 +237,22 @@ def test_second_order_gelu():
         (tg,) = torch.autograd.grad(F.gelu(tx).sum(), tx, create_graph=True)
         tg.sum().backward()
         np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    shape=shapes(max_dims=3),
+    exponent=st.sampled_from([-2, -1, -0.5, 0, 0.5, 1, 2, 3, 3.0, 1.7, -3]),
+    data=st.data(),
+)
+def test_power_by_a_number(shape, exponent, data):
+    # The common exponents run as products, roots and reciprocals, others
+    # as powf; the gradient is one pass outside create_graph.
+    a = data.draw(arrays(shape, low=0.3, high=2.0))
+    out = check_op(lambda T, x: x**exponent, a)
+    np.testing.assert_allclose(out.detach().numpy(), np.power(a, float(exponent)), rtol=1e-14)
+    x = fg.tensor(a, requires_grad=True)
+    assert fg.autograd.gradgradcheck(lambda t: t**exponent, (x,))
+    f32 = fg.tensor(a.astype(np.float32)) ** exponent
+    assert f32.dtype == fg.float32
+    np.testing.assert_allclose(f32.numpy(), np.power(a.astype(np.float32), np.float32(exponent)), rtol=2e-6)

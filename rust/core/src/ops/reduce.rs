@@ -679,9 +679,16 @@ fn shifted(x: &Tensor, dims: &[usize]) -> Result<(Tensor, Tensor)> {
 pub fn softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
     check_float(t, "softmax_lastdim_kernel_impl")?;
     let (d, dims) = softmax_dims(t, dim)?;
-    let (z, _) = shifted(&t.detach(), &dims)?;
-    let e = super::unary::exp(&z)?;
-    let out = super::binary::div(&e, &sum_raw(&e, &dims, true))?;
+    let out = match by_rows(t, d) {
+        Some(row_len) => with_real_float!(t.dtype(), T => {
+            map_rows::<T>(t, t, row_len, softmax_row)
+        }, unreachable!("checked to be a real float")),
+        None => {
+            let (z, _) = shifted(&t.detach(), &dims)?;
+            let e = super::unary::exp(&z)?;
+            super::binary::div(&e, &sum_raw(&e, &dims, true))?
+        }
+    };
     let sd = [d as i64];
     record(
         "SoftmaxBackward0",
@@ -690,6 +697,11 @@ pub fn softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
         || SavedTensor::output(&out, 0),
         move |ctx, so, g| {
             let y = so.unpack(ctx)?;
+            if let Some(dx) =
+                fused_row_backward(&y, g, d, (softmax_backward_row, softmax_backward_row))?
+            {
+                return Ok(grads![Some(dx)]);
+            }
             let dot = sum(&super::binary::mul(g, &y)?, &sd, true)?;
             Ok(grads![Some(super::binary::mul(
                 &y,
@@ -725,14 +737,13 @@ pub fn log_softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
         || SavedTensor::output(&out, 0),
         move |ctx, so, g| {
             let y = so.unpack(ctx)?;
-            // Without `create_graph` nothing records, so one pass per row
-            // can replace the four differentiable ops below.
-            if let (false, Some(row_len)) = (is_grad_enabled(), by_rows(&y, d)) {
-                if g.is_contiguous() && g.shape() == y.shape() && g.dtype() == y.dtype() {
-                    return Ok(grads![Some(with_real_float!(y.dtype(), T => {
-                        map_rows::<T>(&y, g, row_len, log_softmax_backward_row)
-                    }, unreachable!("a float output")))]);
-                }
+            if let Some(dx) = fused_row_backward(
+                &y,
+                g,
+                d,
+                (log_softmax_backward_row, log_softmax_backward_row),
+            )? {
+                return Ok(grads![Some(dx)]);
             }
             let s = sum(g, &sd, true)?;
             Ok(grads![Some(super::binary::sub(
@@ -786,10 +797,75 @@ pub(crate) fn map_rows<T: Element + Arith>(
     Tensor::from_vec(out, a.shape()).expect("sized")
 }
 
+/// The gradient of a softmax-like op from its output `y` by one pass per
+/// row, when nothing records (no `create_graph`), `dim` is the last of a
+/// contiguous real float output and `g` matches it (an expanded gradient,
+/// as from a `sum`, is copied first): it replaces four differentiable ops.
+fn fused_row_backward(
+    y: &Tensor,
+    g: &Tensor,
+    dim: usize,
+    (row32, row64): (RowKernel<f32>, RowKernel<f64>),
+) -> Result<Option<Tensor>> {
+    let Some(row_len) = by_rows(y, dim).filter(|_| !is_grad_enabled()) else {
+        return Ok(None);
+    };
+    if g.shape() != y.shape() || g.dtype() != y.dtype() {
+        return Ok(None);
+    }
+    let g = match g.is_contiguous() {
+        true => g.clone(),
+        false => super::copy::contiguous(g)?,
+    };
+    Ok(Some(match y.dtype() {
+        DType::Float32 => map_rows::<f32>(y, &g, row_len, row32),
+        _ => map_rows::<f64>(y, &g, row_len, row64),
+    }))
+}
+
+/// A row kernel for [`map_rows`]: `(row index, a row, b row, out row)`.
+type RowKernel<T> = fn(usize, &[T], &[T], &mut [T]);
+
+/// The maximum of a non-empty row, NaN if it holds one.
+fn row_max<T: Real>(x: &[T]) -> T {
+    fold_lanes(x, x[0], &|a: T, v: T| a.max_nan(v), &|a: T, b: T| {
+        a.max_nan(b)
+    })
+}
+
+/// The sum of a row.
+fn row_sum<T: Arith>(x: &[T]) -> T {
+    fold_lanes(x, T::zero(), &|a: T, v: T| a.add(v), &|a: T, b: T| a.add(b))
+}
+
+/// One row of `softmax`: `exp(x - m) / sum(exp(x - m))` with `m` the row's
+/// maximum (a row holding +inf or NaN is all NaN, as in PyTorch).
+fn softmax_row<T: RealFloat + Real>(_: usize, x: &[T], _: &[T], out: &mut [T]) {
+    let m = row_max(x);
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = v.sub(m).exp();
+    }
+    let scale = T::one().div(row_sum(out));
+    for o in out.iter_mut() {
+        *o = o.mul(scale);
+    }
+}
+
+/// One row of the gradient of `softmax`: `y * (g - sum(g * y))`.
+fn softmax_backward_row<T: RealFloat + Real>(_: usize, y: &[T], g: &[T], out: &mut [T]) {
+    for ((o, &yv), &gv) in out.iter_mut().zip(y).zip(g) {
+        *o = yv.mul(gv);
+    }
+    let dot = row_sum(out);
+    for ((o, &yv), &gv) in out.iter_mut().zip(y).zip(g) {
+        *o = yv.mul(gv.sub(dot));
+    }
+}
+
 /// One row of `log_softmax`: `x - m - log(sum(exp(x - m)))` with `m` the
 /// row's maximum.
 fn log_softmax_row<T: RealFloat + Real>(_: usize, x: &[T], _: &[T], out: &mut [T]) {
-    let m = x[1..].iter().fold(x[0], |a, &v| a.max_nan(v));
+    let m = row_max(x);
     let sum_exp = fold_lanes(
         x,
         T::zero(),
@@ -804,7 +880,7 @@ fn log_softmax_row<T: RealFloat + Real>(_: usize, x: &[T], _: &[T], out: &mut [T
 
 /// One row of the gradient of `log_softmax`: `g - exp(y) * sum(g)`.
 fn log_softmax_backward_row<T: RealFloat + Real>(_: usize, y: &[T], g: &[T], out: &mut [T]) {
-    let total = fold_lanes(g, T::zero(), &|a: T, v: T| a.add(v), &|a: T, b: T| a.add(b));
+    let total = row_sum(g);
     for ((o, &yv), &gv) in out.iter_mut().zip(y).zip(g) {
         *o = gv.sub(yv.exp().mul(total));
     }
