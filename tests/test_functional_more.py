@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import ferrograd as fg
 
-from helpers import assert_raises_like_torch, check_op
+from helpers import arrays, assert_raises_like_torch, check_op
 
 try:
     import torch
@@ -189,17 +189,42 @@ def test_kl_div_mean_warns_about_batchmean():
         fg.nn.functional.kl_div(x, x.exp())
 
 
-@settings(max_examples=20, deadline=None)
-@given(rows=st.integers(1, 4), affine=st.booleans(), two_dims=st.booleans())
-def test_layer_norm(rows, affine, two_dims):
-    rng = np.random.default_rng(rows)
-    shape = (2, 3) if two_dims else (4,)
-    a = rng.standard_normal((rows,) + shape)
-    w, b = rng.standard_normal(shape), rng.standard_normal(shape)
-    if affine:
-        check_op(lambda T, x, w, b: T.nn.functional.layer_norm(x, shape, w, b, eps=1e-3), a, w, b)
-    else:
-        check_op(lambda T, x: T.nn.functional.layer_norm(x, shape), a)
+@settings(max_examples=30, deadline=None)
+@given(
+    lead=st.lists(st.integers(0, 3), max_size=2).map(tuple),
+    shape=st.sampled_from([(4,), (2, 3), (1,), (9,)]),
+    params=st.sampled_from(["none", "weight", "bias", "both"]),
+    data=st.data(),
+)
+def test_layer_norm(lead, shape, params, data):
+    # The row kernels (forward, one-pass gradient) against finite
+    # differences and torch; gradgradcheck runs the create_graph backward.
+    a = data.draw(arrays(lead + shape))
+    w, b = data.draw(arrays(shape)), data.draw(arrays(shape))
+
+    def f(T, x, w, b):
+        return T.nn.functional.layer_norm(
+            x, shape, w if params in ("weight", "both") else None, b if params in ("bias", "both") else None, eps=1e-3
+        )
+
+    check_op(f, a, w, b)
+    xs = [fg.tensor(v, requires_grad=True) for v in (a, w, b)]
+    assert fg.autograd.gradgradcheck(lambda x, w, b: f(fg, x, w, b), xs)
+
+
+@pytest.mark.skipif(torch is None, reason="torch is the reference")
+def test_layer_norm_float32_matches_torch():
+    rng = np.random.default_rng(0)
+    a, w, b = rng.standard_normal((6, 300)) * 5 + 3, rng.standard_normal(300), rng.standard_normal(300)
+    g = rng.standard_normal((6, 300))
+    outs = []
+    for T in (fg, torch):
+        x, wt, bt = (T.tensor(v.astype(np.float32), requires_grad=True) for v in (a, w, b))
+        y = T.nn.functional.layer_norm(x, (300,), wt, bt)
+        y.backward(T.tensor(g.astype(np.float32)))
+        outs.append([t.detach().numpy() for t in (y, x.grad, wt.grad, bt.grad)])
+    for got, want in zip(*outs):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
 def test_layer_norm_module_trains_its_affine_parameters():
@@ -261,6 +286,11 @@ ERRORS = {
                         IndexError, "index out of range in self"),
     "layer_norm shape": (lambda F, T: F.layer_norm(T.zeros(2, 4), (3,)),
                          RuntimeError, r"Given normalized_shape=\[3\], expected input with shape \[\*, 3\]"),
+    "layer_norm weight": (lambda F, T: F.layer_norm(T.zeros(2, 4), (4,), T.ones(3)),
+                          RuntimeError, r"Expected weight to be of same shape as normalized_shape, but got weight "
+                          r"of shape \[3\] and normalized_shape = \[4\]"),
+    "layer_norm int": (lambda F, T: F.layer_norm(T.zeros(2, 4, dtype=T.int64), (4,)),
+                       RuntimeError, "\"LayerNormKernelImpl\" not implemented for 'Long'"),
     "hardtanh bounds": (lambda F, T: F.hardtanh(T.zeros(2), 1.0, -1.0),
                         ValueError, "min_val cannot be greater than max_val"),
 }

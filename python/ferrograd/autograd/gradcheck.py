@@ -49,7 +49,7 @@ def _numerical_jacobian(func: Callable, inputs: tuple, index: int, eps: float) -
     base = x.detach().clone().requires_grad_(x.requires_grad)
     coords = _real_coordinates(base)
     parts = 2 if base.dtype.is_complex else 1
-    n_out = len(_outputs(func, inputs))
+    out_sizes = [o.numel() for o in _outputs(func, inputs)]
     columns: list[list[np.ndarray]] = []
     for k in range(coords.size):
         orig = coords[k]
@@ -60,11 +60,11 @@ def _numerical_jacobian(func: Callable, inputs: tuple, index: int, eps: float) -
         coords[k] = orig
         columns.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
     result = []
-    for j in range(n_out):
+    for j, size in enumerate(out_sizes):
         per_part = []
         for part in range(parts):
             rows = columns[part::parts]
-            per_part.append(np.stack([c[j] for c in rows]) if rows else np.zeros((0, 0)))
+            per_part.append(np.stack([c[j] for c in rows]) if rows else np.zeros((0, size)))
         result.append(per_part)
     return result
 

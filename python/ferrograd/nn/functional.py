@@ -462,19 +462,8 @@ def layer_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalizes over the trailing ``normalized_shape`` dims with the biased variance."""
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    k = len(shape)
-    if k == 0 or input.dim() < k or tuple(input.shape[input.dim() - k :]) != shape:
-        raise RuntimeError(
-            f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
-            f"but got input of size{list(input.shape)}"
-        )
-    dims = tuple(range(input.dim() - k, input.dim()))
-    centered = input - input.mean(dims, keepdim=True)
-    out = centered / ((centered * centered).mean(dims, keepdim=True) + eps).sqrt()
-    if weight is not None:
-        out = out * weight
-    return out if bias is None else out + bias
+    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    return _C._layer_norm(input, shape, weight, bias, eps)
 
 
 def embedding(

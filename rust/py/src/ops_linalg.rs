@@ -354,6 +354,29 @@ fn _nll_loss(
     .into())
 }
 
+/// `layer_norm(input, normalized_shape, weight, bias, eps)`, argument for
+/// argument as `F.layer_norm`.
+#[pyfunction]
+fn _layer_norm(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    normalized_shape: Vec<usize>,
+    weight: Option<PyRef<'_, PyTensor>>,
+    bias: Option<PyRef<'_, PyTensor>>,
+    eps: f64,
+) -> PyResult<PyTensor> {
+    let (x, w, b) = (
+        &input.t,
+        weight.as_ref().map(|w| &w.t),
+        bias.as_ref().map(|b| &b.t),
+    );
+    Ok(maybe_detach(py, x.numel(), || {
+        norm::layer_norm(x, &normalized_shape, w, b, eps)
+    })
+    .py()?
+    .into())
+}
+
 /// `batch_norm(input, running_mean, running_var, weight, bias, training,
 /// momentum, eps)`, argument for argument as `F.batch_norm`.
 #[pyfunction]
@@ -388,5 +411,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(addmm, m)?)?;
     m.add_function(wrap_pyfunction!(_nll_loss, m)?)?;
     m.add_function(wrap_pyfunction!(_batch_norm, m)?)?;
+    m.add_function(wrap_pyfunction!(_layer_norm, m)?)?;
     Ok(())
 }

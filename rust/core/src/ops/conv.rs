@@ -4,13 +4,14 @@
 //! so everything built on them differentiates to any order.
 
 use super::binary::{add, dtype_display};
+use super::check_real_float;
 use super::copy::contiguous;
 use super::index::scatter_add_zeros;
 use super::matmul::matmul;
 use super::num::{Arith, Real, RealFloat};
 use super::shape::{permute, reshape, squeeze_dims, unsqueeze};
 use crate::autograd::{is_grad_enabled, record};
-use crate::tensor::{DType, Element, Tensor};
+use crate::tensor::{Element, Tensor};
 use crate::{bail, grads, with_real_float, Result};
 
 /// The geometry of a 2-d sliding window: kernel, dilation, padding and
@@ -96,17 +97,6 @@ impl Window {
 fn dims4(t: &Tensor) -> (usize, usize, usize, usize) {
     let s = t.shape();
     (s[0], s[1], s[2], s[3])
-}
-
-fn check_real_float(t: &Tensor, kernel: &str) -> Result<()> {
-    if !matches!(t.dtype(), DType::Float32 | DType::Float64) {
-        bail!(
-            Runtime,
-            "\"{kernel}\" not implemented for '{}'",
-            dtype_display(t.dtype())
-        );
-    }
-    Ok(())
 }
 
 /// How the columns of `unfold` are laid out.
@@ -301,7 +291,7 @@ fn fold_columns(
 /// the columns of `[n, c*kh*kw, L]` (`Im2ColBackward0`).
 pub fn unfold(input: &Tensor, win: Window) -> Result<Tensor> {
     win.check("im2col")?;
-    check_real_float(input, "im2col_out_cpu")?;
+    check_real_float(input.dtype(), "im2col_out_cpu")?;
     if input.ndim() != 4 {
         bail!(Runtime, "Expected 4D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions for input, but got: {:?}", input.shape());
     }
@@ -312,7 +302,7 @@ pub fn unfold(input: &Tensor, win: Window) -> Result<Tensor> {
 /// w]` image, the adjoint of [`unfold`] (`Col2ImBackward0`).
 pub fn fold(cols: &Tensor, output_size: (usize, usize), win: Window) -> Result<Tensor> {
     win.check("col2im")?;
-    check_real_float(cols, "col2im_out_cpu")?;
+    check_real_float(cols.dtype(), "col2im_out_cpu")?;
     let kernel_area = win.kernel.0 * win.kernel.1;
     if cols.ndim() != 3 || cols.shape()[1] % kernel_area != 0 {
         bail!(
@@ -367,7 +357,7 @@ pub fn conv2d(
         )?;
         return squeeze_dims(&batched, &[0]);
     }
-    check_real_float(input, "slow_conv2d_cpu")?;
+    check_real_float(input.dtype(), "slow_conv2d_cpu")?;
     if weight.ndim() != 4 {
         bail!(Runtime, "weight should have at least three dimensions");
     }
@@ -453,7 +443,7 @@ pub fn max_pool2d(input: &Tensor, win: Window, ceil_mode: bool) -> Result<Tensor
         return squeeze_dims(&max_pool2d(&unsqueeze(input, 0)?, win, ceil_mode)?, &[0]);
     }
     win.check("max_pool2d")?;
-    check_real_float(input, "max_pool2d")?;
+    check_real_float(input.dtype(), "max_pool2d")?;
     if 2 * win.padding.0 > win.kernel.0 || 2 * win.padding.1 > win.kernel.1 {
         bail!(Runtime, "pad should be at most half of effective kernel size, but got pad={:?}, kernel_size={:?} and dilation={:?}", win.padding, win.kernel, win.dilation);
     }

@@ -27,9 +27,22 @@ pub mod shape;
 pub mod unary;
 
 use crate::tensor::{DType, Tensor};
+use crate::{bail, Result};
 
 /// PyTorch's `result_type` over op operands: tensors with dimensions
 /// decide the dtype; 0-d tensors and Python numbers only lift its category.
+/// PyTorch's error for a kernel run on other than float32 or float64.
+pub(crate) fn check_real_float(dtype: DType, kernel: &str) -> Result<()> {
+    match dtype {
+        DType::Float32 | DType::Float64 => Ok(()),
+        _ => bail!(
+            NotImplemented,
+            "\"{kernel}\" not implemented for '{}'",
+            binary::dtype_display(dtype)
+        ),
+    }
+}
+
 pub fn result_type(operands: &[&Tensor]) -> DType {
     let (mut dims, mut zero, mut wrapped) = (None, None, None);
     for t in operands {

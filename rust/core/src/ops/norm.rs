@@ -1,13 +1,16 @@
-//! Batch normalization with kernels of its own (`NativeBatchNormBackward0`).
-//! The forward takes each channel's statistics in one pass and writes the
-//! output in a second; the backward reduces the two per-channel sums it
-//! needs in one pass and writes the input's gradient in another. Composed
-//! of ops it ran a dozen strided kernels, at two to five times PyTorch's
-//! time.
+//! Batch and layer normalization with kernels of their own
+//! (`NativeBatchNormBackward0`, `NativeLayerNormBackward0`). Batch norm's
+//! forward takes each channel's statistics in one pass and writes the
+//! output in a second; its backward reduces the two per-channel sums it
+//! needs in one pass and writes the input's gradient in another. Layer norm
+//! does the same per row of normalized elements. Composed of ops they ran a
+//! dozen strided kernels, at two to five times PyTorch's time.
 
-use super::binary::{add, div, dtype_display, mul, sub};
+use super::binary::{add, div, mul, sub};
+use super::check_real_float;
 use super::copy::contiguous;
 use super::inplace::copy_;
+use super::num::Arith;
 use super::num::{Float, RealFloat};
 use super::reduce::{fold_lanes, map_rows, mean, sum};
 use super::shape::reshape;
@@ -161,13 +164,7 @@ fn channel_values(t: Option<&Tensor>, channels: usize, fill: f64) -> Vec<f64> {
 /// Checks the operands as PyTorch does.
 fn check(input: &Tensor, params: [(&str, Option<&Tensor>); 4], training: bool) -> Result<()> {
     let dtype = input.dtype();
-    if !matches!(dtype, DType::Float32 | DType::Float64) {
-        bail!(
-            NotImplemented,
-            "\"batch_norm\" not implemented for '{}'",
-            dtype_display(dtype)
-        );
-    }
+    check_real_float(dtype, "batch_norm")?;
     let [_, _, (_, running_mean), (_, running_var)] = params;
     if running_mean.is_some() != running_var.is_some() {
         bail!(
@@ -279,33 +276,58 @@ pub fn batch_norm(
             .collect();
         channel_map(p, &x, &x, &consts, |v, _, k| v * k[0] + k[1])
     }, unreachable!("checked to be a real float"));
-    let mut inputs = vec![input];
-    inputs.extend(weight);
-    inputs.extend(bias);
-    // Weight and bias may have any shape of `channels` elements.
-    let weight_shape = weight.map(|w| w.shape().to_vec());
-    let bias_shape = bias.map(|b| b.shape().to_vec());
-    record(
+    record_norm(
         "NativeBatchNormBackward0",
-        &inputs,
-        &out,
-        || (SavedTensor::input(input), weight.map(SavedTensor::input)),
-        move |ctx, (sx, sw), g| {
-            let x = sx.unpack(ctx)?;
-            let w = sw.as_ref().map(|s| s.unpack(ctx)).transpose()?;
+        [input, &out],
+        weight,
+        bias,
+        move |x, w, g, differentiable| {
             let stats = Statistics {
                 mean: &mean,
                 invstd: &invstd,
                 eps: mode.eps,
                 training: mode.training,
             };
-            let (dx, dw, db) = match is_grad_enabled() {
-                // `create_graph`: a backward that is itself differentiable.
-                true => batch_norm_backward_ops(&x, w.as_ref(), g, &stats)?,
+            match differentiable {
+                true => batch_norm_backward_ops(x, w, g, &stats),
                 false => with_real_float!(x.dtype(), T => {
-                    batch_norm_backward::<T>(&x, w.as_ref(), g, &stats)?
+                    batch_norm_backward::<T>(x, w, g, &stats)
                 }, unreachable!("a float input")),
-            };
+            }
+        },
+    );
+    Ok(out)
+}
+
+/// Records the node of a normalization of `input` into `out` with optional
+/// `weight` and `bias`. `backward(x, w, g, differentiable)` gives the
+/// gradients of input, weight and bias (by differentiable ops under
+/// `create_graph`); those of absent parameters are dropped, the others
+/// shaped as their parameter.
+fn record_norm(
+    name: &'static str,
+    [input, out]: [&Tensor; 2],
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    backward: impl Fn(&Tensor, Option<&Tensor>, &Tensor, bool) -> Result<(Tensor, Tensor, Tensor)>
+        + Send
+        + Sync
+        + 'static,
+) {
+    let mut inputs = vec![input];
+    inputs.extend(weight);
+    inputs.extend(bias);
+    let weight_shape = weight.map(|w| w.shape().to_vec());
+    let bias_shape = bias.map(|b| b.shape().to_vec());
+    record(
+        name,
+        &inputs,
+        out,
+        || (SavedTensor::input(input), weight.map(SavedTensor::input)),
+        move |ctx, (sx, sw), g| {
+            let x = sx.unpack(ctx)?;
+            let w = sw.as_ref().map(|s| s.unpack(ctx)).transpose()?;
+            let (dx, dw, db) = backward(&x, w.as_ref(), g, is_grad_enabled())?;
             let mut out = grads![Some(dx)];
             if let Some(shape) = &weight_shape {
                 out.push(Some(shaped(dw, shape)?));
@@ -316,7 +338,6 @@ pub fn batch_norm(
             Ok(out)
         },
     );
-    Ok(out)
 }
 
 /// `t` with `shape` (the same elements), reshaped only where it differs.
@@ -456,6 +477,216 @@ fn batch_norm_backward_ops(
     };
     let dw = sum(&mul(g, &normalized)?, &dims, false)?;
     let db = sum(g, &dims, false)?;
+    Ok((dx, dw, db))
+}
+
+/// `F.layer_norm`: each row of the trailing `normalized` dims of `input`
+/// less its mean, over its standard deviation (biased, with `eps` added
+/// to the variance), then scaled by `weight` and shifted by `bias`, which
+/// have the shape `normalized`.
+pub fn layer_norm(
+    input: &Tensor,
+    normalized: &[usize],
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
+    let nd = normalized.len();
+    if nd == 0 || input.ndim() < nd || input.shape()[input.ndim() - nd..] != *normalized {
+        bail!(
+            Runtime,
+            "Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}",
+            crate::tensor::layout::fmt_shape(normalized),
+            normalized
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            crate::tensor::layout::fmt_shape(input.shape())
+        );
+    }
+    let dtype = input.dtype();
+    check_real_float(dtype, "LayerNormKernelImpl")?;
+    for (name, t) in [("weight", weight), ("bias", bias)] {
+        let Some(t) = t else { continue };
+        if t.shape() != normalized {
+            bail!(
+                Runtime,
+                "Expected {name} to be of same shape as normalized_shape, but got {name} of shape {} and normalized_shape = {}",
+                crate::tensor::layout::fmt_shape(t.shape()),
+                crate::tensor::layout::fmt_shape(normalized)
+            );
+        }
+        if t.dtype() != dtype {
+            bail!(
+                Runtime,
+                "mixed dtype (CPU): all inputs must share same datatype."
+            );
+        }
+    }
+    let n: usize = normalized.iter().product();
+    let x = contiguous(&input.detach())?;
+    let out = with_real_float!(dtype, T => {
+        let (scale, shift) = (row_values::<T>(weight, n, 1.0), row_values::<T>(bias, n, 0.0));
+        if x.numel() == 0 {
+            x.clone()
+        } else {
+            map_rows::<T>(&x, &x, n, |_, xr, _, out| {
+                let (mean, rstd) = row_statistics(xr, eps);
+                for (((o, &v), &w), &b) in out.iter_mut().zip(xr).zip(&scale).zip(&shift) {
+                    *o = v.sub(mean).mul(rstd).mul(w).add(b);
+                }
+            })
+        }
+    }, unreachable!("checked to be a real float"));
+    record_norm(
+        "NativeLayerNormBackward0",
+        [input, &out],
+        weight,
+        bias,
+        move |x, w, g, differentiable| match differentiable {
+            true => layer_norm_backward_ops(x, w, g, nd, eps),
+            false => with_real_float!(x.dtype(), T => {
+                layer_norm_backward::<T>(x, w, g, nd, eps)
+            }, unreachable!("a float input")),
+        },
+    );
+    Ok(out)
+}
+
+/// A parameter's elements, or `fill` for each of `n` when it is absent.
+fn row_values<T: RealFloat>(t: Option<&Tensor>, n: usize, fill: f64) -> Vec<T> {
+    match t {
+        Some(t) => t.to_vec::<T>(),
+        None => vec![T::from_f64(fill); n],
+    }
+}
+
+/// A row's mean and reciprocal standard deviation (the biased variance,
+/// taken about the mean in a second pass, plus `eps`).
+fn row_statistics<T: RealFloat>(xs: &[T], eps: f64) -> (T, T) {
+    let plus = |a: T, b: T| a.add(b);
+    let count = T::from_f64(xs.len() as f64);
+    let mean = fold_lanes(xs, T::zero(), &plus, &plus).div(count);
+    let squares = fold_lanes(
+        xs,
+        T::zero(),
+        &|a: T, v: T| {
+            let d = v.sub(mean);
+            a.add(d.mul(d))
+        },
+        &plus,
+    );
+    let var = squares.div(count);
+    (mean, T::one().div(var.add(T::from_f64(eps)).sqrt()))
+}
+
+/// The gradients of input, weight and bias of `layer_norm` over its last
+/// `nd` dims, each row's statistics taken again from `x`.
+fn layer_norm_backward<T: RealFloat>(
+    x: &Tensor,
+    w: Option<&Tensor>,
+    g: &Tensor,
+    nd: usize,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let (x, g) = (contiguous(x)?, contiguous(g)?);
+    let normalized = x.shape()[x.ndim() - nd..].to_vec();
+    let n: usize = normalized.iter().product();
+    let scale = row_values::<T>(w, n, 1.0);
+    let rows = x.numel() / n.max(1);
+    let stats: Vec<(T, T)> = x.with_contiguous(|xs: &[T]| {
+        crate::parallel::map_indices(rows, |r| row_statistics(&xs[r * n..(r + 1) * n], eps))
+    });
+    let count = T::from_f64(n as f64);
+    // dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * w.
+    let dx = match x.numel() {
+        0 => x.clone(),
+        _ => map_rows::<T>(&x, &g, n, |r, xr, gr, out| {
+            let (mean, rstd) = stats[r];
+            let (mut sum_gw, mut sum_gwx) = (T::zero(), T::zero());
+            for ((&v, &gv), &w) in xr.iter().zip(gr).zip(&scale) {
+                let gw = gv.mul(w);
+                sum_gw = sum_gw.add(gw);
+                sum_gwx = sum_gwx.add(gw.mul(v.sub(mean).mul(rstd)));
+            }
+            let (a, b) = (sum_gw.div(count), sum_gwx.div(count));
+            for (((o, &v), &gv), &w) in out.iter_mut().zip(xr).zip(gr).zip(&scale) {
+                let xhat = v.sub(mean).mul(rstd);
+                *o = rstd.mul(gv.mul(w).sub(a).sub(xhat.mul(b)));
+            }
+        }),
+    };
+    // dw = sum over rows of g * xhat, db = sum of g: blocks of rows summed
+    // into partial rows, added in block order (independent of threads).
+    let rows_per_block = rows.div_ceil(64).max((8192 / n.max(1)).max(1));
+    let blocks = rows.div_ceil(rows_per_block.max(1));
+    let mut partials: Vec<Vec<[T; 2]>> = vec![vec![[T::zero(); 2]; n]; blocks];
+    x.with_contiguous(|xs: &[T]| {
+        g.with_contiguous(|gs: &[T]| {
+            crate::parallel::for_each_item_mut(partials.iter_mut(), |block, acc| {
+                let first = block * rows_per_block;
+                for r in first..rows.min(first + rows_per_block) {
+                    let (mean, rstd) = stats[r];
+                    let (xr, gr) = (&xs[r * n..(r + 1) * n], &gs[r * n..(r + 1) * n]);
+                    for ((a, &v), &gv) in acc.iter_mut().zip(xr).zip(gr) {
+                        a[0] = a[0].add(gv.mul(v.sub(mean).mul(rstd)));
+                        a[1] = a[1].add(gv);
+                    }
+                }
+            })
+        })
+    });
+    let mut totals = vec![[T::zero(); 2]; n];
+    for part in &partials {
+        for (t, p) in totals.iter_mut().zip(part) {
+            *t = [t[0].add(p[0]), t[1].add(p[1])];
+        }
+    }
+    let (dw, db): (Vec<T>, Vec<T>) = totals.into_iter().map(|[a, b]| (a, b)).unzip();
+    Ok((
+        dx,
+        Tensor::from_vec(dw, &normalized)?,
+        Tensor::from_vec(db, &normalized)?,
+    ))
+}
+
+/// The gradients by differentiable ops, for `create_graph`: the statistics
+/// are recomputed from `x` so that their dependence on it is differentiated.
+fn layer_norm_backward_ops(
+    x: &Tensor,
+    w: Option<&Tensor>,
+    g: &Tensor,
+    nd: usize,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let lead = x.ndim() - nd;
+    let dims: Vec<i64> = (lead as i64..x.ndim() as i64).collect();
+    let rows: Vec<i64> = (0..lead as i64).collect();
+    let centered = sub(x, &mean(x, &dims, true)?)?;
+    let var = mean(&mul(&centered, &centered)?, &dims, true)?;
+    let eps = Tensor::wrapped_number(Scalar::Float(eps));
+    let one = Tensor::wrapped_number(Scalar::Int(1));
+    let rstd = div(&one, &sqrt(&add(&var, &eps)?)?)?;
+    let normalized = mul(&centered, &rstd)?;
+    let gw = match w {
+        Some(w) => mul(g, w)?,
+        None => g.clone(),
+    };
+    let mean_gw = mean(&gw, &dims, true)?;
+    let mean_gwx = mean(&mul(&gw, &normalized)?, &dims, true)?;
+    let dx = mul(
+        &sub(&sub(&gw, &mean_gw)?, &mul(&normalized, &mean_gwx)?)?,
+        &rstd,
+    )?;
+    // With no leading dims there is nothing to sum over (an empty list of
+    // dims would mean all of them).
+    let over_rows = |t: Tensor| match rows.is_empty() {
+        true => Ok(t),
+        false => sum(&t, &rows, false),
+    };
+    let dw = over_rows(mul(g, &normalized)?)?;
+    let db = over_rows(g.clone())?;
     Ok((dx, dw, db))
 }
 

@@ -240,7 +240,7 @@ fn sum_raw(t: &Tensor, dims: &[usize], keepdim: bool) -> Tensor {
     let t = cast(t, dtype);
     let l = t.layout();
     let broadcast = |d: usize| l.strides[d] == 0 && l.shape[d] > 1;
-    if (0..l.ndim()).any(broadcast) {
+    if l.numel() > 0 && (0..l.ndim()).any(broadcast) {
         // A broadcast dim repeats one element (an expanded gradient summed
         // back): sum a single copy, times the repeats of the reduced dims.
         let mut single = l.clone();
