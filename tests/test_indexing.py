@@ -241,3 +241,67 @@ def test_tril_triu_match_numpy_for_every_dtype(shape, k, data):
     view = np.swapaxes(a, -1, -2)
     np.testing.assert_array_equal(x.tril(k).numpy(), np.tril(view, k))
     np.testing.assert_array_equal(fg.triu(x, k).numpy(), np.triu(view, k))
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=shapes(min_dims=0, max_dims=3), data=st.data())
+def test_roll_matches_numpy_and_its_gradient_rolls_back(shape, data):
+    a = data.draw(arrays(shape))
+    n = max(len(shape), 1)
+    dims = data.draw(st.lists(st.integers(-n, n - 1), max_size=3))
+    shifts = data.draw(st.lists(st.integers(-6, 6), min_size=len(dims), max_size=len(dims)))
+    if not dims:
+        # One shift without dims rolls the flattened tensor.
+        shift = data.draw(st.integers(-6, 6))
+        got = fg.tensor(a).roll(shift)
+        np.testing.assert_array_equal(got.numpy(), np.roll(a, shift))
+        check_op(lambda T, x: T.roll(x, shift), a)
+        return
+    x = fg.tensor(a)
+    if not shape:
+        with pytest.raises(IndexError, match="but tensor has no dimensions"):
+            x.roll(tuple(shifts), tuple(dims))
+        return
+    np.testing.assert_array_equal(x.roll(tuple(shifts), tuple(dims)).numpy(),
+                                  np.roll(a, shifts, [d % n for d in dims]))
+    check_op(lambda T, x: T.roll(x, tuple(shifts), tuple(dims)), a)
+
+
+def test_roll_copies_and_checks_its_arguments():
+    x = fg.arange(6.0).reshape(2, 3)
+    y = x.roll(3, 1)  # a whole turn: nothing moves, still a new tensor
+    y.add_(1)
+    np.testing.assert_array_equal(x.numpy(), np.arange(6.0).reshape(2, 3))
+    with pytest.raises(RuntimeError, match="shifts and dimensions must align. shifts: 2, dims:1"):
+        x.roll((1, 2), 0)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.roll(1, 2)
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=shapes(min_dims=0, max_dims=3), data=st.data())
+def test_cumsum_matches_numpy_with_a_gradient_summed_from_the_other_end(shape, data):
+    a = data.draw(arrays(shape))
+    n = max(len(shape), 1)
+    dim = data.draw(st.integers(-n, n - 1))
+    expected = np.cumsum(a, axis=dim % n) if shape else a
+    np.testing.assert_allclose(fg.tensor(a).cumsum(dim).numpy(), expected, rtol=1e-12)
+    check_op(lambda T, x: T.cumsum(x, dim) * T.cumsum(x * x, dim), a)
+    if shape and a.size:
+        x = fg.tensor(a, requires_grad=True)
+        assert x.cumsum(dim).grad_fn.name() == "CumsumBackward0"
+        assert fg.autograd.gradgradcheck(lambda x: (x.cumsum(dim) ** 2).cumsum(0), (x,))
+
+
+def test_cumsum_of_integers_and_bools_is_int64_unless_told():
+    b = fg.tensor([True, False, True, True])
+    assert b.cumsum(0).dtype == fg.int64
+    np.testing.assert_array_equal(b.cumsum(0).numpy(), [1, 1, 2, 3])
+    assert fg.tensor([1, 2, 3]).cumsum(0, dtype=fg.float64).dtype == fg.float64
+    assert fg.tensor([1.0, 2.0]).cumsum(0).dtype == fg.float32
+    # A large scan spreads blocks over the pool and still matches.
+    big = np.random.default_rng(0).standard_normal((64, 3000))
+    np.testing.assert_allclose(fg.tensor(big).cumsum(1).numpy(), np.cumsum(big, 1), rtol=1e-10)
+    np.testing.assert_allclose(fg.tensor(big).cumsum(0).numpy(), np.cumsum(big, 0), rtol=1e-10)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        fg.tensor([1.0]).cumsum(1)

@@ -376,6 +376,26 @@ impl PyTensor {
             .py()?
             .into())
     }
+    #[pyo3(signature = (shifts, dims=None))]
+    fn roll(
+        &self,
+        shifts: &Bound<'_, PyAny>,
+        dims: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let shifts = crate::convert::dims(Some(shifts))?.unwrap_or_default();
+        let dims = crate::convert::dims(dims)?.unwrap_or_default();
+        Ok(index::roll(&self.t, &shifts, &dims).py()?.into())
+    }
+    #[pyo3(signature = (dim, *, dtype=None))]
+    fn cumsum(&self, dim: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let dtype = match dtype {
+            Some(dt) if !dt.is_none() => Some(crate::convert::dtype_arg(dt)?),
+            _ => None,
+        };
+        Ok(ferrograd_core::ops::scan::cumsum(&self.t, dim, dtype)
+            .py()?
+            .into())
+    }
     #[pyo3(signature = (diagonal=0))]
     fn tril(&self, diagonal: i64) -> PyResult<PyTensor> {
         Ok(index::tril(&self.t, diagonal).py()?.into())

@@ -401,15 +401,22 @@ pub fn chunk(t: &Tensor, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
     split(t, size, d as i64)
 }
 
-/// `unbind(dim)`: every position of `dim`, the dim removed (`UnbindBackward0`).
-pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
+/// `dim` of a tensor of at least one dim, for the ops that treat a 0-d
+/// tensor as having no dim at all (where others see one of size 1).
+fn wrap_dim_of_array(dim: i64, t: &Tensor) -> Result<usize> {
     if t.ndim() == 0 {
         bail!(
             Index,
-            "Dimension specified as 0 but tensor has no dimensions"
+            "Dimension specified as {} but tensor has no dimensions",
+            dim
         );
     }
-    let d = wrap_dim(dim, t.ndim())?;
+    wrap_dim(dim, t.ndim())
+}
+
+/// `unbind(dim)`: every position of `dim`, the dim removed (`UnbindBackward0`).
+pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
+    let d = wrap_dim_of_array(dim, t)?;
     let pieces = {
         let _no_grad = crate::autograd::GradModeGuard::new(false);
         (0..t.shape()[d])
@@ -791,6 +798,65 @@ pub fn flip(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
         move |_, _, g| Ok(grads![Some(flip(g, &back)?)]),
     );
     Ok(out)
+}
+
+/// `roll(shifts, dims)`: elements moved `shifts[i]` places along `dims[i]`,
+/// those pushed past the end coming back at the start (`RollBackward0`).
+/// Without dims the flattened tensor rolls by one shift.
+pub fn roll(t: &Tensor, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
+    if shifts.len() != dims.len() && !(dims.is_empty() && shifts.len() == 1) {
+        bail!(
+            Runtime,
+            "shifts and dimensions must align. shifts: {}, dims:{}",
+            shifts.len(),
+            dims.len()
+        );
+    }
+    let x = t.detach();
+    let out = if dims.is_empty() {
+        let flat = super::shape::reshape(&x, &[-1])?;
+        let rolled = rolled_copy(&flat, shifts, &[0])?;
+        let shape: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
+        super::shape::reshape(&rolled, &shape)?
+    } else {
+        rolled_copy(&x, shifts, dims)?
+    };
+    let (back, dims) = (shifts.iter().map(|s| -s).collect::<Vec<_>>(), dims.to_vec());
+    record(
+        "RollBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| Ok(grads![Some(roll(g, &back, &dims)?)]),
+    );
+    Ok(out)
+}
+
+/// `t` rolled along each of `dims` by the matching shift: the two pieces
+/// of each dim swapped, as one new tensor.
+fn rolled_copy(t: &Tensor, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
+    let mut out = t.clone();
+    let mut moved = false;
+    for (&shift, &dim) in shifts.iter().zip(dims) {
+        let d = wrap_dim_of_array(dim, t)?;
+        let n = t.shape()[d];
+        let k = match n {
+            0 => 0,
+            _ => shift.rem_euclid(n as i64) as usize,
+        };
+        if k > 0 {
+            out = cat(
+                &[slice(&out, d, n - k, k, 1)?, slice(&out, d, 0, n - k, 1)?],
+                d as i64,
+            )?;
+            moved = true;
+        }
+    }
+    match moved {
+        true => Ok(out),
+        // Nothing moved: still a copy, as the result never aliases `t`.
+        false => super::copy::clone(t),
+    }
 }
 
 /// `tril(diagonal)` / `triu(diagonal)`: zeros above (below) a diagonal.

@@ -23,6 +23,7 @@ pub mod num;
 pub mod optim;
 pub mod random;
 pub mod reduce;
+pub mod scan;
 pub mod shape;
 pub mod unary;
 
