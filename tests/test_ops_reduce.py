@@ -280,3 +280,22 @@ def test_sum_of_an_expanded_tensor(shape, data):
     expected = np.broadcast_to(a, shape).sum(axis=dims or None, keepdims=keepdim)
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
     out.add_(1)
+
+
+@pytest.mark.parametrize("cols", [1, 3, 8, 100, 5000])
+def test_sums_over_leading_dims_of_few_columns_do_not_depend_on_threads(cols):
+    # Few columns: bands of rows are folded apart and then combined in order.
+    a = np.random.default_rng(cols).standard_normal((40, 70_000 // cols + 3, cols)).astype(np.float32)
+    before = fg.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 2):
+            fg.set_num_threads(threads)
+            results.append(fg.tensor(a).sum((0, 1)).numpy())
+            results.append(fg.tensor(a).amax((0, 1)).numpy())
+    finally:
+        fg.set_num_threads(before)
+    np.testing.assert_allclose(results[0], a.astype(np.float64).sum((0, 1)), rtol=1e-4, atol=1e-3)
+    np.testing.assert_array_equal(results[1], a.max((0, 1)))
+    np.testing.assert_array_equal(results[0], results[2])
+    np.testing.assert_array_equal(results[1], results[3])

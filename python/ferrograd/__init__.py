@@ -160,7 +160,8 @@ for _name in (
     "exp2 expm1 log2 log10 log1p floor ceil trunc fix frac reciprocal rsqrt square sinh cosh asin arcsin "
     "acos arccos atan arctan sign erf atan2 arctan2 remainder floor_divide fmod hypot lerp addcmul addcdiv "
     "bitwise_and bitwise_or bitwise_xor bitwise_not isclose allclose equal nan_to_num "
-    "angle conj_physical resolve_conj is_complex is_conj roll cumsum"
+    "angle conj_physical resolve_conj is_complex is_conj roll cumsum "
+    "sort argsort topk"
 ).split():
     globals()[_name] = _method_function(_name)
 del _name

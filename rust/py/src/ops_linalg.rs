@@ -4,7 +4,7 @@
 use crate::convert::{dims, dtype_arg, operand, scalar};
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor};
-use ferrograd_core::ops::{binary, copy, loss, matmul, norm, reduce};
+use ferrograd_core::ops::{binary, copy, loss, matmul, norm, reduce, sort};
 use ferrograd_core::{Result, Scalar, Tensor};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -161,6 +161,49 @@ impl PyTensor {
     ) -> PyResult<Py<PyAny>> {
         let ops: Extreme = (reduce::min_all, reduce::min_dim, binary::minimum);
         extreme(py, &self.t, dim, keepdim, "min", ops)
+    }
+    #[pyo3(signature = (dim=-1, descending=false, *, stable=false))]
+    fn sort(
+        &self,
+        py: Python<'_>,
+        dim: i64,
+        descending: bool,
+        stable: bool,
+    ) -> PyResult<Py<PyAny>> {
+        // The sort is stable whether asked or not.
+        let _ = stable;
+        let (v, i) =
+            maybe_detach(py, self.t.numel(), || sort::sort(&self.t, dim, descending)).py()?;
+        values_indices(py, "sort", v, i)
+    }
+    #[pyo3(signature = (dim=-1, descending=false, *, stable=false))]
+    fn argsort(
+        &self,
+        py: Python<'_>,
+        dim: i64,
+        descending: bool,
+        stable: bool,
+    ) -> PyResult<PyTensor> {
+        let _ = stable;
+        let sorted = maybe_detach(py, self.t.numel(), || {
+            sort::sort(&self.t.detach(), dim, descending)
+        });
+        Ok(sorted.py()?.1.into())
+    }
+    #[pyo3(signature = (k, dim=-1, largest=true, sorted=true))]
+    fn topk(
+        &self,
+        py: Python<'_>,
+        k: i64,
+        dim: i64,
+        largest: bool,
+        sorted: bool,
+    ) -> PyResult<Py<PyAny>> {
+        // Always in order, which `sorted=False` allows.
+        let _ = sorted;
+        let (v, i) =
+            maybe_detach(py, self.t.numel(), || sort::topk(&self.t, k, dim, largest)).py()?;
+        values_indices(py, "topk", v, i)
     }
     #[pyo3(signature = (dim=None, keepdim=false))]
     fn amax(

@@ -25,6 +25,7 @@ pub mod random;
 pub mod reduce;
 pub mod scan;
 pub mod shape;
+pub mod sort;
 pub mod unary;
 
 use crate::tensor::{DType, Tensor};

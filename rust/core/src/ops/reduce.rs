@@ -104,9 +104,9 @@ pub fn reduce<T: Element, O: Element>(
         // or the column sums of a transposed matrix): fold whole rows into
         // the accumulator row, which vectorises.
         let cols = outer.numel();
-        let fold_rows = |first_col: usize, acc: &mut [O]| {
+        let fold_rows = |rows: std::ops::Range<usize>, first_col: usize, acc: &mut [O]| {
             let width = acc.len();
-            for r in 0..inner_n {
+            for r in rows {
                 let start = l.offset + r * cols + first_col;
                 for (a, &x) in acc.iter_mut().zip(&data[start..start + width]) {
                     *a = fold(*a, x);
@@ -114,10 +114,29 @@ pub fn reduce<T: Element, O: Element>(
             }
         };
         let mut acc = vec![init; cols];
-        if t.numel() >= super::elementwise::PARALLEL_MIN_ELEMENTS {
-            crate::parallel::for_each_chunk_mut(&mut acc, 1024, fold_rows);
+        let large = t.numel() >= super::elementwise::PARALLEL_MIN_ELEMENTS;
+        if large && cols < 4096 {
+            // Too few columns to share out (the sums over batch and sequence
+            // of a few features): bands of rows fold into rows of partials,
+            // combined in band order so that the result is the same for any
+            // thread count.
+            let band = (1usize << 14).div_ceil(cols);
+            let mut partials = vec![init; inner_n.div_ceil(band) * cols];
+            crate::parallel::for_each_chunk_mut(&mut partials, cols, |start, part| {
+                let first = start / cols * band;
+                fold_rows(first..inner_n.min(first + band), 0, part)
+            });
+            for part in partials.chunks(cols) {
+                for (a, &p) in acc.iter_mut().zip(part) {
+                    *a = combine(*a, p);
+                }
+            }
+        } else if large {
+            crate::parallel::for_each_chunk_mut(&mut acc, 1024, |first_col, acc| {
+                fold_rows(0..inner_n, first_col, acc)
+            });
         } else {
-            fold_rows(0, &mut acc);
+            fold_rows(0..inner_n, 0, &mut acc);
         }
         acc
     } else if let Some((row_starts, width)) = kept_rows(&outer).filter(|_| inner_n > 0) {
@@ -213,7 +232,22 @@ pub(crate) fn fold_lanes<T: Copy, O: Copy>(
     fold: &impl Fn(O, T) -> O,
     combine: &impl Fn(O, O) -> O,
 ) -> O {
-    const LANES: usize = 16;
+    // Short runs (a small last dim summed per row) would fold wholly in
+    // the scalar tail of 16 lanes.
+    match xs.len() < 32 {
+        true => fold_in_lanes::<T, O, 4>(xs, init, fold, combine),
+        false => fold_in_lanes::<T, O, 16>(xs, init, fold, combine),
+    }
+}
+
+/// [`fold_lanes`] with `LANES` accumulators.
+#[inline(always)]
+fn fold_in_lanes<T: Copy, O: Copy, const LANES: usize>(
+    xs: &[T],
+    init: O,
+    fold: &impl Fn(O, T) -> O,
+    combine: &impl Fn(O, O) -> O,
+) -> O {
     let mut chunks = xs.chunks_exact(LANES);
     let mut acc = [init; LANES];
     for chunk in &mut chunks {
