@@ -305,3 +305,14 @@ def test_cumsum_of_integers_and_bools_is_int64_unless_told():
     np.testing.assert_allclose(fg.tensor(big).cumsum(0).numpy(), np.cumsum(big, 0), rtol=1e-10)
     with pytest.raises(IndexError, match="Dimension out of range"):
         fg.tensor([1.0]).cumsum(1)
+
+
+def test_gather_with_a_0d_index_picks_that_element():
+    x = fg.tensor([5.0, 6.0, 7.0], requires_grad=True)
+    y = fg.gather(x, 0, fg.tensor(2))
+    assert y.item() == 7.0
+    y.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 1.0])
+    # A flipped (negative-stride) source places its elements from the end.
+    np.testing.assert_array_equal(
+        fg.tensor(A).flip(2).gather(2, fg.tensor([[[0, 3]]])).numpy(), A[:1, :1, [3, 0]])

@@ -6,7 +6,7 @@ use super::elementwise::{row, update};
 use super::num::Arith;
 use super::shape::slice;
 use crate::autograd::record;
-use crate::tensor::layout::{wrap_dim, Layout};
+use crate::tensor::layout::{wrap_dim, Layout, Strides};
 use crate::tensor::{DType, Shape, Tensor};
 use crate::{bail, grads, with_dtype, Result};
 
@@ -44,36 +44,38 @@ pub fn slice_backward(
 /// over `index`, whose other coordinates address `l` directly): the
 /// geometry of `gather` and its adjoint `scatter_add`.
 fn gather_offsets(l: &Layout, dim: usize, index: &Tensor) -> Result<Vec<usize>> {
-    let ishape = index.shape();
-    let ndim = ishape.len();
     let size = l.shape.get(dim).copied().unwrap_or(1) as i64;
-    let mut pos = vec![0usize; ndim];
-    let mut out = Vec::with_capacity(index.numel());
-    for v in cast(index, DType::Int64).to_vec::<i64>() {
-        if v < 0 || v >= size {
-            bail!(
-                Runtime,
-                "index {} is out of bounds for dimension {} with size {}",
-                v,
-                dim,
-                size
-            );
-        }
-        let mut off = l.offset as isize;
-        for (d, &at) in pos.iter().enumerate() {
-            let p = if d == dim { v as usize } else { at };
-            off += p as isize * l.strides[d];
-        }
-        out.push(off as usize);
-        for d in (0..ndim).rev() {
-            pos[d] += 1;
-            if pos[d] < ishape[d] {
-                break;
-            }
-            pos[d] = 0;
-        }
+    let stride = l.strides.get(dim).copied().unwrap_or(0);
+    // Where each index element lands at position 0 along `dim`; a 0-d
+    // index (or a 0-d source) has no other dims to place it.
+    let mut strides: Strides = match l.ndim() == index.ndim() {
+        true => l.strides.clone(),
+        false => index.shape().iter().map(|_| 0).collect(),
+    };
+    if let Some(s) = strides.get_mut(dim) {
+        *s = 0;
     }
-    Ok(out)
+    let starts = Layout {
+        shape: index.shape().into(),
+        strides,
+        offset: l.offset,
+    }
+    .offset_vec();
+    let positions = cast(index, DType::Int64).to_vec::<i64>();
+    if let Some(&v) = positions.iter().find(|&&v| v < 0 || v >= size) {
+        bail!(
+            Runtime,
+            "index {} is out of bounds for dimension {} with size {}",
+            v,
+            dim,
+            size
+        );
+    }
+    Ok(starts
+        .iter()
+        .zip(&positions)
+        .map(|(&start, &v)| (start as isize + v as isize * stride) as usize)
+        .collect())
 }
 
 fn check_gather(t: &Tensor, dim: usize, index: &Tensor, op: &str) -> Result<()> {

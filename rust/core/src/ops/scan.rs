@@ -54,6 +54,21 @@ fn scan_blocks<T: Element + Arith>(xs: &[T], size: usize, inner: usize, reverse:
         return out;
     }
     let scan = |_: usize, span: &mut [T]| {
+        if inner == 1 {
+            // Lanes along the last dim: one running total each.
+            for b in span.chunks_mut(block) {
+                let mut total = T::zero();
+                let mut step = |x: &mut T| {
+                    total = total.add(*x);
+                    *x = total;
+                };
+                match reverse {
+                    true => b.iter_mut().rev().for_each(&mut step),
+                    false => b.iter_mut().for_each(&mut step),
+                }
+            }
+            return;
+        }
         for b in span.chunks_mut(block) {
             for k in 1..size {
                 // Rows `to` and `from` are adjacent: `from` already summed.

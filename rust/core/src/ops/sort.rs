@@ -99,8 +99,7 @@ fn ordered(
 /// Positions of the first `out.len()` elements of `lane` in order, NaN
 /// above every number and ties broken by position.
 fn order_lane<T: Real>(lane: &[T], descending: bool, out: &mut [i64]) {
-    let by = |&a: &usize, &b: &usize| {
-        let (x, y) = (lane[a], lane[b]);
+    let by = |&(x, a): &(T, usize), &(y, b): &(T, usize)| {
         let rank = match (x.is_nan_val(), y.is_nan_val()) {
             (true, true) => Ordering::Equal,
             (true, false) => Ordering::Greater,
@@ -113,7 +112,8 @@ fn order_lane<T: Real>(lane: &[T], descending: bool, out: &mut [i64]) {
         }
         .then(a.cmp(&b))
     };
-    let mut order: Vec<usize> = (0..lane.len()).collect();
+    // Values travel with their positions: no lookups while comparing.
+    let mut order: Vec<(T, usize)> = lane.iter().copied().zip(0..).collect();
     let k = out.len();
     if k < lane.len() {
         // Only the first k need ordering: partition them out first.
@@ -121,7 +121,7 @@ fn order_lane<T: Real>(lane: &[T], descending: bool, out: &mut [i64]) {
         order.truncate(k);
     }
     order.sort_unstable_by(by);
-    for (o, &i) in out.iter_mut().zip(&order) {
+    for (o, &(_, i)) in out.iter_mut().zip(&order) {
         *o = i as i64;
     }
 }
