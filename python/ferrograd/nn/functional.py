@@ -22,6 +22,8 @@ import ferrograd
 from ferrograd import _C
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ferrograd import Tensor
 
 __all__ = [
@@ -534,18 +536,11 @@ def _pair(value: int | tuple[int, ...] | list[int], name: str) -> tuple[int, int
     return (pair[0], pair[1])
 
 
-def pad(input: Tensor, pad: tuple[int, ...] | list[int], mode: str = "constant", value: float | None = None) -> Tensor:
-    """Constant padding; ``pad`` lists (before, after) amounts from the last dim backwards, negative ones crop."""
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported, only 'constant'")
-    if len(pad) % 2 or len(pad) // 2 > input.dim():
-        raise RuntimeError("Padding length must be divisible by 2 and at most twice the number of dimensions")
-    amounts = [(0, 0)] * (input.dim() - len(pad) // 2) + [(pad[i], pad[i + 1]) for i in range(len(pad) - 2, -1, -2)]
-    cropped = input[tuple(slice(max(-a, 0), size - max(-b, 0)) for (a, b), size in zip(amounts, input.shape))]
-    shape = tuple(size + max(a, 0) + max(b, 0) for (a, b), size in zip(amounts, cropped.shape))
-    out = ferrograd.full(shape, 0.0 if value is None else value, dtype=input.dtype)
-    out[tuple(slice(max(a, 0), max(a, 0) + size) for (a, _), size in zip(amounts, cropped.shape))] = cropped
-    return out
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pads (negative amounts crop) with ``pad`` listing (before, after) amounts from the last dim
+    backwards; ``mode`` is ``"constant"`` (``value``, default 0), ``"reflect"``, ``"replicate"`` or
+    ``"circular"``."""
+    return _C._pad(input, list(pad), mode, value)
 
 
 def conv2d(

@@ -420,6 +420,25 @@ fn _layer_norm(
     .into())
 }
 
+/// `pad(input, pad, mode, value)`, argument for argument as `F.pad`.
+#[pyfunction]
+#[pyo3(signature = (input, pad, mode="constant", value=None))]
+fn _pad(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    pad: Vec<i64>,
+    mode: &str,
+    value: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let value = value.filter(|v| !v.is_none()).map(scalar).transpose()?;
+    let x = &input.t;
+    Ok(maybe_detach(py, x.numel(), || {
+        ferrograd_core::ops::pad::pad(x, &pad, mode, value)
+    })
+    .py()?
+    .into())
+}
+
 /// `batch_norm(input, running_mean, running_var, weight, bias, training,
 /// momentum, eps)`, argument for argument as `F.batch_norm`.
 #[pyfunction]
@@ -455,5 +474,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_nll_loss, m)?)?;
     m.add_function(wrap_pyfunction!(_batch_norm, m)?)?;
     m.add_function(wrap_pyfunction!(_layer_norm, m)?)?;
+    m.add_function(wrap_pyfunction!(_pad, m)?)?;
     Ok(())
 }

@@ -21,6 +21,7 @@ pub mod matmul;
 pub mod norm;
 pub mod num;
 pub mod optim;
+pub mod pad;
 pub mod random;
 pub mod reduce;
 pub mod scan;
