@@ -235,6 +235,62 @@ def test_layer_norm_module_trains_its_affine_parameters():
     assert list(fg.nn.LayerNorm(3, elementwise_affine=False).parameters()) == []
 
 
+@settings(max_examples=30, deadline=None)
+@given(
+    batch=st.integers(0, 3),
+    groups_channels=st.sampled_from([(1, 2), (2, 4), (3, 3), (2, 6)]),
+    positions=st.lists(st.integers(1, 3), max_size=2).map(tuple),
+    affine=st.booleans(),
+    data=st.data(),
+)
+def test_group_norm(batch, groups_channels, positions, affine, data):
+    groups, channels = groups_channels
+    a = data.draw(arrays((batch, channels) + positions))
+    w, b = data.draw(arrays((channels,))), data.draw(arrays((channels,)))
+
+    def f(T, x, w, b):
+        return T.nn.functional.group_norm(x, groups, w if affine else None, b if affine else None, eps=1e-3)
+
+    if batch * channels // groups * int(np.prod(positions)) == 1:
+        # One value per group: no variance to normalise by.
+        with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+            f(fg, fg.tensor(a), None, None)
+        return
+    out = check_op(f, a, w, b)
+    if batch:
+        # Each group of each sample: mean 0 and biased variance 1 before the affine step.
+        rows = f(fg, fg.tensor(a), None, None).numpy().reshape(batch * groups, -1)
+        np.testing.assert_allclose(rows.mean(1), 0, atol=1e-9)
+        xs = [fg.tensor(v, requires_grad=True) for v in (a, w, b)]
+        assert fg.autograd.gradgradcheck(lambda x, w, b: f(fg, x, w, b), xs)
+    assert out.shape == a.shape
+
+
+@pytest.mark.parametrize(
+    "fn, kind, message",
+    [
+        (lambda F, T: F.group_norm(T.ones(2, 4, 5), 3), RuntimeError,
+         r"Expected number of channels in input to be divisible by num_groups, but got input of shape \[2, 4, 5\]"),
+        (lambda F, T: F.group_norm(T.ones(2, 4, 5), 2, T.ones(3)), RuntimeError,
+         "Expected weight to be a vector of size equal to the number of channels in input"),
+        (lambda F, T: F.group_norm(T.ones(4), 2), RuntimeError, "Expected at least 2 dimensions for input tensor"),
+        (lambda F, T: F.group_norm(T.ones(2, 4, dtype=T.int64), 2), NotImplementedError, "GroupNormKernelImpl"),
+        (lambda F, T: T.nn.GroupNorm(3, 4), ValueError, r"num_channels \(4\) must be divisible by num_groups \(3\)"),
+    ],
+)
+def test_group_norm_errors(fn, kind, message):
+    assert_raises_like_torch(fn, kind, message)
+
+
+def test_group_norm_module_trains_its_affine_parameters():
+    gn = fg.nn.GroupNorm(2, 4)
+    assert [tuple(p.shape) for p in gn.parameters()] == [(4,), (4,)]
+    gn(fg.randn(3, 4, 5, 5)).pow(3).sum().backward()
+    assert gn.weight.grad is not None and gn.bias.grad is not None
+    assert list(fg.nn.GroupNorm(2, 4, affine=False).parameters()) == []
+    assert repr(gn) == "GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)"
+
+
 def test_embedding_picks_rows_and_skips_the_padding_gradient():
     weight = np.arange(12.0).reshape(4, 3)
     idx = [[0, 2, 2], [3, 1, 0]]

@@ -43,6 +43,7 @@ __all__ = [
     "huber_loss",
     "kl_div",
     "l1_loss",
+    "group_norm",
     "layer_norm",
     "leaky_relu",
     "linear",
@@ -454,6 +455,21 @@ def cross_entropy(
     else:
         smooth = _reduce(smooth, reduction)
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+
+
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalizes each sample's channels in ``num_groups`` groups, then scales and shifts per channel."""
+    if input.dim() >= 2 and num_groups > 0:
+        size = [input.shape[0] * input.shape[1] // num_groups, num_groups, *input.shape[2:]]
+        if math.prod((size[0], *size[2:])) == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+    return _C._group_norm(input, num_groups, weight, bias, eps)
 
 
 def layer_norm(

@@ -44,6 +44,7 @@ __all__ = [
     "Identity",
     "KLDivLoss",
     "L1Loss",
+    "GroupNorm",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
@@ -1140,6 +1141,12 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
+def _affine_parameters(module: Module, shape: tuple[int, ...], affine: bool, bias: bool, dtype) -> None:
+    """A norm's ``weight`` (ones) and ``bias`` (zeros) of ``shape``, or ``None`` for those left out."""
+    module.register_parameter("weight", Parameter(ferrograd.ones(shape, dtype=dtype)) if affine else None)
+    module.register_parameter("bias", Parameter(ferrograd.zeros(shape, dtype=dtype)) if affine and bias else None)
+
+
 class LayerNorm(Module):
     def __init__(
         self,
@@ -1155,15 +1162,7 @@ class LayerNorm(Module):
         self.normalized_shape = shape
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ferrograd.ones(shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ferrograd.zeros(shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, shape, elementwise_affine, bias, dtype)
 
     def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -1173,6 +1172,30 @@ class LayerNorm(Module):
             f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
             f"bias={self.bias is not None}"
         )
+
+
+class GroupNorm(Module):
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        _affine_parameters(self, (num_channels,), affine, bias, dtype)
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, bias={self.bias is not None}"
 
 
 class Embedding(Module):

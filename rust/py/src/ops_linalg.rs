@@ -397,6 +397,11 @@ fn _nll_loss(
     .into())
 }
 
+/// The tensor of an optional tensor argument.
+fn tensor_of<'a>(arg: &'a Option<PyRef<'_, PyTensor>>) -> Option<&'a Tensor> {
+    arg.as_ref().map(|a| &a.t)
+}
+
 /// `layer_norm(input, normalized_shape, weight, bias, eps)`, argument for
 /// argument as `F.layer_norm`.
 #[pyfunction]
@@ -408,16 +413,31 @@ fn _layer_norm(
     bias: Option<PyRef<'_, PyTensor>>,
     eps: f64,
 ) -> PyResult<PyTensor> {
-    let (x, w, b) = (
-        &input.t,
-        weight.as_ref().map(|w| &w.t),
-        bias.as_ref().map(|b| &b.t),
-    );
+    let (x, w, b) = (&input.t, tensor_of(&weight), tensor_of(&bias));
     Ok(maybe_detach(py, x.numel(), || {
         norm::layer_norm(x, &normalized_shape, w, b, eps)
     })
     .py()?
     .into())
+}
+
+/// `group_norm(input, num_groups, weight, bias, eps)`, argument for
+/// argument as `F.group_norm`.
+#[pyfunction]
+fn _group_norm(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    num_groups: usize,
+    weight: Option<PyRef<'_, PyTensor>>,
+    bias: Option<PyRef<'_, PyTensor>>,
+    eps: f64,
+) -> PyResult<PyTensor> {
+    let (x, w, b) = (&input.t, tensor_of(&weight), tensor_of(&bias));
+    Ok(
+        maybe_detach(py, x.numel(), || norm::group_norm(x, num_groups, w, b, eps))
+            .py()?
+            .into(),
+    )
 }
 
 /// `pad(input, pad, mode, value)`, argument for argument as `F.pad`.
@@ -475,5 +495,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_batch_norm, m)?)?;
     m.add_function(wrap_pyfunction!(_layer_norm, m)?)?;
     m.add_function(wrap_pyfunction!(_pad, m)?)?;
+    m.add_function(wrap_pyfunction!(_group_norm, m)?)?;
     Ok(())
 }

@@ -690,6 +690,64 @@ fn layer_norm_backward_ops(
     Ok((dx, dw, db))
 }
 
+/// `group_norm(num_groups, weight, bias, eps)`: each sample's channels in
+/// `groups` consecutive groups, a group normalised over its channels and
+/// positions with the biased variance (the row kernels of layer_norm),
+/// then scaled and shifted per channel.
+pub fn group_norm(
+    input: &Tensor,
+    groups: usize,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
+    let shape = input.shape();
+    if shape.len() < 2 {
+        bail!(
+            Runtime,
+            "Expected at least 2 dimensions for input tensor but received {}",
+            shape.len()
+        );
+    }
+    let (batch, channels) = (shape[0], shape[1]);
+    if groups == 0 || channels % groups != 0 {
+        bail!(
+            Runtime,
+            "Expected number of channels in input to be divisible by num_groups, but got input of shape {} and num_groups={}",
+            crate::tensor::layout::fmt_shape(shape),
+            groups
+        );
+    }
+    for (name, t) in [("weight", weight), ("bias", bias)] {
+        if t.is_some_and(|t| t.shape() != [channels]) {
+            bail!(
+                Runtime,
+                "Expected {name} to be a vector of size equal to the number of channels in input, but got {name} of shape {} and input of shape {}",
+                crate::tensor::layout::fmt_shape(t.expect("checked").shape()),
+                crate::tensor::layout::fmt_shape(shape)
+            );
+        }
+    }
+    check_real_float(input.dtype(), "GroupNormKernelImpl")?;
+    let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+    if input.numel() == 0 {
+        return mul(input, &Tensor::scalar(Scalar::Float(1.0), input.dtype()));
+    }
+    let per_group = input.numel() / (batch * groups);
+    let rows = reshape(input, &[(batch * groups) as i64, per_group as i64])?;
+    let mut out = reshape(&layer_norm(&rows, &[per_group], None, None, eps)?, &dims)?;
+    // Per-channel parameters broadcast over the positions after dim 1.
+    let mut per_channel = vec![1i64; shape.len() - 1];
+    per_channel[0] = channels as i64;
+    if let Some(w) = weight {
+        out = mul(&out, &reshape(w, &per_channel)?)?;
+    }
+    if let Some(b) = bias {
+        out = add(&out, &reshape(b, &per_channel)?)?;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
