@@ -41,6 +41,7 @@ from .modules import (
     Softmax,
     Softplus,
     Tanh,
+    Upsample,
 )
 from .parameter import Parameter
 
@@ -85,6 +86,7 @@ __all__ = [
     "Softmax",
     "Softplus",
     "Tanh",
+    "Upsample",
     "functional",
     "init",
 ]

@@ -44,6 +44,7 @@ __all__ = [
     "kl_div",
     "l1_loss",
     "group_norm",
+    "interpolate",
     "layer_norm",
     "leaky_relu",
     "linear",
@@ -557,6 +558,68 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     backwards; ``mode`` is ``"constant"`` (``value``, default 0), ``"reflect"``, ``"replicate"`` or
     ``"circular"``."""
     return _C._pad(input, list(pad), mode, value)
+
+
+_RESIZE_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
+_LINEAR_MODE_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def interpolate(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
+) -> Tensor:
+    """Resizes the spatial dims (after batch and channels) to ``size`` or by ``scale_factor``:
+    ``nearest``, ``nearest-exact``, ``linear`` (3D input), ``bilinear`` (4D) or ``trilinear`` (5D)."""
+    spatial = list(input.shape[2:])
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError(
+                "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear"
+            )
+    elif align_corners is None:
+        align_corners = False
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        sizes = [size] * len(spatial) if isinstance(size, int) else list(size)
+        if len(sizes) != len(spatial):
+            raise ValueError(
+                f"Input and output must have the same number of spatial dimensions, but got input with spatial "
+                f"dimensions of {spatial} and output size of {size}. Please provide input tensor in "
+                "(N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format."
+            )
+        scales: list[float | None] = [None] * len(spatial)
+    elif scale_factor is not None:
+        factors = [scale_factor] * len(spatial) if isinstance(scale_factor, (int, float)) else list(scale_factor)
+        if len(factors) != len(spatial):
+            raise ValueError(
+                f"Input and scale_factor must have the same number of spatial dimensions, but got input with spatial "
+                f"dimensions of {spatial} and scale_factor of shape {scale_factor}. Please provide input tensor in "
+                "(N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format."
+            )
+        sizes = [math.floor(n * f) for n, f in zip(spatial, factors)]
+        scales = [None if recompute_scale_factor else float(f) for f in factors]
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias is not supported")
+    if mode in _LINEAR_MODE_DIMS and len(spatial) != _LINEAR_MODE_DIMS[mode]:
+        raise NotImplementedError(
+            f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR_MODE_DIMS[mode] + 2}D input"
+        )
+    if mode in ("bicubic", "area", "lanczos"):
+        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported")
+    if mode not in ("nearest", "nearest-exact", *_LINEAR_MODE_DIMS) or not 1 <= len(spatial) <= 3:
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: "
+            f"{_RESIZE_MODES} (got {mode})"
+        )
+    return _C._interpolate(input, sizes, scales, mode, bool(align_corners))
 
 
 def conv2d(

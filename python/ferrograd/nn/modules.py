@@ -45,6 +45,7 @@ __all__ = [
     "KLDivLoss",
     "L1Loss",
     "GroupNorm",
+    "Upsample",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
@@ -1139,6 +1140,31 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Upsample(Module):
+    def __init__(
+        self,
+        size: int | tuple[int, ...] | None = None,
+        scale_factor: float | tuple[float, ...] | None = None,
+        mode: str = "nearest",
+        align_corners: bool | None = None,
+        recompute_scale_factor: bool | None = None,
+    ) -> None:
+        super().__init__()
+        self.size, self.scale_factor, self.mode = size, scale_factor, mode
+        self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.interpolate(
+            input, self.size, self.scale_factor, self.mode, self.align_corners, self.recompute_scale_factor
+        )
+
+    def extra_repr(self) -> str:
+        factor = self.scale_factor
+        factor = float(factor) if isinstance(factor, (int, float)) else factor
+        what = f"size={self.size}" if self.size is not None else f"scale_factor={factor}"
+        return f"{what}, mode={self.mode!r}"
 
 
 def _affine_parameters(module: Module, shape: tuple[int, ...], affine: bool, bias: bool, dtype) -> None:

@@ -440,6 +440,25 @@ fn _group_norm(
     )
 }
 
+/// `interpolate` once `F.interpolate` has settled the output sizes and
+/// the scale factors that set the source step.
+#[pyfunction]
+fn _interpolate(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    sizes: Vec<usize>,
+    scales: Vec<Option<f64>>,
+    mode: &str,
+    align_corners: bool,
+) -> PyResult<PyTensor> {
+    let x = &input.t;
+    Ok(maybe_detach(py, x.numel(), || {
+        ferrograd_core::ops::resize::interpolate(x, &sizes, &scales, mode, align_corners)
+    })
+    .py()?
+    .into())
+}
+
 /// `pad(input, pad, mode, value)`, argument for argument as `F.pad`.
 #[pyfunction]
 #[pyo3(signature = (input, pad, mode="constant", value=None))]
@@ -495,6 +514,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_batch_norm, m)?)?;
     m.add_function(wrap_pyfunction!(_layer_norm, m)?)?;
     m.add_function(wrap_pyfunction!(_pad, m)?)?;
+    m.add_function(wrap_pyfunction!(_interpolate, m)?)?;
     m.add_function(wrap_pyfunction!(_group_norm, m)?)?;
     Ok(())
 }

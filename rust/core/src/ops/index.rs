@@ -671,6 +671,92 @@ pub fn index_put_zeros(
     Ok(out)
 }
 
+/// One step of [`resample`]: along `dim`, each output position a weighted
+/// sum of input positions, one term per (positions, weights) pair; no
+/// weights means weight 1.
+pub struct Resample {
+    pub dim: usize,
+    pub terms: Vec<(Vec<i64>, Option<Vec<f64>>)>,
+}
+
+impl Resample {
+    /// Output position `i` copies input position `positions[i]`.
+    pub fn gather(dim: usize, positions: Vec<i64>) -> Resample {
+        Resample {
+            dim,
+            terms: vec![(positions, None)],
+        }
+    }
+}
+
+/// A [`Resample`] term as tensors: the indices of `index` and the
+/// weights shaped to broadcast along the step's dim.
+type ResampleTerm = (Vec<Option<Tensor>>, Option<Tensor>);
+
+/// `t` resampled along one dim after another (padding by reflection,
+/// nearest and linear interpolation), recorded as one node `name` whose
+/// gradient sends every term's weighted share back to its source.
+pub fn resample(t: &Tensor, steps: Vec<Resample>, name: &'static str) -> Result<Tensor> {
+    let ndim = t.ndim();
+    let mut x = t.detach();
+    // Per step: the shape it read from and its terms.
+    let mut plans: Vec<(Shape, Vec<ResampleTerm>)> = Vec::with_capacity(steps.len());
+    for step in steps {
+        let mut terms = Vec::with_capacity(step.terms.len());
+        for (positions, weights) in step.terms {
+            let n = positions.len();
+            let mut indices = vec![None; ndim];
+            indices[step.dim] = Some(Tensor::from_vec(positions, &[n])?);
+            let mut weight_shape = vec![1; ndim - step.dim];
+            weight_shape[0] = n;
+            let weights = match weights {
+                Some(w) => Some(cast(&Tensor::from_vec(w, &weight_shape)?, t.dtype())),
+                None => None,
+            };
+            terms.push((indices, weights));
+        }
+        let from: Shape = x.shape().into();
+        x = sum_of_terms(&terms, |indices, w| {
+            let picked = index(&x, indices)?;
+            w.map_or(Ok(picked.clone()), |w| super::binary::mul(&picked, w))
+        })?;
+        plans.push((from, terms));
+    }
+    record(
+        name,
+        &[t],
+        &x,
+        || (),
+        move |_, _, g| {
+            let mut g = g.clone();
+            for (from, terms) in plans.iter().rev() {
+                g = sum_of_terms(terms, |indices, w| {
+                    let share = w.map_or(Ok(g.clone()), |w| super::binary::mul(&g, w))?;
+                    index_put_zeros(&share, from, indices)
+                })?;
+            }
+            Ok(grads![Some(g)])
+        },
+    );
+    Ok(x)
+}
+
+/// The sum over `terms` of `f(indices, weights)`.
+fn sum_of_terms(
+    terms: &[ResampleTerm],
+    f: impl Fn(&[Option<Tensor>], Option<&Tensor>) -> Result<Tensor>,
+) -> Result<Tensor> {
+    let mut total: Option<Tensor> = None;
+    for (indices, w) in terms {
+        let part = f(indices, w.as_ref())?;
+        total = Some(match total {
+            Some(sum) => super::binary::add(&sum, &part)?,
+            None => part,
+        });
+    }
+    total.ok_or_else(|| crate::Error::Runtime("resample: a step without terms".into()))
+}
+
 /// Writes (or with `accumulate` adds) `values`, broadcast to the indexed
 /// shape, into `dst` at `indices`, in place and without history.
 pub fn put(

@@ -24,6 +24,7 @@ pub mod optim;
 pub mod pad;
 pub mod random;
 pub mod reduce;
+pub mod resize;
 pub mod scan;
 pub mod shape;
 pub mod sort;

@@ -3,7 +3,7 @@
 //! padding as a gather of source positions along each padded dim, whose
 //! gradient adds every copy back to its source.
 
-use super::index::{index, index_put_zeros};
+use super::index::{resample, Resample};
 use super::inplace::copy_;
 use super::shape::slice;
 use crate::autograd::record;
@@ -111,11 +111,9 @@ fn edge_pad(t: &Tensor, pads: &[i64], mode: &str) -> Result<Tensor> {
         );
     }
     let amounts = amounts(ndim, pads);
-    let mut x = t.detach();
-    // Per padded dim: the shape gathered from and the positions gathered.
-    let mut steps: Vec<(Shape, Vec<Option<Tensor>>)> = Vec::with_capacity(k);
-    for d in ndim - k..ndim {
-        let (n, (before, after)) = (t.shape()[d] as i64, amounts[d]);
+    let mut steps = Vec::with_capacity(k);
+    for (d, &(before, after)) in amounts.iter().enumerate().skip(ndim - k) {
+        let n = t.shape()[d] as i64;
         match mode {
             "reflect" if before >= n || after >= n => bail!(
                 Runtime,
@@ -130,8 +128,7 @@ fn edge_pad(t: &Tensor, pads: &[i64], mode: &str) -> Result<Tensor> {
             }
             _ => {}
         }
-        let padded = n + before + after;
-        if padded < 0 {
+        if n + before + after < 0 {
             bail!(Runtime, "narrow(): length must be non-negative.");
         }
         let positions: Vec<i64> = (-before..n + after)
@@ -143,11 +140,7 @@ fn edge_pad(t: &Tensor, pads: &[i64], mode: &str) -> Result<Tensor> {
                 _ => s,
             })
             .collect();
-        let mut indices = vec![None; ndim];
-        indices[d] = Some(Tensor::from_vec(positions, &[padded as usize])?);
-        let from: Shape = x.shape().into();
-        x = index(&x, &indices)?;
-        steps.push((from, indices));
+        steps.push(Resample::gather(d, positions));
     }
     let name = match (mode, k) {
         ("reflect", 1) => "ReflectionPad1DBackward0",
@@ -159,18 +152,5 @@ fn edge_pad(t: &Tensor, pads: &[i64], mode: &str) -> Result<Tensor> {
         // Circular padding is copies of slices in PyTorch.
         _ => "CopySlices",
     };
-    record(
-        name,
-        &[t],
-        &x,
-        || (),
-        move |_, _, g| {
-            let mut g = g.clone();
-            for (from, indices) in steps.iter().rev() {
-                g = index_put_zeros(&g, from, indices)?;
-            }
-            Ok(grads![Some(g)])
-        },
-    );
-    Ok(x)
+    resample(t, steps, name)
 }
