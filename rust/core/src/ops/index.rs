@@ -674,6 +674,7 @@ pub fn index_put_zeros(
 /// One step of [`resample`]: along `dim`, each output position a weighted
 /// sum of input positions, one term per (positions, weights) pair; no
 /// weights means weight 1.
+#[derive(Clone)]
 pub struct Resample {
     pub dim: usize,
     pub terms: Vec<(Vec<i64>, Option<Vec<f64>>)>,
@@ -689,39 +690,17 @@ impl Resample {
     }
 }
 
-/// A [`Resample`] term as tensors: the indices of `index` and the
-/// weights shaped to broadcast along the step's dim.
-type ResampleTerm = (Vec<Option<Tensor>>, Option<Tensor>);
-
 /// `t` resampled along one dim after another (padding by reflection,
 /// nearest and linear interpolation), recorded as one node `name` whose
 /// gradient sends every term's weighted share back to its source.
 pub fn resample(t: &Tensor, steps: Vec<Resample>, name: &'static str) -> Result<Tensor> {
-    let ndim = t.ndim();
     let mut x = t.detach();
-    // Per step: the shape it read from and its terms.
-    let mut plans: Vec<(Shape, Vec<ResampleTerm>)> = Vec::with_capacity(steps.len());
-    for step in steps {
-        let mut terms = Vec::with_capacity(step.terms.len());
-        for (positions, weights) in step.terms {
-            let n = positions.len();
-            let mut indices = vec![None; ndim];
-            indices[step.dim] = Some(Tensor::from_vec(positions, &[n])?);
-            let mut weight_shape = vec![1; ndim - step.dim];
-            weight_shape[0] = n;
-            let weights = match weights {
-                Some(w) => Some(cast(&Tensor::from_vec(w, &weight_shape)?, t.dtype())),
-                None => None,
-            };
-            terms.push((indices, weights));
-        }
-        let from: Shape = x.shape().into();
-        x = sum_of_terms(&terms, |indices, w| {
-            let picked = index(&x, indices)?;
-            w.map_or(Ok(picked.clone()), |w| super::binary::mul(&picked, w))
-        })?;
-        plans.push((from, terms));
+    let mut sizes = Vec::with_capacity(steps.len());
+    for step in &steps {
+        sizes.push(x.shape()[step.dim]);
+        x = resample_rows(&x, step, None)?;
     }
+    let steps: std::sync::Arc<[(Resample, usize)]> = steps.into_iter().zip(sizes).collect();
     record(
         name,
         &[t],
@@ -729,11 +708,8 @@ pub fn resample(t: &Tensor, steps: Vec<Resample>, name: &'static str) -> Result<
         || (),
         move |_, _, g| {
             let mut g = g.clone();
-            for (from, terms) in plans.iter().rev() {
-                g = sum_of_terms(terms, |indices, w| {
-                    let share = w.map_or(Ok(g.clone()), |w| super::binary::mul(&g, w))?;
-                    index_put_zeros(&share, from, indices)
-                })?;
+            for (step, size) in steps.iter().rev() {
+                g = resample_rows(&g, step, Some(*size))?;
             }
             Ok(grads![Some(g)])
         },
@@ -741,20 +717,117 @@ pub fn resample(t: &Tensor, steps: Vec<Resample>, name: &'static str) -> Result<
     Ok(x)
 }
 
-/// The sum over `terms` of `f(indices, weights)`.
-fn sum_of_terms(
-    terms: &[ResampleTerm],
-    f: impl Fn(&[Option<Tensor>], Option<&Tensor>) -> Result<Tensor>,
-) -> Result<Tensor> {
-    let mut total: Option<Tensor> = None;
-    for (indices, w) in terms {
-        let part = f(indices, w.as_ref())?;
-        total = Some(match total {
-            Some(sum) => super::binary::add(&sum, &part)?,
-            None => part,
-        });
+/// The (outer, inner) extents around `dim`: `x` is `outer` blocks of
+/// `shape[dim]` rows of `inner` elements.
+fn step_blocks(shape: &[usize], dim: usize) -> (usize, usize) {
+    (
+        shape[..dim].iter().product(),
+        shape[dim + 1..].iter().product(),
+    )
+}
+
+/// One step of [`resample`] as a kernel. With `adjoint_rows` None, each
+/// output row along the dim is the weighted sum of the input rows its terms
+/// name; with `Some(rows)`, the adjoint: each input row added, weighted, to
+/// the rows it was read from, giving `rows` rows. Each is the other's
+/// gradient.
+fn resample_rows(x: &Tensor, step: &Resample, adjoint_rows: Option<usize>) -> Result<Tensor> {
+    let (outer, inner) = step_blocks(x.shape(), step.dim);
+    let in_rows = x.shape()[step.dim];
+    let picks = step
+        .terms
+        .first()
+        .map_or(0, |(positions, _)| positions.len());
+    let out_rows = adjoint_rows.unwrap_or(picks);
+    let mut shape: Shape = x.shape().into();
+    shape[step.dim] = out_rows;
+    let out = with_dtype!(x.dtype(), T => {
+        let src = super::copy::contiguous(&x.detach())?.to_vec::<T>();
+        let terms = typed_terms::<T>(step);
+        let mut out = vec![T::zero(); outer * out_rows * inner];
+        let block = |first: usize, dst: &mut [T]| {
+            let blocks = dst.chunks_mut(out_rows * inner);
+            for (b, dst) in (first / (out_rows * inner).max(1)..).zip(blocks) {
+                let src = &src[b * in_rows * inner..(b + 1) * in_rows * inner];
+                match adjoint_rows {
+                    None => add_rows::<T, false>(dst, src, inner, &terms),
+                    Some(_) => add_rows::<T, true>(dst, src, inner, &terms),
+                }
+            }
+        };
+        run_blocks(&mut out, out_rows * inner, block);
+        Tensor::from_vec(out, &shape)?
+    });
+    let name = match adjoint_rows {
+        None => "ResampleBackward0",
+        Some(_) => "ResampleBackward1",
+    };
+    let step = step.clone();
+    let back_rows = match adjoint_rows {
+        None => Some(in_rows),
+        Some(_) => None,
+    };
+    record(
+        name,
+        &[x],
+        &out,
+        || (),
+        move |_, _, g| Ok(grads![Some(resample_rows(g, &step, back_rows)?)]),
+    );
+    Ok(out)
+}
+
+/// One block of [`resample_rows`]: for each term's (output row, input
+/// row) pair, the input row added, weighted, to the output row; `ADJOINT`
+/// swaps which side of the pair is written.
+fn add_rows<T: Arith, const ADJOINT: bool>(
+    dst: &mut [T],
+    src: &[T],
+    inner: usize,
+    terms: &[(Vec<usize>, Option<Vec<T>>)],
+) {
+    for (positions, weights) in terms {
+        for (o, &p) in positions.iter().enumerate() {
+            let (to, from) = if ADJOINT { (p, o) } else { (o, p) };
+            let to = &mut dst[to * inner..(to + 1) * inner];
+            let from = &src[from * inner..(from + 1) * inner];
+            match weights {
+                Some(w) => to
+                    .iter_mut()
+                    .zip(from)
+                    .for_each(|(d, &v)| *d = d.add(v.mul(w[o]))),
+                None => to.iter_mut().zip(from).for_each(|(d, &v)| *d = d.add(v)),
+            }
+        }
     }
-    total.ok_or_else(|| crate::Error::Runtime("resample: a step without terms".into()))
+}
+
+/// A step's positions as `usize` and weights in the element type.
+fn typed_terms<T: Arith>(step: &Resample) -> Vec<(Vec<usize>, Option<Vec<T>>)> {
+    step.terms
+        .iter()
+        .map(|(positions, weights)| {
+            let weights = weights.as_ref().map(|w| {
+                w.iter()
+                    .map(|&w| T::from_scalar(crate::Scalar::Float(w)))
+                    .collect()
+            });
+            (positions.iter().map(|&p| p as usize).collect(), weights)
+        })
+        .collect()
+}
+
+/// `block(first, blocks)` over `out` in whole blocks of `block_len`, spread
+/// over the pool when large.
+fn run_blocks<T: Send>(out: &mut [T], block_len: usize, block: impl Fn(usize, &mut [T]) + Sync) {
+    if block_len == 0 {
+        return;
+    }
+    if out.len() >= super::elementwise::PARALLEL_MIN_ELEMENTS {
+        crate::parallel::for_each_span_mut(out, block_len, block);
+    } else {
+        block(0, out);
+    }
 }
 
 /// Writes (or with `accumulate` adds) `values`, broadcast to the indexed
