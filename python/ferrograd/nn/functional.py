@@ -32,38 +32,67 @@ __all__ = [
     "batch_norm",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
+    "celu",
+    "channel_shuffle",
     "conv2d",
+    "cosine_embedding_loss",
+    "cosine_similarity",
     "cross_entropy",
     "dropout",
     "elu",
     "embedding",
     "fold",
+    "gaussian_nll_loss",
     "gelu",
+    "glu",
+    "group_norm",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
     "hardtanh",
+    "hinge_embedding_loss",
     "huber_loss",
+    "instance_norm",
+    "interpolate",
     "kl_div",
     "l1_loss",
-    "group_norm",
-    "interpolate",
     "layer_norm",
     "leaky_relu",
     "linear",
     "log_softmax",
     "logsigmoid",
+    "margin_ranking_loss",
     "max_pool2d",
+    "mish",
     "mse_loss",
+    "multilabel_soft_margin_loss",
     "nll_loss",
     "normalize",
     "one_hot",
     "pad",
+    "pairwise_distance",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "poisson_nll_loss",
+    "prelu",
     "relu",
     "relu6",
+    "rms_norm",
+    "selu",
     "sigmoid",
     "silu",
     "smooth_l1_loss",
+    "soft_margin_loss",
     "softmax",
+    "softmin",
     "softplus",
+    "softshrink",
+    "softsign",
     "tanh",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
+    "triplet_margin_loss",
     "unfold",
 ]
 
@@ -771,3 +800,528 @@ def batch_norm(
     if training and math.prod((input.shape[0], *input.shape[2:])) == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
     return _C._batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+# ---- more activations ------------------------------------------------------------------
+
+
+def _activate(input: Tensor, fn, inplace: bool) -> Tensor:
+    """``fn(input)``, or written over ``input`` when ``inplace`` (computed from a copy, so the
+    gradient reads the values the op saw)."""
+    return _in_place(input, fn(input.clone())) if inplace else fn(input)
+
+
+def _thresholded(x: Tensor, threshold: float, value: float) -> Tensor:
+    return ferrograd.where(x > threshold, x, ferrograd.full_like(x, value))
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``input`` where it is greater than ``threshold``, else ``value``."""
+    return _activate(input, lambda x: _thresholded(x, threshold, value), inplace)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return _activate(input, lambda x: _thresholded(x, threshold, value), True)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``scale * elu(input, alpha)`` with the self-normalising constants."""
+    return _activate(input, lambda x: _C.elu(x, _SELU_ALPHA) * _SELU_SCALE, inplace)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``max(0, x) + min(0, alpha (exp(x / alpha) - 1))``."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+
+    def fn(x: Tensor) -> Tensor:
+        # The exponential only ever sees the non-positive part, so it cannot overflow for alpha > 0.
+        return x.relu() + ((x.clamp(max=0.0) / alpha).exp() - 1) * alpha
+
+    return _activate(input, fn, inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x tanh(softplus(x))``."""
+    return _activate(input, lambda x: x * _C.softplus(x, 1.0, 20.0).tanh(), inplace)
+
+
+def softsign(input: Tensor) -> Tensor:
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    return input - input.tanh()
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(x + 3) / 6``; the gradient is 1/6 strictly inside (-3, 3) and 0 elsewhere."""
+
+    def fn(x: Tensor) -> Tensor:
+        inside = (x > -3) & (x < 3)
+        return ferrograd.where(inside, x / 6 + 0.5, (x >= 3).to(x.dtype))
+
+    return _activate(input, fn, inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x relu6(x + 3) / 6``: 0 up to -3, ``x`` from 3, ``x (x + 3) / 6`` between (the
+    gradient at -3 and 3 is that of the outer pieces)."""
+
+    def fn(x: Tensor) -> Tensor:
+        inner = ferrograd.where(x > -3, x * (x + 3) / 6, ferrograd.zeros_like(x))
+        return ferrograd.where(x >= 3, x, inner)
+
+    return _activate(input, fn, inplace)
+
+
+def _finfo_max(dtype) -> tuple[str, float]:
+    if dtype == ferrograd.float64:
+        return "Double", 1.7976931348623157e308
+    return "Float", 3.4028234663852886e38
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 between."""
+    if lambd < 0:
+        name, top = _finfo_max(input.dtype)
+        raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype {name}, but found {lambd:g}")
+    zero = ferrograd.zeros_like(input)
+    return ferrograd.where(input > lambd, input - lambd, ferrograd.where(input < -lambd, input + lambd, zero))
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0."""
+    return ferrograd.where((input > lambd) | (input < -lambd), input, ferrograd.zeros_like(input))
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``x`` where positive, else ``weight * x``; ``weight`` holds one slope or one per channel (dim 1)."""
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    channels = input.shape[1] if input.dim() >= 2 else 1
+    if weight.numel() != 1:
+        if weight.numel() != channels:
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                f"{weight.numel()} and channel size = {channels}."
+            )
+        slope = weight.reshape((channels,) + (1,) * (input.dim() - 2))
+    else:
+        slope = weight.reshape(())
+    return ferrograd.where(input > 0, input, slope * input)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    if dim is None:
+        dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
+    return (-(input if dtype is None else input.to(dtype))).softmax(dim)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """The first half of ``input`` along ``dim`` gated by the sigmoid of the second."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = dim + input.dim() if dim < 0 else dim
+    size = input.shape[dim]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {size}")
+    a, b = input.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+# ---- distances -------------------------------------------------------------------------
+
+
+def _broadcast_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
+    """The shape ``a`` and ``b`` broadcast to, with PyTorch's error when they do not."""
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {i}"
+            )
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def _vector_norm(x: Tensor, p: float, dim: int, keepdim: bool) -> Tensor:
+    """The ``p``-norm along ``dim``: 2 by ``Tensor.norm``, the others composed."""
+    if p == 2:
+        return x.norm(2, dim, keepdim=keepdim)
+    if p == math.inf:
+        return x.abs().amax(dim, keepdim=keepdim)
+    if p == -math.inf:
+        return x.abs().amin(dim, keepdim=keepdim)
+    if p == 0:
+        return (x != 0).to(x.dtype).sum(dim, keepdim=keepdim)
+    if p == 1:
+        return x.abs().sum(dim, keepdim=keepdim)
+    return x.abs().pow(p).sum(dim, keepdim=keepdim).pow(1.0 / p)
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps))`` along ``dim``, the inputs broadcast
+    together; each norm is floored at ``eps`` (the floor itself passes the gradient through)."""
+    shape = _broadcast_shape(x1.shape, x2.shape)
+    x1, x2 = x1.expand(shape), x2.expand(shape)
+
+    def unit(x: Tensor) -> Tensor:
+        norm = x.norm(2, dim, keepdim=True).clone()
+        with ferrograd.no_grad():
+            norm.clamp_(min=eps)
+        return x / norm
+
+    return (unit(x1) * unit(x2)).sum(dim)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """The ``p``-norm of ``x1 - x2 + eps`` along the last dim."""
+    diff = x1 - x2 + eps
+    if diff.dim() == 0:
+        return _vector_norm(diff.reshape((1,)), p, 0, keepdim).reshape(())
+    return _vector_norm(diff, p, -1, keepdim)
+
+
+# ---- more losses -----------------------------------------------------------------------
+
+
+def margin_ranking_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``max(0, -target (input1 - input2) + margin)``."""
+    reduction = _reduction_arg(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} "
+        )
+    return _reduce((-target * (input1 - input2) + margin).clamp(min=0.0), reduction)
+
+
+def hinge_embedding_loss(
+    input: Tensor,
+    target: Tensor,
+    margin: float = 1.0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``input`` where ``target`` is 1, ``max(0, margin - input)`` where it is -1."""
+    reduction = _reduction_arg(size_average, reduce, reduction)
+    zeros = ferrograd.zeros_like(input)
+    from_margin = ferrograd.where(target != 1, (margin - input).clamp(min=0.0), zeros)
+    from_input = ferrograd.where(target != -1, input, zeros)
+    return _reduce(from_margin + from_input, reduction)
+
+
+def soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``log(1 + exp(-target input))``."""
+    reduction = _reduction_arg(size_average, reduce, reduction)
+    return _reduce((-input * target).exp().log1p(), reduction)
+
+
+def cosine_embedding_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``1 - cos(input1, input2)`` where ``target`` is 1, ``max(0, cos - margin)`` where it is -1;
+    the cosine along the last dim, each squared norm raised by 1e-12."""
+    reduction = _reduction_arg(size_average, reduce, reduction)
+    dim = target.dim()
+    if dim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input1.dim() != dim + 1 or input2.dim() != dim + 1:
+        raise RuntimeError(
+            f"{dim}D target tensor expects {dim + 1}D input tensors, but found inputs with sizes "
+            f"{list(input1.shape)} and {list(input2.shape)}."
+        )
+    prod = (input1 * input2).sum(dim)
+    mag1 = (input1 * input1).sum(dim) + 1e-12
+    mag2 = (input2 * input2).sum(dim) + 1e-12
+    cos = prod / (mag1 * mag2).sqrt()
+    zeros = ferrograd.zeros_like(cos)
+    pos = ferrograd.where(target == 1, 1 - cos, zeros)
+    neg = ferrograd.where(target == -1, (cos - margin).clamp(min=0.0), zeros)
+    return _reduce(pos + neg, reduction)
+
+
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2,
+    eps: float = 1e-6,
+    swap: bool = False,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with ``d`` the
+    ``pairwise_distance``; ``swap`` uses the smaller of ``d(anchor, negative)`` and
+    ``d(positive, negative)``."""
+    reduction = _reduction_arg(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.dim() == positive.dim() == negative.dim():
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of dimensions, "
+            f"but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and negative {negative.dim()}D inputs"
+        )
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = d_neg.minimum(pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + d_pos - d_neg).clamp(min=0.0), reduction)
+
+
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    size_average: bool | None = None,
+    eps: float = 1e-8,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``exp(input) - target input`` for a log-rate input, else ``input - target log(input + eps)``;
+    ``full`` adds Stirling's approximation of ``log(target!)`` where ``target > 1``."""
+    reduction = _reduction_arg(size_average, reduce, reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + (2 * math.pi * target).log() * 0.5
+        loss = loss + stirling.masked_fill(target <= 1, 0.0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    var: Tensor | float,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """``0.5 (log var + (input - target)^2 / var)`` with ``var`` floored at ``eps`` (the floor
+    passes the gradient through); ``var`` may be a float, the input's shape, or broadcastable to
+    it in one dim; ``full`` adds ``0.5 log(2 pi)``."""
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        v = ferrograd.full_like(input, float(var))
+    else:
+        v = var
+        if bool((v < 0).any()):
+            raise ValueError("var has negative entry/entries")
+    in_shape, var_shape = tuple(input.shape), tuple(v.shape)
+    if var_shape != in_shape:
+        if in_shape[:-1] == var_shape:
+            v = v.unsqueeze(-1)
+        elif not (
+            len(in_shape) == len(var_shape) and sum(v for i, v in zip(in_shape, var_shape) if i != v) == 1
+        ):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    v = v.clone()
+    with ferrograd.no_grad():
+        v.clamp_(min=eps)
+    diff = input - target
+    loss = (v.log() + diff * diff / v) * 0.5
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The per-class binary logistic loss averaged over the classes (the last dim)."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(class_dim) / input.shape[class_dim]
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    return _reduce(loss, reduction)
+
+
+# ---- rearranging -----------------------------------------------------------------------
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """``(*, C r^2, H, W)`` to ``(*, C, H r, W r)``."""
+    r = upscale_factor
+    if input.dim() < 3:
+        raise RuntimeError(
+            f"pixel_shuffle expects input to have at least 3 dimensions, but got input with {input.dim()} dimension(s)"
+        )
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+            f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
+        )
+    n = len(lead)
+    x = input.reshape((*lead, c // (r * r), r, r, h, w))
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape((*lead, c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """``(*, C, H r, W r)`` to ``(*, C r^2, H, W)``, the inverse of ``pixel_shuffle``."""
+    r = downscale_factor
+    if input.dim() < 3:
+        raise RuntimeError(
+            f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with {input.dim()} dimension(s)"
+        )
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *lead, c, h, w = input.shape
+    for name, size, at in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(
+                f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but input.size({at})={size} "
+                f"is not divisible by {r}"
+            )
+    n = len(lead)
+    x = input.reshape((*lead, c, h // r, r, w // r, r))
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape((*lead, c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Channels (dim 1) in ``groups`` groups, interleaved: ``(N, g, C / g, *)`` transposed to ``(N, C / g, g, *)``."""
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    n, c, *rest = input.shape
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    x = input.reshape((n, groups, c // groups, *rest)).transpose(1, 2)
+    return x.reshape((n, c, *rest))
+
+
+def _unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """``input`` with ``dim`` split into ``sizes`` (one of which may be -1)."""
+    dim = dim + input.dim() if dim < 0 else dim
+    shape = list(input.shape)
+    total = shape[dim]
+    sizes = list(sizes)
+    if sizes.count(-1) > 1:
+        raise RuntimeError("unflatten: only one dimension can be inferred")
+    known = math.prod(s for s in sizes if s != -1)
+    if -1 in sizes:
+        if known == 0 or total % known:
+            raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {dim} "
+                               f"({total}) in the input tensor")
+        sizes[sizes.index(-1)] = total // known
+    elif known != total:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {dim} ({total}) in the input tensor"
+        )
+    return input.reshape(tuple(shape[:dim] + sizes + shape[dim + 1 :]))
+
+
+# ---- more normalization ----------------------------------------------------------------
+
+_FINFO_EPS = {ferrograd.float32: 1.1920928955078125e-07, ferrograd.float64: 2.220446049250313e-16}
+
+
+def rms_norm(
+    input: Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: Tensor | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """``input / sqrt(mean(input^2) + eps)`` over the trailing ``normalized_shape`` dims, times
+    ``weight``; ``eps`` defaults to the machine epsilon of the input's dtype."""
+    shape = [normalized_shape] if isinstance(normalized_shape, int) else [int(s) for s in normalized_shape]
+    k = len(shape)
+    if input.dim() < k or list(input.shape[input.dim() - k :]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={shape}, expected input with shape [*{', '.join(map(str, shape))}], "
+            f"but got input of size{list(input.shape)}"
+        )
+    if weight is not None and list(weight.shape) != shape:
+        raise RuntimeError(
+            f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+            f"{list(weight.shape)} and normalized_shape = {shape}"
+        )
+    if eps is None:
+        eps = _FINFO_EPS.get(input.dtype, _FINFO_EPS[ferrograd.float32])
+    dims = tuple(range(-k, 0))
+    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt() if k else input * (input * input + eps).rsqrt()
+    return out if weight is None else out * weight
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalizes each channel of each sample over its spatial dims: ``batch_norm`` of the input
+    seen as one sample with N * C channels. Running statistics, when given and ``use_input_stats``,
+    move towards the batch's mean of the per-sample statistics."""
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    n, c = input.shape[0], input.shape[1]
+
+    def repeated(t: Tensor | None) -> Tensor | None:
+        return None if t is None else t.repeat(n)
+
+    mean_rep, var_rep = repeated(running_mean), repeated(running_var)
+    out = _C._batch_norm(
+        input.reshape((1, n * c, *input.shape[2:])), mean_rep, var_rep, repeated(weight), repeated(bias),
+        use_input_stats, momentum, eps,
+    )
+    if use_input_stats:
+        with ferrograd.no_grad():
+            for stat, rep in ((running_mean, mean_rep), (running_var, var_rep)):
+                if stat is not None and rep is not None:
+                    stat.copy_(rep.reshape((n, c)).mean(0))
+    return out.reshape(tuple(input.shape))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -32,40 +33,90 @@ __all__ = [
     "BCEWithLogitsLoss",
     "BatchNorm1d",
     "BatchNorm2d",
+    "CELU",
+    "ChannelShuffle",
+    "CircularPad1d",
+    "CircularPad2d",
+    "CircularPad3d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
     "Conv2d",
+    "CosineEmbeddingLoss",
+    "CosineSimilarity",
     "CrossEntropyLoss",
     "Dropout",
     "ELU",
     "Embedding",
     "Flatten",
+    "Fold",
     "GELU",
+    "GLU",
+    "GaussianNLLLoss",
+    "GroupNorm",
+    "Hardshrink",
+    "Hardsigmoid",
+    "Hardswish",
     "Hardtanh",
+    "HingeEmbeddingLoss",
     "HuberLoss",
     "Identity",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
     "KLDivLoss",
     "L1Loss",
-    "GroupNorm",
-    "Upsample",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
     "LogSigmoid",
     "LogSoftmax",
     "MSELoss",
+    "MarginRankingLoss",
     "MaxPool2d",
+    "Mish",
     "Module",
     "ModuleDict",
     "ModuleList",
+    "MultiLabelSoftMarginLoss",
     "NLLLoss",
+    "PReLU",
+    "PairwiseDistance",
+    "ParameterDict",
+    "ParameterList",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "PoissonNLLLoss",
+    "RMSNorm",
     "ReLU",
     "ReLU6",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReflectionPad3d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ReplicationPad3d",
+    "SELU",
     "Sequential",
     "SiLU",
     "Sigmoid",
     "SmoothL1Loss",
+    "SoftMarginLoss",
     "Softmax",
+    "Softmin",
     "Softplus",
+    "Softshrink",
+    "Softsign",
     "Tanh",
+    "Tanhshrink",
+    "Threshold",
+    "TripletMarginLoss",
+    "Unflatten",
+    "Unfold",
+    "Upsample",
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ZeroPad3d",
 ]
 
 
@@ -1633,3 +1684,768 @@ class CrossEntropyLoss(_WeightedLoss):
             reduction=self.reduction,
             label_smoothing=self.label_smoothing,
         )
+
+
+# ---- more activations -----------------------------------------------------------------
+
+
+class SELU(_InplaceActivation):
+    def _activate(self, input: ferrograd.Tensor, inplace: bool) -> ferrograd.Tensor:
+        return F.selu(input, inplace)
+
+
+class CELU(_SlopedActivation):
+    _coefficient = "alpha"
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__(alpha, inplace)
+
+    def _activate(self, input: ferrograd.Tensor, coefficient: float, inplace: bool) -> ferrograd.Tensor:
+        return F.celu(input, coefficient, inplace)
+
+
+class Mish(_InplaceActivation):
+    def _activate(self, input: ferrograd.Tensor, inplace: bool) -> ferrograd.Tensor:
+        return F.mish(input, inplace)
+
+
+class Hardswish(_InplaceActivation):
+    def _activate(self, input: ferrograd.Tensor, inplace: bool) -> ferrograd.Tensor:
+        return F.hardswish(input, inplace)
+
+    def extra_repr(self) -> str:  # PyTorch's repr leaves the flag out
+        return ""
+
+
+class Hardsigmoid(_InplaceActivation):
+    def _activate(self, input: ferrograd.Tensor, inplace: bool) -> ferrograd.Tensor:
+        return F.hardsigmoid(input, inplace)
+
+    def extra_repr(self) -> str:
+        return ""
+
+
+class Softsign(Module):
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.tanhshrink(input)
+
+
+class Softshrink(Module):
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class Hardshrink(Softshrink):
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.hardshrink(input, self.lambd)
+
+
+class Threshold(Module):
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+
+
+class PReLU(Module):
+    """``max(0, x) + weight * min(0, x)`` with a learned ``weight`` of ``num_parameters`` slopes
+    (1, or one per channel), each starting at ``init``."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None) -> None:
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(ferrograd.empty((num_parameters,), dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class Softmin(Softmax):
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.softmin(input, self.dim, _stacklevel=5)
+
+
+class GLU(Module):
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+# ---- distances ------------------------------------------------------------------------
+
+
+class CosineSimilarity(Module):
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1: ferrograd.Tensor, x2: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1: ferrograd.Tensor, x2: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+# ---- rearranging and padding ------------------------------------------------------------
+
+
+class PixelShuffle(Module):
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
+
+
+class Unflatten(Module):
+    """Splits dim ``dim`` into ``unflattened_size`` (a tuple or list of ints, one may be -1)."""
+
+    def __init__(self, dim: int, unflattened_size: tuple[int, ...] | list[int]) -> None:
+        super().__init__()
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError(
+                f"unflattened_size must be a tuple of ints, but found type {type(unflattened_size).__name__}"
+            )
+        for pos, size in enumerate(unflattened_size):
+            if not isinstance(size, int):
+                raise TypeError(
+                    f"unflattened_size must be tuple of ints, but found element of type {type(size).__name__} at pos {pos}"
+                )
+        self.dim = dim
+        self.unflattened_size = unflattened_size
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F._unflatten(input, self.dim, self.unflattened_size)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+def _padding_tuple(padding: int | Iterable[int], n: int) -> tuple[int, ...]:
+    """An int repeated ``n`` times, or the given sequence as a tuple."""
+    return (padding,) * n if isinstance(padding, int) else tuple(padding)
+
+
+class _PadNd(Module):
+    """Padding by ``F.pad`` with ``mode``, ``padding`` given as one int for every side or as
+    (left, right, top, bottom, front, back) amounts."""
+
+    _mode = "constant"
+    _sides = 2
+    _dims: tuple[int, int] = (2, 3)
+
+    def __init__(self, padding: int | Iterable[int]) -> None:
+        super().__init__()
+        self.padding = _padding_tuple(padding, self._sides)
+
+    def _check_input_dim(self, input: ferrograd.Tensor) -> None:
+        pass
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        self._check_input_dim(input)
+        return F.pad(input, self.padding, self._mode)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class _ConstantPadNd(_PadNd):
+    def __init__(self, padding: int | Iterable[int], value: float) -> None:
+        super().__init__(padding)
+        self.value = value
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.pad(input, self.padding, "constant", self.value)
+
+    def extra_repr(self) -> str:
+        return f"padding={self.padding}, value={self.value}"
+
+
+class ConstantPad1d(_ConstantPadNd):
+    _sides = 2
+
+
+class ConstantPad2d(_ConstantPadNd):
+    _sides = 4
+
+
+class ConstantPad3d(_ConstantPadNd):
+    _sides = 6
+
+
+class _ZeroPadNd(_ConstantPadNd):
+    def __init__(self, padding: int | Iterable[int]) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ZeroPad1d(_ZeroPadNd):
+    _sides = 2
+
+
+class ZeroPad2d(_ZeroPadNd):
+    _sides = 4
+
+
+class ZeroPad3d(_ZeroPadNd):
+    _sides = 6
+
+
+class ReflectionPad1d(_PadNd):
+    _mode, _sides = "reflect", 2
+
+
+class ReflectionPad2d(_PadNd):
+    _mode, _sides = "reflect", 4
+
+
+class ReflectionPad3d(_PadNd):
+    _mode, _sides = "reflect", 6
+
+
+class ReplicationPad1d(_PadNd):
+    _mode, _sides = "replicate", 2
+
+
+class ReplicationPad2d(_PadNd):
+    _mode, _sides = "replicate", 4
+
+
+class ReplicationPad3d(_PadNd):
+    _mode, _sides = "replicate", 6
+
+
+class _CircularPadNd(_PadNd):
+    _mode = "circular"
+
+    def _check_input_dim(self, input: ferrograd.Tensor) -> None:
+        low = self._sides // 2 + 1
+        if input.dim() not in (low, low + 1):
+            raise ValueError(f"expected {low}D or {low + 1}D input (got {input.dim()}D input)")
+
+
+class CircularPad1d(_CircularPadNd):
+    _sides = 2
+
+
+class CircularPad2d(_CircularPadNd):
+    _sides = 4
+
+
+class CircularPad3d(_CircularPadNd):
+    _sides = 6
+
+
+class Fold(Module):
+    def __init__(
+        self,
+        output_size: int | tuple[int, int],
+        kernel_size: int | tuple[int, int],
+        dilation: int | tuple[int, int] = 1,
+        padding: int | tuple[int, int] = 0,
+        stride: int | tuple[int, int] = 1,
+    ) -> None:
+        super().__init__()
+        self.output_size, self.kernel_size = output_size, kernel_size
+        self.dilation, self.padding, self.stride = dilation, padding, stride
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (
+            f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation={self.dilation}, "
+            f"padding={self.padding}, stride={self.stride}"
+        )
+
+
+class Unfold(Module):
+    def __init__(
+        self,
+        kernel_size: int | tuple[int, int],
+        dilation: int | tuple[int, int] = 1,
+        padding: int | tuple[int, int] = 0,
+        stride: int | tuple[int, int] = 1,
+    ) -> None:
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, stride={self.stride}"
+
+
+# ---- parameter containers ----------------------------------------------------------------
+
+
+def _describe_entry(key: object, value: Any, type_name: Callable[[ferrograd.Tensor], str]) -> str:
+    if isinstance(value, ferrograd.Tensor):
+        kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
+        size = "x".join(str(s) for s in value.shape)
+        return f"  ({key}): {kind} containing: [{type_name(value)} of size {size}]"
+    return f"  ({key}): Object of type: {type(value).__name__}"
+
+
+class ParameterList(Module):
+    """A list of parameters registered as ``"0"``, ``"1"``, ...; tensors added to it become
+    Parameters."""
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def _key(self, idx: int) -> str:
+        idx = operator.index(idx)
+        if not -len(self) <= idx < len(self):
+            raise IndexError(f"index {idx} is out of range")
+        return str(idx + len(self) if idx < 0 else idx)
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        if isinstance(idx, slice):
+            return type(self)(self[i] for i in range(*idx.indices(len(self))))
+        return getattr(self, self._key(idx))
+
+    def __setitem__(self, idx: int, param: Any) -> None:
+        if isinstance(param, ferrograd.Tensor) and not isinstance(param, Parameter):
+            param = Parameter(param)
+        setattr(self, self._key(idx), param)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter([self[i] for i in range(len(self))])
+
+    def __iadd__(self, parameters: Iterable[Any]):
+        return self.extend(parameters)
+
+    def __dir__(self) -> list[str]:
+        return [key for key in super().__dir__() if not key.isdigit()]
+
+    def append(self, value: Any) -> ParameterList:
+        self._size += 1
+        self[self._size - 1] = value
+        return self
+
+    def extend(self, values: Iterable[Any]) -> ParameterList:
+        if not isinstance(values, Iterable) or isinstance(values, ferrograd.Tensor):
+            raise TypeError(f"ParameterList.extend should be called with an iterable, but got {type(values).__name__}")
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(_describe_entry(k, p, lambda t: str(t.dtype)) for k, p in enumerate(self))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("ParameterList should not be called.")
+
+
+class ParameterDict(Module):
+    """An ordered dict of parameters registered under their (string) keys; tensors added to it
+    become Parameters."""
+
+    def __init__(self, parameters: Any = None) -> None:
+        super().__init__()
+        self._keys: dict[str, None] = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    @staticmethod
+    def _attr(key: object) -> str:
+        if not isinstance(key, str):
+            raise TypeError(
+                "Index given to ParameterDict cannot be used as a key as it is not a string "
+                f"(type is '{type(key).__name__}'). Open an issue on github if you need non-string keys."
+            )
+        return key
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, self._attr(key))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        attr = self._attr(key)
+        self._keys[key] = None
+        if isinstance(value, ferrograd.Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        setattr(self, attr, value)
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, self._attr(key))
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._keys))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def copy(self) -> ParameterDict:
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        for key in list(self._keys):
+            del self[key]
+
+    def pop(self, key: str) -> Any:
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self) -> tuple[str, Any]:
+        key = next(reversed(list(self._keys)))
+        return key, self.pop(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+    def fromkeys(self, keys: Iterable[str], default: Any = None) -> ParameterDict:
+        return ParameterDict((k, default) for k in keys)
+
+    def keys(self):
+        return self._keys.keys()
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self) -> Iterator[Any]:
+        return (self[k] for k in self._keys)
+
+    def update(self, parameters: Any) -> None:
+        """Adds ``parameters``: a ParameterDict or OrderedDict in its order, another mapping
+        sorted by key, or an iterable of (key, value) pairs."""
+        if not isinstance(parameters, Iterable):
+            raise TypeError(
+                "ParametersDict.update should be called with an iterable of key/value pairs, but got "
+                + type(parameters).__name__
+            )
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            pairs = list(parameters.items())
+        elif isinstance(parameters, Mapping):
+            pairs = sorted(parameters.items())
+        else:
+            pairs = []
+            for j, pair in enumerate(parameters):
+                if not isinstance(pair, Iterable):
+                    raise TypeError(f"ParameterDict update sequence element #{j} should be Iterable; is"
+                                    + type(pair).__name__)
+                pair = list(pair)
+                if len(pair) != 2:
+                    raise ValueError(
+                        f"ParameterDict update sequence element #{j} has length {len(pair)}; 2 is required"
+                    )
+                pairs.append((pair[0], pair[1]))
+        for key, value in pairs:
+            self[key] = value
+
+    def extra_repr(self) -> str:
+        return "\n".join(_describe_entry(k, p, lambda t: t.type()) for k, p in self.items())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("ParameterDict should not be called.")
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        merged = self.copy()
+        merged.update(other)
+        return merged
+
+    def __ror__(self, other: ParameterDict) -> ParameterDict:
+        merged = other.copy()
+        merged.update(self)
+        return merged
+
+    def __ior__(self, other: ParameterDict):
+        self.update(other)
+        return self
+
+
+# ---- more normalization -----------------------------------------------------------------
+
+
+class RMSNorm(Module):
+    def __init__(
+        self,
+        normalized_shape: int | tuple[int, ...] | list[int],
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape = shape
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        _affine_parameters(self, shape, elementwise_affine, False, dtype)
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class _InstanceNorm(_BatchNorm):
+    """Instance normalization: batch norm's parameters and buffers, each sample normalized on its own."""
+
+    _no_batch_dim = 2
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+
+    def _normalize(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.instance_norm(
+            input,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            self.training or not self.track_running_stats,
+            self.momentum if self.momentum is not None else 0.0,
+            self.eps,
+        )
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        self._check_input_dim(input)
+        feature_dim = input.dim() - self._no_batch_dim
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(
+                    f"expected input's size at dim={feature_dim} to match num_features ({self.num_features}), "
+                    f"but got: {input.shape[feature_dim]}."
+                )
+            warnings.warn(
+                f"input's size at dim={feature_dim} does not match num_features. You can silence this warning "
+                "by not passing in num_features, which is not used because affine=False",
+                stacklevel=2,
+            )
+        if input.dim() == self._no_batch_dim:
+            return self._normalize(input.unsqueeze(0)).squeeze(0)
+        return self._normalize(input)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    _no_batch_dim = 2
+
+    def _check_input_dim(self, input: ferrograd.Tensor) -> None:
+        if input.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class InstanceNorm2d(_InstanceNorm):
+    _no_batch_dim = 3
+
+    def _check_input_dim(self, input: ferrograd.Tensor) -> None:
+        if input.dim() not in (3, 4):
+            raise ValueError(f"expected 3D or 4D input (got {input.dim()}D input)")
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _no_batch_dim = 4
+
+    def _check_input_dim(self, input: ferrograd.Tensor) -> None:
+        if input.dim() not in (4, 5):
+            raise ValueError(f"expected 4D or 5D input (got {input.dim()}D input)")
+
+
+# ---- more losses --------------------------------------------------------------------------
+
+
+class _MarginLoss(_Loss):
+    """A loss with a ``margin`` before the legacy reduction arguments."""
+
+    def __init__(
+        self,
+        margin: float = 0.0,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+
+class MarginRankingLoss(_MarginLoss):
+    def forward(self, input1: ferrograd.Tensor, input2: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_MarginLoss):
+    def __init__(
+        self,
+        margin: float = 1.0,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(margin, size_average, reduce, reduction)
+
+    def forward(self, input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_MarginLoss):
+    def forward(self, input1: ferrograd.Tensor, input2: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    def forward(self, input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    def forward(self, input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    def __init__(
+        self,
+        margin: float = 1.0,
+        p: float = 2.0,
+        eps: float = 1e-6,
+        swap: bool = False,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead")
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(
+        self, anchor: ferrograd.Tensor, positive: ferrograd.Tensor, negative: ferrograd.Tensor
+    ) -> ferrograd.Tensor:
+        return F.triplet_margin_loss(
+            anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps, swap=self.swap,
+            reduction=self.reduction,
+        )
+
+
+class PoissonNLLLoss(_Loss):
+    def __init__(
+        self,
+        log_input: bool = True,
+        full: bool = False,
+        size_average: bool | None = None,
+        eps: float = 1e-8,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.poisson_nll_loss(
+            log_input, target, log_input=self.log_input, full=self.full, eps=self.eps, reduction=self.reduction
+        )
+
+
+class GaussianNLLLoss(_Loss):
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        super().__init__(None, None, reduction)
+        self.full, self.eps = full, eps
+
+    def forward(
+        self, input: ferrograd.Tensor, target: ferrograd.Tensor, var: ferrograd.Tensor | float
+    ) -> ferrograd.Tensor:
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
