@@ -161,7 +161,7 @@ for _name in (
     "acos arccos atan arctan sign erf atan2 arctan2 remainder floor_divide fmod hypot lerp addcmul addcdiv "
     "bitwise_and bitwise_or bitwise_xor bitwise_not isclose allclose equal nan_to_num "
     "angle conj_physical resolve_conj is_complex is_conj roll cumsum "
-    "sort argsort topk"
+    "sort argsort topk prod cumprod"
 ).split():
     globals()[_name] = _method_function(_name)
 del _name

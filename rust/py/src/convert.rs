@@ -111,6 +111,14 @@ pub fn dtype_arg(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
     )))
 }
 
+/// An optional `dtype=` keyword: absent or None means none.
+pub fn optional_dtype(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
+    match obj {
+        Some(dt) if !dt.is_none() => dtype_arg(dt).map(Some),
+        _ => Ok(None),
+    }
+}
+
 /// Sizes given either as varargs (`view(2, 3)`) or one sequence (`view((2, 3))`).
 pub fn sizes(args: &Bound<'_, PyTuple>) -> PyResult<Vec<i64>> {
     if args.len() == 1 {

@@ -338,11 +338,9 @@ impl PyTensor {
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let d = dims(dim)?.unwrap_or_default();
-        let t = match dtype {
-            Some(dt) if !dt.is_none() => {
-                ferrograd_core::ops::copy::to_dtype(&self.t, crate::convert::dtype_arg(dt)?).py()?
-            }
-            _ => self.t.clone(),
+        let t = match crate::convert::optional_dtype(dtype)? {
+            Some(dt) => ferrograd_core::ops::copy::to_dtype(&self.t, dt).py()?,
+            None => self.t.clone(),
         };
         Ok(maybe_detach(py, t.numel(), || reduce::sum(&t, &d, keepdim))
             .py()?
@@ -357,14 +355,26 @@ impl PyTensor {
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let d = dims(dim)?.unwrap_or_default();
-        let t = match dtype {
-            Some(dt) if !dt.is_none() => {
-                ferrograd_core::ops::copy::to_dtype(&self.t, crate::convert::dtype_arg(dt)?).py()?
-            }
-            _ => self.t.clone(),
+        let t = match crate::convert::optional_dtype(dtype)? {
+            Some(dt) => ferrograd_core::ops::copy::to_dtype(&self.t, dt).py()?,
+            None => self.t.clone(),
         };
         Ok(
             maybe_detach(py, t.numel(), || reduce::mean(&t, &d, keepdim))
+                .py()?
+                .into(),
+        )
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    fn prod(
+        &self,
+        dim: Option<i64>,
+        keepdim: bool,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let dtype = crate::convert::optional_dtype(dtype)?;
+        Ok(
+            ferrograd_core::ops::reduce::prod(&self.t, dim, keepdim, dtype)
                 .py()?
                 .into(),
         )
@@ -437,12 +447,10 @@ impl PyTensor {
     }
     #[pyo3(signature = (offset=0, dim1=0, dim2=1))]
     fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> PyResult<PyTensor> {
-        let t = if (dim1, dim2) == (0, 1) {
-            self.t.clone()
-        } else {
-            shape::transpose(&self.t, dim1, dim2).py()?
-        };
-        Ok(shape::diagonal(&t, offset).py()?.into())
+        Ok(shape::diagonal(&self.t, offset, dim1, dim2).py()?.into())
+    }
+    fn unfold(&self, dimension: i64, size: i64, step: i64) -> PyResult<PyTensor> {
+        Ok(shape::unfold(&self.t, dimension, size, step).py()?.into())
     }
     fn select(&self, dim: i64, index: i64) -> PyResult<PyTensor> {
         Ok(shape::select(&self.t, dim, index).py()?.into())

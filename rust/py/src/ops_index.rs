@@ -3,7 +3,7 @@
 use crate::convert::scalar;
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor};
-use ferrograd_core::ops::{index, index_put, inplace, shape};
+use ferrograd_core::ops::{index, index_put, inplace, scan, shape};
 use ferrograd_core::{DType, Scalar, Tensor};
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -388,13 +388,13 @@ impl PyTensor {
     }
     #[pyo3(signature = (dim, *, dtype=None))]
     fn cumsum(&self, dim: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-        let dtype = match dtype {
-            Some(dt) if !dt.is_none() => Some(crate::convert::dtype_arg(dt)?),
-            _ => None,
-        };
-        Ok(ferrograd_core::ops::scan::cumsum(&self.t, dim, dtype)
-            .py()?
-            .into())
+        let dtype = crate::convert::optional_dtype(dtype)?;
+        Ok(scan::cumsum(&self.t, dim, dtype).py()?.into())
+    }
+    #[pyo3(signature = (dim, *, dtype=None))]
+    fn cumprod(&self, dim: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let dtype = crate::convert::optional_dtype(dtype)?;
+        Ok(scan::cumprod(&self.t, dim, dtype).py()?.into())
     }
     #[pyo3(signature = (diagonal=0))]
     fn tril(&self, diagonal: i64) -> PyResult<PyTensor> {

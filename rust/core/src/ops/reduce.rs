@@ -1064,3 +1064,61 @@ pub fn reduce_dims_exact(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
     }
     reduce_dims(dims, ndim)
 }
+
+/// `prod()` (`ProdBackward0`) or `prod(dim, keepdim)` (`ProdBackward1`),
+/// in int64 for integers and bools unless `dtype` says otherwise.
+pub fn prod(t: &Tensor, dim: Option<i64>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    let t = super::copy::to_dtype(t, super::scan::scan_dtype(t, dtype))?;
+    let name = match dim {
+        None => "ProdBackward0",
+        Some(_) => "ProdBackward1",
+    };
+    let dims = match dim {
+        _ if t.ndim() == 0 => vec![],
+        None => (0..t.ndim()).collect(),
+        Some(d) => vec![wrap_dim(d, t.ndim())?],
+    };
+    let keepdim = keepdim && dim.is_some();
+    let out =
+        with_dtype!(t.dtype(), T => reduce::<T, T>(&t, &dims, keepdim, T::one(), T::mul, T::mul));
+    record(
+        name,
+        &[&t],
+        &out,
+        || (SavedTensor::input(&t), SavedTensor::output(&out, 0)),
+        move |ctx, (x, out), g| {
+            let (x, out) = (x.unpack(ctx)?, out.unpack(ctx)?);
+            Ok(grads![Some(prod_backward(g, &x, &out, &dims, keepdim)?)])
+        },
+    );
+    Ok(out)
+}
+
+/// The gradient of `prod`: each element gets `g` times the product of the
+/// others reduced with it. Without zeros that is `out / x`, built from
+/// recorded ops so that it differentiates again.
+fn prod_backward(
+    g: &Tensor,
+    x: &Tensor,
+    out: &Tensor,
+    dims: &[usize],
+    keepdim: bool,
+) -> Result<Tensor> {
+    use super::binary::{div, mul};
+    use super::unary::conj;
+    let g = unsqueeze_reduced(g, x.shape(), dims, keepdim)?;
+    if !super::scan::contains_zero(x) {
+        let out = unsqueeze_reduced(out, x.shape(), dims, keepdim)?;
+        return mul(&g, &conj(&div(&out, x)?)?);
+    }
+    let others = match dims {
+        [d] => super::scan::products_of_others(x, *d)?,
+        _ => {
+            let whole: Vec<i64> = x.shape().iter().map(|&n| n as i64).collect();
+            let flat = super::scan::products_of_others(&reshape(x, &[-1])?, 0)?;
+            reshape(&flat, &whole)?
+        }
+    };
+    let grad = mul(&g, &conj(&others)?)?;
+    super::scan::without_second_derivative(&grad, &[&g, x], "prod")
+}

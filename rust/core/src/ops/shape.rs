@@ -425,9 +425,11 @@ pub fn flatten(t: &Tensor, start: i64, end: i64) -> Result<Tensor> {
 }
 
 /// Where diagonal `offset` of a matrix layout lies: a 1-D layout.
-fn diagonal_layout(l: &Layout, offset: i64) -> Layout {
-    let (rows, cols) = (l.shape[0] as i64, l.shape[1] as i64);
-    let (s0, s1) = (l.strides[0], l.strides[1]);
+/// The diagonal `offset` of the matrices spanned by dims `d1` and `d2`:
+/// those dims dropped and the diagonal appended as the last dim.
+fn diagonal_layout(l: &Layout, offset: i64, d1: usize, d2: usize) -> Layout {
+    let (rows, cols) = (l.shape[d1] as i64, l.shape[d2] as i64);
+    let (s1, s2) = (l.strides[d1], l.strides[d2]);
     let len = if offset >= 0 {
         rows.min(cols - offset)
     } else {
@@ -436,53 +438,150 @@ fn diagonal_layout(l: &Layout, offset: i64) -> Layout {
     .max(0) as usize;
     let start = match (len, offset >= 0) {
         (0, _) => 0,
-        (_, true) => offset as isize * s1,
-        (_, false) => -offset as isize * s0,
+        (_, true) => offset as isize * s2,
+        (_, false) => -offset as isize * s1,
     };
+    let kept = (0..l.ndim()).filter(|&d| d != d1 && d != d2);
+    let mut shape: Shape = kept.clone().map(|d| l.shape[d]).collect();
+    let mut strides: Strides = kept.map(|d| l.strides[d]).collect();
+    shape.push(len);
+    strides.push(s1 + s2);
     Layout {
-        shape: Shape::from_slice(&[len]),
-        strides: Strides::from_slice(&[s0 + s1]),
+        shape,
+        strides,
         offset: (l.offset as isize + start) as usize,
     }
 }
 
-/// Zeros of `shape` with `values` on diagonal `offset` (no history).
-fn embed_diagonal(values: &Tensor, shape: &[usize], offset: i64) -> Result<Tensor> {
+/// Zeros of `shape` with `values` on the diagonal `offset` of dims `d1`
+/// and `d2` (no history).
+fn embed_diagonal(
+    values: &Tensor,
+    shape: &[usize],
+    offset: i64,
+    d1: usize,
+    d2: usize,
+) -> Result<Tensor> {
     let out = Tensor::zeros(shape, values.dtype());
-    let window = out.alias(diagonal_layout(out.layout(), offset));
+    let window = out.alias(diagonal_layout(out.layout(), offset, d1, d2));
     crate::with_dtype!(out.dtype(), T => super::elementwise::update::<T, T>(&window, values, |_, s| s))?;
     Ok(out)
 }
 
-/// `diagonal(offset)` of a matrix: a view.
-pub fn diagonal(t: &Tensor, offset: i64) -> Result<Tensor> {
-    if t.ndim() != 2 {
+/// `diagonal(offset, dim1, dim2)`: a view of the diagonals of the matrices
+/// dims `dim1` and `dim2` span, as the last dim.
+pub fn diagonal(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+    let (d1, d2) = (wrap_dim(dim1, t.ndim())?, wrap_dim(dim2, t.ndim())?);
+    if d1 == d2 {
         bail!(
             Runtime,
-            "diagonal(): only 2-D tensors are supported, got {}-D",
-            t.ndim()
+            "diagonal dimensions cannot be identical {dim1}, {dim2}"
         );
     }
-    let out = make_view(t, diagonal_layout(t.layout(), offset));
+    let out = make_view(t, diagonal_layout(t.layout(), offset, d1, d2));
     let in_shape: Shape = t.shape().into();
     record(
         "DiagonalBackward0",
         &[t],
         &out,
         || (),
-        move |_, _, g| Ok(grads![Some(diagonal_backward(g, &in_shape, offset)?)]),
+        move |_, _, g| {
+            Ok(grads![Some(diagonal_backward(
+                g, &in_shape, offset, d1, d2
+            )?)])
+        },
     );
     Ok(out)
 }
 
-fn diagonal_backward(g: &Tensor, shape: &Shape, offset: i64) -> Result<Tensor> {
-    let out = embed_diagonal(g, shape, offset)?;
+fn diagonal_backward(
+    g: &Tensor,
+    shape: &Shape,
+    offset: i64,
+    d1: usize,
+    d2: usize,
+) -> Result<Tensor> {
+    let out = embed_diagonal(g, shape, offset, d1, d2)?;
     record(
         "DiagonalBackwardBackward0",
         &[g],
         &out,
         || (),
-        move |_, _, gg| Ok(grads![Some(diagonal(gg, offset)?)]),
+        move |_, _, gg| Ok(grads![Some(diagonal(gg, offset, d1 as i64, d2 as i64)?)]),
+    );
+    Ok(out)
+}
+
+/// `unfold(dimension, size, step)`: a view of the windows of `size`
+/// elements every `step` along `dimension`, which becomes the window
+/// count; the window is the new last dim.
+pub fn unfold(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor> {
+    let d = wrap_dim(dimension, t.ndim().max(1))?;
+    let l = t.layout();
+    let length = l.shape.get(d).copied().unwrap_or(1) as i64;
+    if size < 0 || size > length {
+        bail!(
+            Runtime,
+            "maximum size for tensor at dimension {d} is {length} but size is {size}"
+        );
+    }
+    if step <= 0 {
+        bail!(Runtime, "step is {step} but must be > 0");
+    }
+    let layout = if t.ndim() == 0 {
+        Layout {
+            shape: Shape::from_slice(&[size as usize]),
+            strides: Strides::from_slice(&[1]),
+            offset: l.offset,
+        }
+    } else {
+        let mut window = l.clone();
+        window.shape[d] = ((length - size) / step + 1) as usize;
+        window.strides[d] = l.strides[d] * step as isize;
+        window.shape.push(size as usize);
+        window.strides.push(l.strides[d]);
+        window
+    };
+    let out = make_view(t, layout);
+    let in_shape: Shape = t.shape().into();
+    record(
+        "UnfoldBackward0",
+        &[t],
+        &out,
+        || (),
+        move |_, _, g| Ok(grads![Some(unfold_backward(g, &in_shape, d, step)?)]),
+    );
+    Ok(out)
+}
+
+/// The gradient of `unfold`: each window's gradient added back where the
+/// window was read. Element `k` of every window lands on positions `k`,
+/// `k + step`, ... of the dim, which never overlap, so the windows are
+/// added one element offset at a time.
+fn unfold_backward(g: &Tensor, shape: &Shape, d: usize, step: i64) -> Result<Tensor> {
+    let out = Tensor::zeros(shape, g.dtype());
+    if shape.is_empty() && g.numel() == 1 {
+        crate::with_dtype!(out.dtype(), T => super::elementwise::update::<T, T>(&out, &reshape(g, &[])?, |_, s| s))?;
+    } else if !shape.is_empty() {
+        let size = *g.shape().last().expect("a window dim");
+        let windows = g.shape()[d];
+        let stride = out.layout().strides[d];
+        for k in 0..size {
+            let mut at = out.layout().clone();
+            at.shape[d] = windows;
+            at.strides[d] = stride * step as isize;
+            at.offset = (at.offset as isize + k as isize * stride) as usize;
+            let part = select(g, -1, k as i64)?;
+            crate::with_dtype!(out.dtype(), T => super::elementwise::update::<T, T>(&out.alias(at), &part, super::num::Arith::add))?;
+        }
+    }
+    let (dim, size) = (d as i64, g.shape().last().copied().unwrap_or(1) as i64);
+    record(
+        "UnfoldBackwardBackward0",
+        &[g],
+        &out,
+        || (),
+        move |_, _, gg| Ok(grads![Some(unfold(gg, dim, size, step)?)]),
     );
     Ok(out)
 }
@@ -493,17 +592,17 @@ pub fn diag(t: &Tensor, offset: i64) -> Result<Tensor> {
     match t.ndim() {
         1 => {
             let n = t.shape()[0] + offset.unsigned_abs() as usize;
-            let out = embed_diagonal(t, &[n, n], offset)?;
+            let out = embed_diagonal(t, &[n, n], offset, 0, 1)?;
             record(
                 "DiagEmbedBackward0",
                 &[t],
                 &out,
                 || (),
-                move |_, _, g| Ok(grads![Some(diagonal(g, offset)?)]),
+                move |_, _, g| Ok(grads![Some(diagonal(g, offset, 0, 1)?)]),
             );
             Ok(out)
         }
-        2 => super::copy::clone(&diagonal(t, offset)?),
+        2 => super::copy::clone(&diagonal(t, offset, 0, 1)?),
         _ => bail!(
             Runtime,
             "diag(): Supports 1D or 2D tensors. Got {}D",
