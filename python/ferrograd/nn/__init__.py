@@ -94,6 +94,15 @@ from .modules import (
     ZeroPad3d,
 )
 from .parameter import Parameter
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .transformer import (
+    MultiheadAttention,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "AdaptiveAvgPool2d",
@@ -121,6 +130,8 @@ __all__ = [
     "Fold",
     "GELU",
     "GLU",
+    "GRU",
+    "GRUCell",
     "GaussianNLLLoss",
     "GroupNorm",
     "Hardshrink",
@@ -135,6 +146,8 @@ __all__ = [
     "InstanceNorm3d",
     "KLDivLoss",
     "L1Loss",
+    "LSTM",
+    "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
@@ -148,6 +161,7 @@ __all__ = [
     "ModuleDict",
     "ModuleList",
     "MultiLabelSoftMarginLoss",
+    "MultiheadAttention",
     "NLLLoss",
     "PReLU",
     "PairwiseDistance",
@@ -158,6 +172,10 @@ __all__ = [
     "PixelUnshuffle",
     "PoissonNLLLoss",
     "RMSNorm",
+    "RNN",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
     "ReLU",
     "ReLU6",
     "ReflectionPad1d",
@@ -180,6 +198,11 @@ __all__ = [
     "Tanh",
     "Tanhshrink",
     "Threshold",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
     "TripletMarginLoss",
     "Unflatten",
     "Unfold",

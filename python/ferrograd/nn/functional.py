@@ -65,6 +65,7 @@ __all__ = [
     "max_pool2d",
     "mish",
     "mse_loss",
+    "multi_head_attention_forward",
     "multilabel_soft_margin_loss",
     "nll_loss",
     "normalize",
@@ -78,6 +79,7 @@ __all__ = [
     "relu",
     "relu6",
     "rms_norm",
+    "scaled_dot_product_attention",
     "selu",
     "sigmoid",
     "silu",
@@ -1325,3 +1327,316 @@ def instance_norm(
                 if stat is not None and rep is not None:
                     stat.copy_(rep.reshape((n, c)).mean(0))
     return out.reshape(tuple(input.shape))
+
+
+# ---- attention ----------------------------------------------------------------------------
+
+
+def _safe_softmax(scores: Tensor) -> Tensor:
+    """Softmax over the last dim whose rows of only ``-inf`` give zeros (not NaN), as torch's
+    attention kernels do; their gradient is zero."""
+    with ferrograd.no_grad():
+        dead = scores.amax(-1, keepdim=True) == float("-inf")
+    if not bool(dead.any()):
+        return scores.softmax(-1)
+    weights = ferrograd.where(dead, ferrograd.zeros((), dtype=scores.dtype), scores).softmax(-1)
+    return ferrograd.where(dead, ferrograd.zeros((), dtype=scores.dtype), weights)
+
+
+def _attention_bias(mask: Tensor, dtype) -> Tensor:
+    """A float additive mask: a boolean ``mask`` keeps True entries (0) and masks False ones (-inf)."""
+    if mask.dtype == ferrograd.bool:
+        return ferrograd.zeros(tuple(mask.shape), dtype=dtype).masked_fill(mask.logical_not(), float("-inf"))
+    return mask
+
+
+def _repeat_heads(t: Tensor, repeats: int) -> Tensor:
+    """``t.repeat_interleave(repeats, dim=-3)`` from unsqueeze, expand and reshape."""
+    if repeats == 1:
+        return t
+    shape = tuple(t.shape)
+    expanded = t.unsqueeze(-3).expand(*shape[:-2], repeats, *shape[-2:])
+    return expanded.reshape((*shape[:-3], shape[-3] * repeats, *shape[-2:]))
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """softmax(Q K^T * scale + bias) V over the last two dims, batch dims broadcast.
+
+    A boolean ``attn_mask`` marks the positions that may be attended (True); a float one is
+    added to the scores. ``is_causal`` masks every key after the query's own position (top-left
+    aligned), combined with ``attn_mask`` when both are given. Rows with every key masked give
+    zeros. ``enable_gqa`` lets key and value have fewer heads (dim -3) than the query."""
+    if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
+        raise RuntimeError("scaled_dot_product_attention: query, key and value must be at least 2-D")
+    if query.shape[-1] != key.shape[-1]:
+        raise RuntimeError(
+            f"Expected query and key to have the same embedding size, got {query.shape[-1]} and {key.shape[-1]}"
+        )
+    if key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(
+            f"Expected key and value to have the same sequence length, got {key.shape[-2]} and {value.shape[-2]}"
+        )
+    L, S = query.shape[-2], key.shape[-2]
+    scale_factor = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if enable_gqa and query.dim() >= 3 and key.dim() >= 3:
+        hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+        if hq % hk != 0 or hq % hv != 0:
+            raise RuntimeError("Number of heads in key and value must divide the number of heads in ")
+        key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hv)
+    scores = query.matmul(key.transpose(-2, -1)) * scale_factor
+    if is_causal:
+        scores = scores + _attention_bias(ferrograd.ones((L, S), dtype=ferrograd.bool).tril(), scores.dtype)
+    if attn_mask is not None:
+        scores = scores + _attention_bias(attn_mask, scores.dtype)
+    weights = _safe_softmax(scores)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return weights.matmul(value)
+
+
+def _canonical_mask(
+    mask: Tensor | None, mask_name: str, other_type, other_name: str, target_type, check_other: bool = True
+) -> Tensor | None:
+    """A boolean mask as a float one (True -> -inf); float masks pass unchanged."""
+    if mask is None:
+        return None
+    if mask.dtype != ferrograd.bool and not mask.is_floating_point():
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype != other_type:
+        warnings.warn(
+            f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both instead.",
+            stacklevel=3,
+        )
+    if not mask.is_floating_point():
+        mask = ferrograd.zeros(tuple(mask.shape), dtype=target_type).masked_fill(mask, float("-inf"))
+    return mask
+
+
+def _none_or_dtype(t: Tensor | None):
+    if t is None:
+        return None
+    if isinstance(t, ferrograd.Tensor):
+        return t.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or ferrograd.Tensor")
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads) -> bool:
+    if query.dim() == 3:
+        if key.dim() != 3 or value.dim() != 3:
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
+                f"{key.dim()}-D and {value.dim()}-D tensors respectively"
+            )
+        if key_padding_mask is not None and key_padding_mask.dim() != 2:
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but found "
+                f"{key_padding_mask.dim()}-D tensor instead"
+            )
+        if attn_mask is not None and attn_mask.dim() not in (2, 3):
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found "
+                f"{attn_mask.dim()}-D tensor instead"
+            )
+        return True
+    if query.dim() == 2:
+        if key.dim() != 2 or value.dim() != 2:
+            raise AssertionError(
+                "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
+                f"{key.dim()}-D and {value.dim()}-D tensors respectively"
+            )
+        if key_padding_mask is not None and key_padding_mask.dim() != 1:
+            raise AssertionError(
+                "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D but found "
+                f"{key_padding_mask.dim()}-D tensor instead"
+            )
+        if attn_mask is not None:
+            if attn_mask.dim() not in (2, 3):
+                raise AssertionError(
+                    "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found "
+                    f"{attn_mask.dim()}-D tensor instead"
+                )
+            if attn_mask.dim() == 3:
+                expected = (num_heads, query.shape[0], key.shape[0])
+                if tuple(attn_mask.shape) != expected:
+                    raise AssertionError(
+                        f"Expected `attn_mask` shape to be {expected} but got {tuple(attn_mask.shape)}"
+                    )
+        return False
+    raise AssertionError(
+        f"query should be unbatched 2D or batched 3D tensor but received {query.dim()}-D query tensor"
+    )
+
+
+def multi_head_attention_forward(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    embed_dim_to_check: int,
+    num_heads: int,
+    in_proj_weight: Tensor | None,
+    in_proj_bias: Tensor | None,
+    bias_k: Tensor | None,
+    bias_v: Tensor | None,
+    add_zero_attn: bool,
+    dropout_p: float,
+    out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None,
+    training: bool = True,
+    key_padding_mask: Tensor | None = None,
+    need_weights: bool = True,
+    attn_mask: Tensor | None = None,
+    use_separate_proj_weight: bool = False,
+    q_proj_weight: Tensor | None = None,
+    k_proj_weight: Tensor | None = None,
+    v_proj_weight: Tensor | None = None,
+    static_k: Tensor | None = None,
+    static_v: Tensor | None = None,
+    average_attn_weights: bool = True,
+    is_causal: bool = False,
+) -> tuple[Tensor, Tensor | None]:
+    """Multi-head attention on sequence-first inputs (L, N, E) or unbatched (L, E)."""
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not is_batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    key_padding_mask = _canonical_mask(
+        key_padding_mask, "key_padding_mask", _none_or_dtype(attn_mask), "attn_mask", query.dtype
+    )
+    if is_causal and attn_mask is None:
+        raise RuntimeError(
+            "Need attn_mask if specifying the is_causal hint. You may use the Transformer module method "
+            "`generate_square_subsequent_mask` to create this mask."
+        )
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None  # the hint alone selects the causal mask
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
+        if key_padding_mask is not None:
+            is_causal = False
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(
+            f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}"
+        )
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise AssertionError(
+                f"key's sequence and batch dims {tuple(key.shape[:2])} do not match value's {tuple(value.shape[:2])}"
+            )
+    elif tuple(key.shape) != tuple(value.shape):
+        raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape {tuple(value.shape)}")
+
+    # in-projection
+    if not use_separate_proj_weight:
+        w_q, w_k, w_v = in_proj_weight.chunk(3)
+    else:
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    b_q = b_k = b_v = None
+    if in_proj_bias is not None:
+        b_q, b_k, b_v = in_proj_bias.chunk(3)
+    q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            if tuple(attn_mask.shape) != (tgt_len, src_len):
+                raise RuntimeError(
+                    f"The shape of the 2D attn_mask is {tuple(attn_mask.shape)}, but should be {(tgt_len, src_len)}."
+                )
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.dim() == 3:
+            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
+                raise RuntimeError(
+                    f"The shape of the 3D attn_mask is {tuple(attn_mask.shape)}, but should be "
+                    f"{(bsz * num_heads, tgt_len, src_len)}."
+                )
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+
+    if bias_k is not None and bias_v is not None:
+        k = ferrograd.cat([k, bias_k.repeat(1, bsz, 1)])
+        v = ferrograd.cat([v, bias_v.repeat(1, bsz, 1)])
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+
+    q = q.reshape((tgt_len, bsz * num_heads, head_dim)).transpose(0, 1)
+    k = (k if static_k is None else static_k)
+    v = (v if static_v is None else static_v)
+    if static_k is None:
+        k = k.reshape((k.shape[0], bsz * num_heads, head_dim)).transpose(0, 1)
+    if static_v is None:
+        v = v.reshape((v.shape[0], bsz * num_heads, head_dim)).transpose(0, 1)
+
+    if add_zero_attn:
+        k = ferrograd.cat([k, ferrograd.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype)], 1)
+        v = ferrograd.cat([v, ferrograd.zeros((bsz * num_heads, 1, head_dim), dtype=v.dtype)], 1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, src_len):
+            raise AssertionError(
+                f"expecting key_padding_mask shape of {(bsz, src_len)}, but got {tuple(key_padding_mask.shape)}"
+            )
+        key_padding_mask = (
+            key_padding_mask.reshape((bsz, 1, 1, src_len))
+            .expand(bsz, num_heads, 1, src_len)
+            .reshape((bsz * num_heads, 1, src_len))
+        )
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+
+    if not training:
+        dropout_p = 0.0
+
+    if need_weights:
+        scores = (q * math.sqrt(1.0 / float(head_dim))).matmul(k.transpose(-2, -1))
+        if attn_mask is not None:
+            scores = scores + attn_mask
+        weights = scores.softmax(-1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, p=dropout_p)
+        attn_output = weights.matmul(v)
+        attn_output = attn_output.transpose(0, 1).reshape((tgt_len * bsz, embed_dim))
+        attn_output = linear(attn_output, out_proj_weight, out_proj_bias)
+        attn_output = attn_output.reshape((tgt_len, bsz, attn_output.shape[1]))
+        weights = weights.reshape((bsz, num_heads, tgt_len, src_len))
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not is_batched:
+            attn_output = attn_output.squeeze(1)
+            weights = weights.squeeze(0)
+        return attn_output, weights
+
+    if attn_mask is not None:
+        if attn_mask.shape[0] == 1 and attn_mask.dim() == 3:
+            attn_mask = attn_mask.unsqueeze(0)
+        else:
+            attn_mask = attn_mask.reshape((bsz, num_heads, -1, src_len))
+    q = q.reshape((bsz, num_heads, tgt_len, head_dim))
+    k = k.reshape((bsz, num_heads, src_len, head_dim))
+    v = v.reshape((bsz, num_heads, src_len, head_dim))
+    attn_output = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    attn_output = attn_output.permute(2, 0, 1, 3).reshape((bsz * tgt_len, embed_dim))
+    attn_output = linear(attn_output, out_proj_weight, out_proj_bias)
+    attn_output = attn_output.reshape((tgt_len, bsz, attn_output.shape[1]))
+    if not is_batched:
+        attn_output = attn_output.squeeze(1)
+    return attn_output, None
