@@ -27,14 +27,22 @@ if TYPE_CHECKING:
     from ferrograd import Tensor
 
 __all__ = [
+    "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "avg_pool1d",
     "avg_pool2d",
     "batch_norm",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "celu",
     "channel_shuffle",
+    "conv1d",
     "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
     "cosine_embedding_loss",
     "cosine_similarity",
     "cross_entropy",
@@ -61,8 +69,12 @@ __all__ = [
     "linear",
     "log_softmax",
     "logsigmoid",
+    "lp_pool1d",
+    "lp_pool2d",
     "margin_ranking_loss",
+    "max_pool1d",
     "max_pool2d",
+    "max_unpool2d",
     "mish",
     "mse_loss",
     "multi_head_attention_forward",
@@ -695,12 +707,18 @@ def max_pool2d(
     dilation: int | tuple[int, int] = 1,
     ceil_mode: bool = False,
     return_indices: bool = False,
-) -> Tensor:
-    if return_indices:
-        raise NotImplementedError("max_pool2d: return_indices is not supported")
+):
+    """Window maxima; with ``return_indices`` also each maximum's flat position within its input
+    plane (row * width + column), as ``max_unpool2d`` takes it."""
     kernel = _pair(kernel_size, "kernel_size")
     strides = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _pair(stride, "stride")
-    return _C._max_pool2d(input, kernel, strides, _pair(padding, "padding"), _pair(dilation, "dilation"), ceil_mode)
+    padding, dilation = _pair(padding, "padding"), _pair(dilation, "dilation")
+    out = _C._max_pool2d(input, kernel, strides, padding, dilation, ceil_mode)
+    if not return_indices:
+        return out
+    batched = input if input.dim() == 4 else input.unsqueeze(0)
+    indices = _max_pool2d_indices(batched, kernel, strides, padding, dilation, ceil_mode, tuple(out.shape))
+    return out, (indices if input.dim() == 4 else indices.squeeze(0))
 
 
 def unfold(
@@ -739,28 +757,42 @@ def avg_pool2d(
     count_include_pad: bool = True,
     divisor_override: int | None = None,
 ) -> Tensor:
-    """Window means, computed as the mean of ``unfold``'s columns."""
-    if ceil_mode:
-        raise NotImplementedError("avg_pool2d: ceil_mode is not supported")
+    """Window means, computed as the mean of ``unfold``'s columns. With ``ceil_mode`` a last,
+    partial window is kept and divided by the part of it lying within the (padded) input."""
     if input.dim() == 3:
         return avg_pool2d(input.unsqueeze(0), kernel_size, stride, padding, ceil_mode, count_include_pad,
                           divisor_override).squeeze(0)
     kernel = _pair(kernel_size, "kernel_size")
-    strides = kernel if stride is None else _pair(stride, "stride")
+    strides = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _pair(stride, "stride")
     padding = _pair(padding, "padding")
     if 2 * padding[0] > kernel[0] or 2 * padding[1] > kernel[1]:
-        raise RuntimeError("pad should be at most half of kernel size")
+        raise RuntimeError(
+            f"pad should be at most half of effective kernel size, but got pad={padding[0]}, "
+            f"kernel_size={kernel[0]} and dilation=1"
+        )
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
     n, c, h, w = input.shape
-    cols = unfold(input.reshape((n * c, 1, h, w)), kernel, 1, padding, strides)
-    oh = (h + 2 * padding[0] - kernel[0]) // strides[0] + 1
-    ow = (w + 2 * padding[1] - kernel[1]) // strides[1] + 1
+    oh = _pool_output_size(h, kernel[0], padding[0], strides[0], 1, ceil_mode)
+    ow = _pool_output_size(w, kernel[1], padding[1], strides[1], 1, ceil_mode)
+    # zeros after the padding so that a last, partial window (ceil_mode) is complete
+    extra = [max(0, (o - 1) * s + k - size - 2 * p) for o, s, k, size, p in zip((oh, ow), strides, kernel, (h, w),
+                                                                                padding)]
+    x = input.reshape((n * c, 1, h, w))
+    if extra != [0, 0]:
+        x = pad(x, [0, extra[1], 0, extra[0]])
+    cols = unfold(x, kernel, 1, padding, strides)
     total = cols.sum(1)
     if divisor_override is not None:
         out = total / divisor_override
-    elif count_include_pad or padding == (0, 0):
+    elif extra == [0, 0] and (count_include_pad or padding == (0, 0)):
         out = total / (kernel[0] * kernel[1])
     else:
-        counts = unfold(ferrograd.ones((1, 1, h, w), dtype=input.dtype), kernel, 1, padding, strides).sum(1)
+        with ferrograd.no_grad():
+            inside = ferrograd.ones((1, 1, h, w), dtype=input.dtype)
+            inside = pad(inside, [padding[1], padding[1], padding[0], padding[0]], value=float(count_include_pad))
+            inside = pad(inside, [0, extra[1], 0, extra[0]])
+            counts = unfold(inside, kernel, 1, 0, strides).sum(1)
         out = total / counts
     return out.reshape((n, c, oh, ow))
 
@@ -783,6 +815,444 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, int 
         for r0, r1 in bins(h, oh)
     ]
     return ferrograd.stack(rows, -2)
+
+
+# ---- more convolutions and pooling, composed of the 2-d kernels above ------------------
+
+
+def _ntuple(value, n: int, name: str) -> tuple[int, ...]:
+    """An int or an ``n``-element (or one-element) sequence as an ``n``-tuple."""
+    if isinstance(value, int):
+        return (value,) * n
+    values = tuple(int(v) for v in value)
+    if len(values) == 1:
+        return values * n
+    if len(values) != n:
+        raise RuntimeError(
+            f"expected {name} to be a single integer value or a list of {n} values to match the convolution "
+            f"dimensions, but got {name}={list(values)}"
+        )
+    return values
+
+
+def _check_conv_input(name: str, input: Tensor, weight: Tensor, spatial: int, groups: int,
+                      transposed: bool = False) -> None:
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise RuntimeError(
+            f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input to {name}, but got input of "
+            f"size: {list(input.shape)}"
+        )
+    if weight.dim() != spatial + 2:
+        raise RuntimeError(
+            f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional weight "
+            f"{list(weight.shape)}, but got {input.dim()}-dimensional input of size {list(input.shape)} instead"
+        )
+    shape = list(input.shape) if input.dim() == spatial + 2 else [1, *input.shape]
+    if transposed:
+        if weight.shape[0] % groups:
+            raise RuntimeError(
+                f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight "
+                f"of size [{list(weight.shape)}] instead"
+            )
+        if shape[1] != weight.shape[0]:
+            raise RuntimeError(
+                f"Given transposed=1, weight of size {list(weight.shape)}, expected input{shape} to have "
+                f"{weight.shape[0]} channels, but got {shape[1]} channels instead"
+            )
+    elif shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{shape} to have "
+            f"{weight.shape[1] * groups} channels, but got {shape[1]} channels instead"
+        )
+
+
+def _same_padding(weight: Tensor, dilation: Sequence[int]) -> list[int]:
+    """``F.pad`` amounts (last dim first) giving 'same' output sizes; an odd total puts the extra one after."""
+    amounts: list[int] = []
+    for d, k in zip(reversed(dilation), reversed(weight.shape[2:])):
+        total = d * (k - 1)
+        amounts += [total // 2, total - total // 2]
+    return amounts
+
+
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | tuple[int] = 1,
+    padding: int | tuple[int] | str = 0,
+    dilation: int | tuple[int] = 1,
+    groups: int = 1,
+) -> Tensor:
+    """1-d cross-correlation: ``conv2d`` over inputs and kernels given a unit height."""
+    _check_conv_input("conv1d", input, weight, 1, groups)
+    stride, dilation = _ntuple(stride, 1, "stride"), _ntuple(dilation, 1, "dilation")
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        if padding == "same" and stride != (1,):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        padding2: tuple[int, int] | str = padding
+    else:
+        padding2 = (0, _ntuple(padding, 1, "padding")[0])
+        length = input.shape[-1] + 2 * padding2[1]
+        if length < dilation[0] * (weight.shape[2] - 1) + 1:
+            raise RuntimeError(
+                f"Calculated padded input size per channel: ({length}). Kernel size: "
+                f"({dilation[0] * (weight.shape[2] - 1) + 1}). Kernel size can't be greater than actual input size"
+            )
+    with warnings.catch_warnings():
+        if padding == "same" and dilation[0] * (weight.shape[2] - 1) % 2:
+            warnings.warn(
+                "Using padding='same' with even kernel lengths and odd dilation may require a zero-padded "
+                "copy of the input be created",
+                stacklevel=2,
+            )
+            warnings.simplefilter("ignore")
+        out = conv2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, stride[0]), padding2, (1, dilation[0]),
+                     groups)
+    return out.squeeze(-2)
+
+
+def conv3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | tuple[int, int, int] = 1,
+    padding: int | tuple[int, int, int] | str = 0,
+    dilation: int | tuple[int, int, int] = 1,
+    groups: int = 1,
+) -> Tensor:
+    """3-d cross-correlation: for each depth offset of the kernel, one ``conv2d`` of every output
+    depth's input slice (batched together) with that kernel plane, summed over the offsets."""
+    _check_conv_input("conv3d", input, weight, 3, groups)
+    if input.dim() == 4:
+        return conv3d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
+    stride, dilation = _ntuple(stride, 3, "stride"), _ntuple(dilation, 3, "dilation")
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        if padding == "same" and stride != (1, 1, 1):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        if padding == "same":
+            amounts = _same_padding(weight, dilation)
+            if any(a != b for a, b in zip(amounts[::2], amounts[1::2])):
+                warnings.warn(
+                    "Using padding='same' with even kernel lengths and odd dilation may require a zero-padded "
+                    "copy of the input be created",
+                    stacklevel=2,
+                )
+            input = pad(input, amounts)
+        padding = 0
+    padding = _ntuple(padding, 3, "padding")
+    padded = [s + 2 * p for s, p in zip(input.shape[2:], padding)]
+    spans = [d * (k - 1) + 1 for d, k in zip(dilation, weight.shape[2:])]
+    if any(p < k for p, k in zip(padded, spans)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel size: "
+            f"({' x '.join(map(str, spans))}). Kernel size can't be greater than actual input size"
+        )
+    if padding[0]:
+        input = pad(input, [0, 0, 0, 0, padding[0], padding[0]])
+    n, c, depth, h, w = input.shape
+    out_depth = (depth - spans[0]) // stride[0] + 1
+    total = None
+    for i in range(weight.shape[2]):
+        start = i * dilation[0]
+        planes = input[:, :, start:start + (out_depth - 1) * stride[0] + 1:stride[0]]
+        planes = planes.movedim(2, 1).reshape((n * out_depth, c, h, w))
+        part = _C._conv2d(planes, weight[:, :, i], None, stride[1:], padding[1:], dilation[1:], groups)
+        total = part if total is None else total + part
+    assert total is not None
+    out = total.reshape((n, out_depth, *total.shape[1:])).movedim(1, 2)
+    if bias is not None:
+        out = out + bias.reshape((1, -1, 1, 1, 1))
+    return out
+
+
+def _conv_transpose(
+    name: str,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride,
+    padding,
+    output_padding,
+    groups: int,
+    dilation,
+    spatial: int,
+) -> Tensor:
+    _check_conv_input(name, input, weight, spatial, groups, transposed=True)
+    if input.dim() == spatial + 1:
+        return _conv_transpose(name, input.unsqueeze(0), weight, bias, stride, padding, output_padding, groups,
+                               dilation, spatial).squeeze(0)
+    stride, padding = _ntuple(stride, spatial, "stride"), _ntuple(padding, spatial, "padding")
+    output_padding = _ntuple(output_padding, spatial, "output_padding")
+    dilation = _ntuple(dilation, spatial, "dilation")
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        names = ("height", "width") if spatial == 2 else ("width",)
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got "
+            + " ".join(f"output_padding_{k}: {v}" for k, v in zip(names, output_padding)) + " "
+            + " ".join(f"stride_{k}: {v}" for k, v in zip(names, stride)) + " "
+            + " ".join(f"dilation_{k}: {v}" for k, v in zip(names, dilation))
+        )
+    if spatial == 1:
+        out = _conv_transpose("conv_transpose2d", input.unsqueeze(-2), weight.unsqueeze(-2), bias,
+                              (1, stride[0]), (0, padding[0]), (0, output_padding[0]), groups, (1, dilation[0]), 2)
+        return out.squeeze(-2)
+    n, c, h, w = input.shape
+    kernel = tuple(weight.shape[2:])
+    per_group = weight.shape[1]
+    # Each input pixel scatters its kernel-sized block of outputs: the blocks are one matrix
+    # product per group, and fold (col2im) adds the overlapping blocks together.
+    cols = weight.reshape((groups, c // groups, per_group * kernel[0] * kernel[1])).transpose(1, 2) @ input.reshape(
+        (n, groups, c // groups, h * w)
+    )
+    full = ((h - 1) * stride[0] + dilation[0] * (kernel[0] - 1) + 1, (w - 1) * stride[1] + dilation[1] * (kernel[1] - 1) + 1)
+    out = _C._fold(cols.reshape((n, groups * per_group * kernel[0] * kernel[1], h * w)), full, kernel, dilation,
+                   (0, 0), stride)
+    if padding != (0, 0) or output_padding != (0, 0):
+        out = pad(out, [-padding[1], output_padding[1] - padding[1], -padding[0], output_padding[0] - padding[0]])
+    if bias is not None:
+        out = out + bias.reshape((1, -1, 1, 1))
+    return out
+
+
+def conv_transpose1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | tuple[int] = 1,
+    padding: int | tuple[int] = 0,
+    output_padding: int | tuple[int] = 0,
+    groups: int = 1,
+    dilation: int | tuple[int] = 1,
+) -> Tensor:
+    """The gradient of ``conv1d`` with respect to its input (a "deconvolution"); ``weight`` is
+    (in_channels, out_channels / groups, kernel)."""
+    return _conv_transpose("conv_transpose1d", input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 1)
+
+
+def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | tuple[int, int] = 1,
+    padding: int | tuple[int, int] = 0,
+    output_padding: int | tuple[int, int] = 0,
+    groups: int = 1,
+    dilation: int | tuple[int, int] = 1,
+) -> Tensor:
+    """The gradient of ``conv2d`` with respect to its input (a "deconvolution"); ``weight`` is
+    (in_channels, out_channels / groups, kh, kw). Computed as a matrix product followed by ``fold``."""
+    return _conv_transpose("conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 2)
+
+
+def _pool_output_size(size: int, kernel: int, pad_: int, stride: int, dilation: int, ceil_mode: bool) -> int:
+    span = dilation * (kernel - 1) + 1
+    out = (size + 2 * pad_ - span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad_:
+        out -= 1  # the last window would start in the padding after the input
+    return out
+
+
+def _max_pool2d_indices(input: Tensor, kernel, strides, padding, dilation, ceil_mode: bool,
+                        out_shape: tuple[int, ...]) -> Tensor:
+    """The flat (row * width + column) input position of each window's maximum, as the first
+    maximum (or NaN) found in row-major window order."""
+    n, c, h, w = input.shape
+    oh, ow = out_shape[-2:]
+    with ferrograd.no_grad():
+        ends = [(o - 1) * s + d * (k - 1) + 1 - size - p
+                for o, s, d, k, size, p in zip((oh, ow), strides, dilation, kernel, (h, w), padding)]
+        x = input.detach().reshape((n * c, 1, h, w))
+        if x.is_floating_point():
+            x = pad(x, [padding[1], ends[1], padding[0], ends[0]], value=float("-inf"))
+        else:
+            x = pad(x.double(), [padding[1], ends[1], padding[0], ends[0]], value=float("-inf"))
+        best = _C._unfold(x, kernel, dilation, (0, 0), strides).argmax(1).reshape((n, c, oh, ow))
+        rows = (best // kernel[1]) * dilation[0] + (ferrograd.arange(oh) * strides[0] - padding[0]).reshape((oh, 1))
+        cols = (best % kernel[1]) * dilation[1] + ferrograd.arange(ow) * strides[1] - padding[1]
+        return rows * w + cols
+
+
+def max_pool1d(
+    input: Tensor,
+    kernel_size: int | tuple[int],
+    stride: int | tuple[int] | None = None,
+    padding: int | tuple[int] = 0,
+    dilation: int | tuple[int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
+    """Window maxima over the last dim: ``max_pool2d`` of a unit-height input."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:"
+            f"{list(input.shape)}"
+        )
+    kernel = _ntuple(kernel_size, 1, "kernel_size")[0]
+    strides = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _ntuple(
+        stride, 1, "stride")[0]
+    pad_ = _ntuple(padding, 1, "padding")[0]
+    if 2 * pad_ > kernel:
+        raise RuntimeError(
+            f"max_pool1d() padding should be at most half of kernel size, but got padding={pad_} and "
+            f"kernel_size={kernel}"
+        )
+    result = max_pool2d(input.unsqueeze(-2), (1, kernel), (1, strides), (0, pad_),
+                        (1, _ntuple(dilation, 1, "dilation")[0]), ceil_mode, return_indices)
+    if return_indices:
+        return result[0].squeeze(-2), result[1].squeeze(-2)
+    return result.squeeze(-2)
+
+
+def avg_pool1d(
+    input: Tensor,
+    kernel_size: int | tuple[int],
+    stride: int | tuple[int] | None = None,
+    padding: int | tuple[int] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """Window means over the last dim: ``avg_pool2d`` of a unit-height input."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 'self' "
+            "(while checking arguments for avg_pool1d)"
+        )
+    kernel = _ntuple(kernel_size, 1, "kernel_size")[0]
+    strides = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _ntuple(
+        stride, 1, "stride")[0]
+    out = avg_pool2d(input.unsqueeze(-2), (1, kernel), (1, strides), (0, _ntuple(padding, 1, "padding")[0]),
+                     ceil_mode, count_include_pad)
+    return out.squeeze(-2)
+
+
+def _check_adaptive_1d(name: str, input: Tensor, output_size) -> int:
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 'self' "
+            f"(while checking arguments for {name})"
+        )
+    if isinstance(output_size, int):
+        return output_size
+    sizes = list(output_size)
+    if len(sizes) != 1:
+        raise RuntimeError(f"{name}() argument 'output_size' should contain one int (got {len(sizes)})")
+    return int(sizes[0])
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: int | tuple[int]) -> Tensor:
+    """Means over the bins ``[floor(i L / out), ceil((i + 1) L / out))`` of the last dim."""
+    size = _check_adaptive_1d("adaptive_avg_pool1d", input, output_size)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)
+
+
+def _adaptive_bins(size: int, count: int) -> list[tuple[int, int]]:
+    return [((i * size) // count, -((-(i + 1) * size) // count)) for i in range(count)]
+
+
+def adaptive_max_pool2d(
+    input: Tensor, output_size: int | tuple[int | None, int | None], return_indices: bool = False
+):
+    """Maxima over the bins ``[floor(i H / oh), ceil((i + 1) H / oh))`` (and likewise for
+    columns); the gradient goes to each bin's (first) maximum."""
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
+    if input.dim() == 3:
+        result = adaptive_max_pool2d(input.unsqueeze(0), output_size, return_indices)
+        return (result[0].squeeze(0), result[1].squeeze(0)) if return_indices else result.squeeze(0)
+    h, w = input.shape[-2], input.shape[-1]
+    size = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    oh, ow = (h if size[0] is None else size[0]), (w if size[1] is None else size[1])
+    if h % oh == 0 and w % ow == 0:
+        return max_pool2d(input, (h // oh, w // ow), return_indices=return_indices)
+    values, indices = [], []
+    for r0, r1 in _adaptive_bins(h, oh):
+        for c0, c1 in _adaptive_bins(w, ow):
+            best, where = input[..., r0:r1, c0:c1].reshape((*input.shape[:2], -1)).max(-1)
+            values.append(best)
+            indices.append((where // (c1 - c0) + r0) * w + where % (c1 - c0) + c0)
+    out = ferrograd.stack(values, -1).reshape((*input.shape[:2], oh, ow))
+    if return_indices:
+        return out, ferrograd.stack(indices, -1).reshape((*input.shape[:2], oh, ow))
+    return out
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: int | tuple[int], return_indices: bool = False):
+    """Maxima over the bins ``[floor(i L / out), ceil((i + 1) L / out))`` of the last dim."""
+    size = _check_adaptive_1d("adaptive_max_pool1d", input, output_size)
+    result = adaptive_max_pool2d(input.unsqueeze(-2), (1, size), return_indices)
+    if return_indices:
+        return result[0].squeeze(-2), result[1].squeeze(-2)
+    return result.squeeze(-2)
+
+
+def lp_pool2d(
+    input: Tensor,
+    norm_type: float,
+    kernel_size: int | tuple[int, int],
+    stride: int | tuple[int, int] | None = None,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """The ``norm_type``-norm of each window: ``(sum x ** p) ** (1 / p)``."""
+    kh, kw = _pair(kernel_size, "kernel_size")
+    out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kh * kw).pow(1.0 / norm_type)
+
+
+def lp_pool1d(
+    input: Tensor,
+    norm_type: float,
+    kernel_size: int | tuple[int],
+    stride: int | tuple[int] | None = None,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """The ``norm_type``-norm of each window over the last dim."""
+    kernel = _ntuple(kernel_size, 1, "kernel_size")[0]
+    out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kernel).pow(1.0 / norm_type)
+
+
+def max_unpool2d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: int | tuple[int, int],
+    stride: int | tuple[int, int] | None = None,
+    padding: int | tuple[int, int] = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    """Puts each value back at the position ``indices`` (as from ``max_pool2d(return_indices=True)``)
+    names within its channel; every other position is zero."""
+    kernel = _pair(kernel_size, "kernel_size")
+    strides = kernel if stride is None else _pair(stride, "stride")
+    padding = _pair(padding, "padding")
+    default = [(input.shape[-2 + i] - 1) * strides[i] + kernel[i] - 2 * padding[i] for i in range(2)]
+    if output_size is None:
+        size = default
+    else:
+        size = list(output_size)
+        if len(size) == input.dim():
+            size = size[-2:]
+        if len(size) != 2:
+            raise ValueError(f"output_size should be a sequence containing 2 or {input.dim()} elements, but it has a length of '{len(size)}'")
+        for i in range(2):
+            low, high = default[i] - strides[i], default[i] + strides[i]
+            if not low < size[i] < high:
+                raise ValueError(
+                    f'invalid output_size "{output_size}" (dim {i} must be between {low} and {high})'
+                )
+    batch = input.shape[:-2]
+    planes = math.prod(batch)
+    area = size[0] * size[1]
+    with ferrograd.no_grad():
+        flat = (indices.reshape((planes, -1)) + (ferrograd.arange(planes) * area).reshape((planes, 1))).reshape(-1)
+    out = ferrograd.zeros(planes * area, dtype=input.dtype).index_put((flat,), input.reshape(-1))
+    return out.reshape((*batch, size[0], size[1]))
 
 
 def batch_norm(

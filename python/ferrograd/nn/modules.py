@@ -27,7 +27,11 @@ from . import init
 from .parameter import Parameter
 
 __all__ = [
+    "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AvgPool1d",
     "AvgPool2d",
     "BCELoss",
     "BCEWithLogitsLoss",
@@ -41,7 +45,11 @@ __all__ = [
     "ConstantPad1d",
     "ConstantPad2d",
     "ConstantPad3d",
+    "Conv1d",
     "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
     "CosineEmbeddingLoss",
     "CosineSimilarity",
     "CrossEntropyLoss",
@@ -66,6 +74,8 @@ __all__ = [
     "InstanceNorm3d",
     "KLDivLoss",
     "L1Loss",
+    "LPPool1d",
+    "LPPool2d",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
@@ -73,7 +83,9 @@ __all__ = [
     "LogSoftmax",
     "MSELoss",
     "MarginRankingLoss",
+    "MaxPool1d",
     "MaxPool2d",
+    "MaxUnpool2d",
     "Mish",
     "Module",
     "ModuleDict",
@@ -1309,48 +1321,68 @@ class Embedding(Module):
         return text if self.padding_idx is None else text + f", padding_idx={self.padding_idx}"
 
 
-class Conv2d(Module):
-    """2-d cross-correlation with PyTorch's arguments and initialisation (zero padding only)."""
+class _ConvNd(Module):
+    """Shared arguments, checks, initialisation and repr of the convolution modules."""
+
+    _dims = 2
+    _transposed = False
 
     def __init__(
         self,
         in_channels: int,
         out_channels: int,
-        kernel_size: int | tuple[int, int],
-        stride: int | tuple[int, int] = 1,
-        padding: int | tuple[int, int] | str = 0,
-        dilation: int | tuple[int, int] = 1,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
         groups: int = 1,
         bias: bool = True,
         padding_mode: str = "zeros",
-        device=None,
+        output_padding=0,
         dtype=None,
     ) -> None:
         super().__init__()
+        n = self._dims
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
         if in_channels % groups != 0:
             raise ValueError("in_channels must be divisible by groups")
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"Conv2d: padding_mode {padding_mode!r} is not supported, only 'zeros'")
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.kernel_size = F._pair(kernel_size, "kernel_size")
-        self.stride = F._pair(stride, "stride")
+        self.kernel_size = F._ntuple(kernel_size, n, "kernel_size")
+        self.stride = F._ntuple(stride, n, "stride")
+        self.dilation = F._ntuple(dilation, n, "dilation")
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
                 raise ValueError(f"Invalid padding string '{padding}', should be one of {{'valid', 'same'}}")
-            if padding == "same" and self.stride != (1, 1):
+            if padding == "same" and any(s != 1 for s in self.stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
-            self.padding: tuple[int, int] | str = padding
+            self.padding: tuple[int, ...] | str = padding
         else:
-            self.padding = F._pair(padding, "padding")
-        self.dilation = F._pair(dilation, "dilation")
+            self.padding = F._ntuple(padding, n, "padding")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(
+                "padding_mode must be one of {'zeros', 'reflect', 'replicate', 'circular'}, but got "
+                f"padding_mode='{padding_mode}'"
+            )
+        self.in_channels = in_channels
+        self.out_channels = out_channels
         self.groups = groups
         self.padding_mode = padding_mode
-        shape = (out_channels, in_channels // groups) + self.kernel_size
+        self.transposed = self._transposed
+        self.output_padding = F._ntuple(output_padding, n, "output_padding")
+        if self.padding == "same":
+            self._reversed_padding_repeated_twice = F._same_padding(
+                ferrograd.empty((1, 1, *self.kernel_size)), self.dilation
+            )
+        elif self.padding == "valid":
+            self._reversed_padding_repeated_twice = [0, 0] * n
+        else:
+            self._reversed_padding_repeated_twice = [p for p in reversed(self.padding) for _ in range(2)]
+        if self._transposed:
+            shape = (in_channels, out_channels // groups) + self.kernel_size
+        else:
+            shape = (out_channels, in_channels // groups) + self.kernel_size
         self.weight = Parameter(ferrograd.empty(shape, dtype=dtype))
         if bias:
             self.bias = Parameter(ferrograd.empty((out_channels,), dtype=dtype))
@@ -1366,20 +1398,178 @@ class Conv2d(Module):
                 bound = 1 / math.sqrt(fan_in)
                 init.uniform_(self.bias, -bound, bound)
 
-    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+    def _conv_forward(self, conv, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return conv(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
     def extra_repr(self) -> str:
+        n = self._dims
         text = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding != (0, 0):
+        if self.padding != (0,) * n:
             text += f", padding={self.padding}"
-        if self.dilation != (1, 1):
+        if self.dilation != (1,) * n:
             text += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * n:
+            text += f", output_padding={self.output_padding}"
         if self.groups != 1:
             text += f", groups={self.groups}"
         if self.bias is None:
             text += ", bias=False"
+        if self.padding_mode != "zeros":
+            text += f", padding_mode={self.padding_mode}"
         return text
+
+
+class Conv1d(_ConvNd):
+    """1-d cross-correlation with PyTorch's arguments, padding modes and initialisation."""
+
+    _dims = 1
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | tuple[int],
+        stride: int | tuple[int] = 1,
+        padding: int | tuple[int] | str = 0,
+        dilation: int | tuple[int] = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, dtype=dtype)
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return self._conv_forward(F.conv1d, input)
+
+
+class Conv2d(_ConvNd):
+    """2-d cross-correlation with PyTorch's arguments, padding modes and initialisation."""
+
+    _dims = 2
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | tuple[int, int],
+        stride: int | tuple[int, int] = 1,
+        padding: int | tuple[int, int] | str = 0,
+        dilation: int | tuple[int, int] = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, dtype=dtype)
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return self._conv_forward(F.conv2d, input)
+
+
+class Conv3d(_ConvNd):
+    """3-d cross-correlation with PyTorch's arguments, padding modes and initialisation."""
+
+    _dims = 3
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | tuple[int, int, int],
+        stride: int | tuple[int, int, int] = 1,
+        padding: int | tuple[int, int, int] | str = 0,
+        dilation: int | tuple[int, int, int] = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, dtype=dtype)
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return self._conv_forward(F.conv3d, input)
+
+
+class _ConvTransposeNd(_ConvNd):
+    _transposed = True
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation=1,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, output_padding, dtype)
+
+    def _output_padding(self, input: ferrograd.Tensor, output_size) -> tuple[int, ...]:
+        """The output padding giving ``output_size`` (spatial, or with batch and channels)."""
+        n = self._dims
+        if output_size is None:
+            return self.output_padding
+        leading = 2 if input.dim() == n + 2 else 1
+        sizes = list(output_size)
+        if len(sizes) == leading + n:
+            sizes = sizes[leading:]
+        if len(sizes) != n:
+            raise ValueError(
+                f"ConvTranspose{n}D: for {input.dim()}D input, output_size must have {n} or {leading + n} "
+                f"elements (got {len(sizes)})"
+            )
+        smallest = [
+            (input.shape[leading + d] - 1) * self.stride[d] - 2 * self.padding[d]
+            + self.dilation[d] * (self.kernel_size[d] - 1) + 1
+            for d in range(n)
+        ]
+        largest = [s + self.stride[d] - 1 for d, s in enumerate(smallest)]
+        for d in range(n):
+            if not smallest[d] <= sizes[d] <= largest[d]:
+                raise ValueError(
+                    f"requested an output size of {output_size}, but valid sizes range from {smallest} to "
+                    f"{largest} (for an input of {tuple(input.shape[leading:])})"
+                )
+        return tuple(s - m for s, m in zip(sizes, smallest))
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """The transpose (input gradient) of ``Conv1d``, with PyTorch's arguments and initialisation."""
+
+    _dims = 1
+
+    def forward(self, input: ferrograd.Tensor, output_size: list[int] | None = None) -> ferrograd.Tensor:
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups, self.dilation)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """The transpose (input gradient) of ``Conv2d``, with PyTorch's arguments and initialisation."""
+
+    _dims = 2
+
+    def forward(self, input: ferrograd.Tensor, output_size: list[int] | None = None) -> ferrograd.Tensor:
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups, self.dilation)
 
 
 class MaxPool2d(Module):
@@ -1455,6 +1645,97 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class MaxPool1d(MaxPool2d):
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.max_pool1d(
+            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode, self.return_indices
+        )
+
+
+class AvgPool1d(Module):
+    def __init__(
+        self,
+        kernel_size: int | tuple[int],
+        stride: int | tuple[int] | None = None,
+        padding: int | tuple[int] = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = F._ntuple(kernel_size, 1, "kernel_size")
+        self.stride = F._ntuple(stride if stride is not None else kernel_size, 1, "stride")
+        self.padding = F._ntuple(padding, 1, "padding")
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.adaptive_avg_pool1d(input, self.output_size)
+
+
+class AdaptiveMaxPool2d(Module):
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def forward(self, input: ferrograd.Tensor):
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
+    def forward(self, input: ferrograd.Tensor):
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class LPPool2d(Module):
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (
+            f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"ceil_mode={self.ceil_mode}"
+        )
+
+
+class LPPool1d(LPPool2d):
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.lp_pool1d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class MaxUnpool2d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        self.kernel_size = F._pair(kernel_size, "kernel_size")
+        self.stride = F._pair(stride if stride is not None else kernel_size, "stride")
+        self.padding = F._pair(padding, "padding")
+
+    def forward(self, input: ferrograd.Tensor, indices: ferrograd.Tensor, output_size=None) -> ferrograd.Tensor:
+        return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class _BatchNorm(Module):
