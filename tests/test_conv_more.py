@@ -316,12 +316,30 @@ def test_conv_transpose_modules_weight_layout_and_output_size():
 
 
 def _every_window_meets_the_input(size, k, stride, padding, dilation, ceil_mode):
-    """False when a dilated window lies wholly in the padding (its maximum is -inf, at no input position)."""
+    """False when a dilated window lies wholly in the padding (its maximum is -inf, at no input position;
+    see the test below)."""
     span = dilation * (k - 1) + 1
     out = (size + 2 * padding - span + (stride - 1 if ceil_mode else 0)) // stride + 1
     if ceil_mode and (out - 1) * stride >= size + padding:
         out -= 1
     return all(any(0 <= o * stride - padding + j * dilation < size for j in range(k)) for o in range(out))
+
+
+def test_a_dilated_window_wholly_in_the_padding_gives_minus_infinity_at_an_input_position():
+    x = fg.tensor(np.arange(10.0).reshape(1, 1, 2, 5), requires_grad=True)
+    y, at = fg.nn.functional.max_pool2d(x, 2, 1, padding=1, dilation=(3, 2), return_indices=True)
+    assert np.isneginf(y.detach().numpy()).all()
+    assert ((at.numpy() >= 0) & (at.numpy() < 10)).all()
+    fg.where(fg.isinf(y), fg.zeros_like(y), y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((1, 1, 2, 5)))
+    one = fg.nn.functional.max_pool1d(fg.tensor([[[3.0]]]), 2, 1, padding=1, dilation=2)
+    assert one.shape == (1, 1, 1) and np.isneginf(one.item())
+    # Windows that do meet the input keep their maxima beside the empty ones.
+    z = fg.tensor(np.arange(4.0).reshape(1, 1, 4), requires_grad=True)
+    out = fg.nn.functional.max_pool1d(z, 2, 1, padding=1, dilation=3)
+    if torch is not None:
+        expected = torch.nn.functional.max_pool1d(torch.arange(4.0).reshape(1, 1, 4), 2, 1, padding=1, dilation=3)
+        np.testing.assert_array_equal(out.detach().numpy(), expected.numpy())
 
 
 @st.composite

@@ -713,12 +713,8 @@ def max_pool2d(
     kernel = _pair(kernel_size, "kernel_size")
     strides = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _pair(stride, "stride")
     padding, dilation = _pair(padding, "padding"), _pair(dilation, "dilation")
-    out = _C._max_pool2d(input, kernel, strides, padding, dilation, ceil_mode)
-    if not return_indices:
-        return out
-    batched = input if input.dim() == 4 else input.unsqueeze(0)
-    indices = _max_pool2d_indices(batched, kernel, strides, padding, dilation, ceil_mode, tuple(out.shape))
-    return out, (indices if input.dim() == 4 else indices.squeeze(0))
+    out, indices = _C._max_pool2d(input, kernel, strides, padding, dilation, ceil_mode)
+    return (out, indices) if return_indices else out
 
 
 def unfold(
@@ -1057,26 +1053,6 @@ def _pool_output_size(size: int, kernel: int, pad_: int, stride: int, dilation: 
     if ceil_mode and (out - 1) * stride >= size + pad_:
         out -= 1  # the last window would start in the padding after the input
     return out
-
-
-def _max_pool2d_indices(input: Tensor, kernel, strides, padding, dilation, ceil_mode: bool,
-                        out_shape: tuple[int, ...]) -> Tensor:
-    """The flat (row * width + column) input position of each window's maximum, as the first
-    maximum (or NaN) found in row-major window order."""
-    n, c, h, w = input.shape
-    oh, ow = out_shape[-2:]
-    with ferrograd.no_grad():
-        ends = [(o - 1) * s + d * (k - 1) + 1 - size - p
-                for o, s, d, k, size, p in zip((oh, ow), strides, dilation, kernel, (h, w), padding)]
-        x = input.detach().reshape((n * c, 1, h, w))
-        if x.is_floating_point():
-            x = pad(x, [padding[1], ends[1], padding[0], ends[0]], value=float("-inf"))
-        else:
-            x = pad(x.double(), [padding[1], ends[1], padding[0], ends[0]], value=float("-inf"))
-        best = _C._unfold(x, kernel, dilation, (0, 0), strides).argmax(1).reshape((n, c, oh, ow))
-        rows = (best // kernel[1]) * dilation[0] + (ferrograd.arange(oh) * strides[0] - padding[0]).reshape((oh, 1))
-        cols = (best % kernel[1]) * dilation[1] + ferrograd.arange(ow) * strides[1] - padding[1]
-        return rows * w + cols
 
 
 def max_pool1d(

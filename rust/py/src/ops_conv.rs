@@ -41,7 +41,8 @@ fn windowed(
     Ok(maybe_detach(py, x.numel(), || op(x)).py()?.into())
 }
 
-/// `max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)`.
+/// `max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)`:
+/// the maxima and their flat positions in the input plane.
 #[pyfunction]
 fn _max_pool2d(
     py: Python<'_>,
@@ -51,14 +52,16 @@ fn _max_pool2d(
     padding: Pair,
     dilation: Pair,
     ceil_mode: bool,
-) -> PyResult<PyTensor> {
+) -> PyResult<(PyTensor, PyTensor)> {
     let win = Window {
         kernel,
         dilation,
         padding,
         stride,
     };
-    windowed(py, &input, |x| conv::max_pool2d(x, win, ceil_mode))
+    let x = &input.t;
+    let (out, at) = maybe_detach(py, x.numel(), || conv::max_pool2d(x, win, ceil_mode)).py()?;
+    Ok((out.into(), at.into()))
 }
 
 /// `unfold(input, kernel_size, dilation, padding, stride)`.

@@ -429,10 +429,10 @@ pub fn conv2d(
 }
 
 /// `F.max_pool2d` of a `[n, c, h, w]` (or `[c, h, w]`) input: each window's
-/// maximum (NaN wins, the first of equal maxima), and
-/// `MaxPool2DWithIndicesBackward0`, which adds each output's gradient at its
-/// window maximum's position. Padding is -inf.
-pub fn max_pool2d(input: &Tensor, win: Window, ceil_mode: bool) -> Result<Tensor> {
+/// maximum (NaN wins, the first of equal maxima) and its flat position in
+/// the input plane (`return_indices`), and `MaxPool2DWithIndicesBackward0`,
+/// which adds each output's gradient at that position. Padding is -inf.
+pub fn max_pool2d(input: &Tensor, win: Window, ceil_mode: bool) -> Result<(Tensor, Tensor)> {
     if !matches!(input.ndim(), 3 | 4) {
         bail!(
             Runtime,
@@ -440,7 +440,8 @@ pub fn max_pool2d(input: &Tensor, win: Window, ceil_mode: bool) -> Result<Tensor
         );
     }
     if input.ndim() == 3 {
-        return squeeze_dims(&max_pool2d(&unsqueeze(input, 0)?, win, ceil_mode)?, &[0]);
+        let (out, at) = max_pool2d(&unsqueeze(input, 0)?, win, ceil_mode)?;
+        return Ok((squeeze_dims(&out, &[0])?, squeeze_dims(&at, &[0])?));
     }
     win.check("max_pool2d")?;
     check_real_float(input.dtype(), "max_pool2d")?;
@@ -458,6 +459,7 @@ pub fn max_pool2d(input: &Tensor, win: Window, ceil_mode: bool) -> Result<Tensor
         (Tensor::from_vec(values, &[n, c, oh, ow])?, positions)
     }, unreachable!("checked to be a real float"));
     let index = Tensor::from_vec(positions, &[n, c, oh * ow])?;
+    let at = reshape(&index, &[n as i64, c as i64, oh as i64, ow as i64])?;
     record(
         "MaxPool2DWithIndicesBackward0",
         &[input],
@@ -478,7 +480,7 @@ pub fn max_pool2d(input: &Tensor, win: Window, ceil_mode: bool) -> Result<Tensor
             Ok(grads![Some(dx)])
         },
     );
-    Ok(out)
+    Ok((out, at))
 }
 
 /// Each image's output gradient added into a zero image of `shape` (the
@@ -548,8 +550,9 @@ fn window_max<T: RealFloat + Real>(
     let rows_axis = (win.kernel.0, win.dilation.0, win.padding.0, win.stride.0);
     let cols_axis = (win.kernel.1, win.dilation.1, win.padding.1, win.stride.1);
     // Per kernel column, the output columns it reaches inside the image;
-    // per output row, the kernel rows inside it. No window lies wholly in
-    // the padding (checked by the caller).
+    // per output row, the kernel rows inside it. With dilation a window can
+    // lie wholly in the padding: its maximum is -inf, placed at the nearest
+    // input.
     let col_outputs: Vec<_> = (0..win.kernel.1)
         .map(|k| valid_range(k, win.dilation.1, win.padding.1, win.stride.1, w, ow))
         .collect();
@@ -558,7 +561,9 @@ fn window_max<T: RealFloat + Real>(
     // maximum starts (PyTorch's index when all of it is -inf).
     let first_col: Vec<usize> = (0..ow)
         .map(|q| {
-            q * win.stride.1 + kernel_range(q, cols_axis, w).start * win.dilation.1 - win.padding.1
+            (q * win.stride.1 + kernel_range(q, cols_axis, w).start * win.dilation.1)
+                .saturating_sub(win.padding.1)
+                .min(w - 1)
         })
         .collect();
     let lowest = T::from_f64(f64::NEG_INFINITY);
@@ -594,6 +599,14 @@ fn window_max<T: RealFloat + Real>(
             for (r, (vals_row, poss_row)) in outputs.enumerate() {
                 let input_row = |kr: usize| r * win.stride.0 + kr * win.dilation.0 - win.padding.0;
                 let kernels = row_kernels[r].clone();
+                if kernels.is_empty() {
+                    let nearest = (r * win.stride.0).saturating_sub(win.padding.0).min(h - 1);
+                    vals_row.fill(lowest);
+                    for (p, &col) in poss_row.iter_mut().zip(&first_col) {
+                        *p = (nearest * w + col) as i64;
+                    }
+                    continue;
+                }
                 let top = input_row(kernels.start) * ow;
                 vals_row.copy_from_slice(&row_max[top..top + ow]);
                 for (p, &a) in poss_row.iter_mut().zip(&row_at[top..top + ow]) {
