@@ -915,3 +915,94 @@ def test_einsum_random_equations_match_numpy(problem):
     equation, arrs = problem
     out = check_op(lambda T, *xs: T.einsum(equation, *xs), *arrs, fd_atol=1e-4)
     np.testing.assert_allclose(out.detach().numpy(), np.einsum(equation, *arrs), rtol=1e-9, atol=1e-10)
+
+
+INPLACE = [
+    ("asinh_", (), -2.0, 2.0),
+    ("arcsinh_", (), -2.0, 2.0),
+    ("acosh_", (), 1.1, 3.0),
+    ("arccosh_", (), 1.1, 3.0),
+    ("atanh_", (), -0.9, 0.9),
+    ("arctanh_", (), -0.9, 0.9),
+    ("sinc_", (), -2.0, 2.0),
+    ("erfc_", (), -2.0, 2.0),
+    ("logit_", (), 0.1, 0.9),
+    ("logit_", (0.2,), 0.1, 0.9),
+    ("deg2rad_", (), -90.0, 90.0),
+    ("rad2deg_", (), -2.0, 2.0),
+    ("subtract_", (1.5,), -2.0, 2.0),
+    ("float_power_", (2.5,), 0.5, 2.0),
+]
+
+
+@pytest.mark.parametrize("name,args,lo,hi", INPLACE)
+def test_inplace_methods_match_out_of_place(name, args, lo, hi):
+    x = rand(2, 3, low=lo, high=hi)
+
+    def fn(T, a):
+        y = a * 1.0
+        assert getattr(y, name)(*args) is y
+        return y
+
+    if name in ("asinh_", "arcsinh_", "acosh_", "arccosh_", "atanh_", "arctanh_"):
+        # torch records no derivative for these in-place forms; ferrograd does
+        out = fn(fg, fg.tensor(x))
+        assert gradcheck(lambda a: fn(fg, a), (fg.tensor(x, requires_grad=True),))
+        if has_torch:
+            ref = fn(torch, torch.tensor(x))
+            np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-12)
+    else:
+        out = check_op(fn, x)
+    with fg.no_grad():
+        expected = getattr(fg, name.rstrip("_"))(fg.tensor(x), *args)
+    np.testing.assert_array_equal(out.detach().numpy(), expected.numpy())
+
+
+def test_inplace_tensor_arguments_and_views():
+    x, w = rand(3, low=0.5, high=2), rand(3, low=0.5, high=2)
+    check_op(lambda T, a, b: (a * 1.0).xlogy_(b), x, w)
+    check_op(lambda T, a, b: (a * 1.0).divide_(b, rounding_mode="trunc") + a, x, w)
+    check_op(lambda T, a, b: (a * 1.0).subtract_(b, alpha=2), x, w)
+
+    def row_inplace(T, a):
+        y = a * 1.0
+        y[0].logit_()
+        y[1].sinc_()
+        return y
+
+    check_op(row_inplace, rand(2, 3, low=0.1, high=0.9))
+    for T in modules():
+        i = T.tensor([7, -7, 6])
+        i.div_(2, rounding_mode="floor")
+        np.testing.assert_array_equal(i.numpy(), [3, -4, 3])
+        f = T.tensor([7.0, -7.0])
+        f.div_(2, rounding_mode="trunc")
+        np.testing.assert_array_equal(f.numpy(), [3.0, -3.0])
+
+
+def test_inplace_errors():
+    raises_like_torch(
+        lambda T: T.tensor([1, 2]).asinh_(),
+        RuntimeError,
+        "result type Float can't be cast to the desired output type Long",
+    )
+    raises_like_torch(
+        lambda T: T.tensor([1, 2]).subtract_(1.5),
+        RuntimeError,
+        "result type Float can't be cast to the desired output type Long",
+    )
+    raises_like_torch(
+        lambda T: T.ones(2).float_power_(2),
+        RuntimeError,
+        "the base given to float_power_ has dtype Float but the operation's result requires dtype Double",
+    )
+    raises_like_torch(
+        lambda T: T.ones(3).xlogy_(T.ones(2, 3)),
+        RuntimeError,
+        "output with shape [3] doesn't match the broadcast shape [2, 3]",
+    )
+    raises_like_torch(
+        lambda T: T.ones(2, requires_grad=True).sinc_(),
+        RuntimeError,
+        "a leaf Variable that requires grad is being used in an in-place operation.",
+    )

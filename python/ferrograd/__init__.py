@@ -282,8 +282,9 @@ _TENSOR_METHODS = {
     "unflatten": unflatten,
     "xlogy": xlogy,
 }
+_TENSOR_METHODS.update(_functions.INPLACE_METHODS)
 for _name, _fn in _TENSOR_METHODS.items():
-    if _name == "div" or not hasattr(Tensor, _name):
+    if _name in ("div", "div_") or not hasattr(Tensor, _name):
         setattr(Tensor, _name, _fn)
 del _name, _fn
 

@@ -1339,3 +1339,82 @@ def _contract_pair(a: Tensor, la: list, b: Tensor, lb: list, keep: set, sizes: d
 
 
 _orig_div = Tensor.div
+
+
+# --------------------------------------------------------------------------- in-place forms
+
+
+def _inplace(fn, name: str):
+    """The in-place Tensor method ``name`` writing ``fn(self, ...)`` into ``self`` with PyTorch's
+    casting and shape rules. The function runs on a copy when gradients are recorded, so the
+    values it saves for backward are not the ones being overwritten."""
+
+    def method(self, *args, **kwargs):
+        from . import is_grad_enabled
+
+        src = self.clone() if is_grad_enabled() else self
+        result = fn(src, *args, **kwargs)
+        if result.dtype != self.dtype:
+            raise RuntimeError(
+                f"result type {_dtype_name(result.dtype)} can't be cast to the desired output type "
+                f"{_dtype_name(self.dtype)}"
+            )
+        if tuple(result.shape) != tuple(self.shape):
+            raise RuntimeError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(result.shape)}"
+            )
+        return self.copy_(result)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place form of ``{name[:-1]}``."
+    return method
+
+
+def _float_power_(self, exponent):
+    needed = (
+        complex128
+        if self.dtype.is_complex
+        or (isinstance(exponent, Tensor) and exponent.dtype.is_complex)
+        or isinstance(exponent, builtins.complex)
+        else float64
+    )
+    if self.dtype != needed:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {_dtype_name(self.dtype)} but the operation's result "
+            f"requires dtype {_dtype_name(needed)}"
+        )
+    return _inplace(float_power, "float_power_")(self, exponent)
+
+
+_orig_div_ = Tensor.div_
+_divide_inplace = _inplace(divide, "divide_")
+
+
+def div_(self, other, *, rounding_mode: str | None = None):
+    """In-place ``div`` with an optional ``rounding_mode`` (``'trunc'`` or ``'floor'``)."""
+    if rounding_mode is None:
+        return _orig_div_(self, other)
+    return _divide_inplace(self, other, rounding_mode=rounding_mode)
+
+
+INPLACE_METHODS = {
+    name + "_": _inplace(fn, name + "_")
+    for name, fn in {
+        "asinh": asinh,
+        "arcsinh": asinh,
+        "acosh": acosh,
+        "arccosh": acosh,
+        "atanh": atanh,
+        "arctanh": atanh,
+        "sinc": sinc,
+        "erfc": erfc,
+        "logit": logit,
+        "xlogy": xlogy,
+        "deg2rad": deg2rad,
+        "rad2deg": rad2deg,
+        "subtract": subtract,
+    }.items()
+}
+INPLACE_METHODS["divide_"] = div_
+INPLACE_METHODS["div_"] = div_
+INPLACE_METHODS["float_power_"] = _float_power_
