@@ -1006,3 +1006,59 @@ def test_inplace_errors():
         RuntimeError,
         "a leaf Variable that requires grad is being used in an in-place operation.",
     )
+
+
+def test_complex_cov_corrcoef_and_products():
+    x = rand(3, 5) + 1j * rand(3, 5)
+    fw = np.array([1, 2, 0, 1, 3])
+    for fn in (
+        lambda T, a: T.cov(a),
+        lambda T, a: T.cov(a, fweights=T.tensor(fw)),
+        lambda T, a: T.corrcoef(a),
+        lambda T, a: T.einsum("ij,kj->ik", a, a.conj()),
+        lambda T, a: T.kron(a[0], a[1]),
+        lambda T, a: T.tensordot(a, a, ([1], [1])),
+        lambda T, a: T.linalg.vector_norm(a, 3, dim=1),
+    ):
+        got = fn(fg, fg.tensor(x)).numpy()
+        if has_torch:
+            np.testing.assert_allclose(got, fn(torch, torch.tensor(x)).numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(fg.cov(fg.tensor(x)).numpy(), np.cov(x), rtol=1e-10)
+    np.testing.assert_allclose(fg.corrcoef(fg.tensor(x)).numpy(), np.corrcoef(x), rtol=1e-10)
+
+
+def test_more_argument_errors():
+    raises_like_torch(
+        lambda T: T.nansum(T.ones(2, dtype=T.complex64)),
+        RuntimeError,
+        "nansum on CPU does not support complex inputs",
+    )
+    raises_like_torch(
+        lambda T: T.nanmean(T.ones(2, dtype=T.complex64)),
+        RuntimeError,
+        "nansum on CPU does not support complex inputs",
+    )
+    raises_like_torch(
+        lambda T: T.meshgrid(T.ones(2), T.ones(2, dtype=T.float64), indexing="ij"),
+        RuntimeError,
+        "meshgrid expects all tensors to have the same dtype",
+    )
+    raises_like_torch(
+        lambda T: T.cdist(T.ones(2, 3), T.ones(2, 3, dtype=T.float64)),
+        RuntimeError,
+        "expected scalar type Float but found Double",
+    )
+    raises_like_torch(
+        lambda T: T.tensordot(T.ones(3, 4), T.ones(3, 4), 1),
+        RuntimeError,
+        "contracted dimensions need to match, but first has size 4 in dim -1 and second has size 3 in dim 0",
+    )
+
+
+def test_tensordot_tensor_dims():
+    a, b = rand(3, 4), rand(3, 4)
+    for T in modules():
+        got = T.tensordot(T.tensor(a), T.tensor(b), T.tensor([[0], [0]]))
+        np.testing.assert_allclose(got.numpy(), np.tensordot(a, b, ([0], [0])), rtol=1e-12)
+        got = T.tensordot(T.tensor(a), T.tensor(b.T.copy()), T.tensor(1))
+        np.testing.assert_allclose(got.numpy(), a @ b.T, rtol=1e-12)

@@ -450,9 +450,7 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple[Tensor, ...]:
             )
     for t in tensors[1:]:
         if t.dtype != tensors[0].dtype:
-            raise RuntimeError(
-                "torch.meshgrid: Expected all tensors in the tensor list to have the same dtype."
-            )
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
     ts = list(tensors)
     swap = indexing == "xy" and len(ts) >= 2
     if swap:
@@ -690,7 +688,9 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
 def nansum(input: Tensor, dim=None, keepdim: builtins.bool = False, *, dtype=None) -> Tensor:
     """The sum treating NaN as zero."""
     x = input
-    if x.dtype.is_floating_point or x.dtype.is_complex:
+    if x.dtype.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    if x.dtype.is_floating_point:
         x = x.where(x.isnan().logical_not(), 0.0)
     kwargs = {} if dtype is None else {"dtype": dtype}
     if dim is None:
@@ -705,6 +705,8 @@ def nanmean(input: Tensor, dim=None, keepdim: builtins.bool = False, *, dtype=No
             "nanmean(): expected input to have floating point or complex dtype but got "
             + _dtype_name(input.dtype)
         )
+    if input.dtype.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     x = input if dtype is None else input.to(dtype)
     count = (
         x.isnan().logical_not().sum(dim, keepdim)
@@ -857,13 +859,18 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
 
 def _tensordot_dims(a: Tensor, b: Tensor, dims):
     if isinstance(dims, Tensor):
-        dims = dims.item() if dims.dim() == 0 else dims.tolist()
+        if dims.numel() > 1:
+            return [int(v) for v in dims[0].tolist()], [int(v) for v in dims[1].tolist()]
+        value = int(dims.item())
+        if value < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        return list(range(-value, 0)), list(range(value))
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
         if dims > a.dim() or dims > b.dim():
             raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
-        return list(range(a.dim() - dims, a.dim())), list(range(dims))
+        return list(range(-dims, 0)), list(range(dims))
     da, db = dims
     if isinstance(da, int):
         da = [da]
@@ -878,14 +885,15 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
     da, db = _tensordot_dims(a, b, dims)
     if len(da) != len(db):
         raise RuntimeError("both dimension lists should have same length")
+    for x, y in zip(da, db):
+        sx, sy = a.shape[_wrap_dim(x, a.dim())], b.shape[_wrap_dim(y, b.dim())]
+        if sx != sy and sx != 1 and sy != 1:
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size {sx} in dim {x} "
+                f"and second has size {sy} in dim {y}"
+            )
     da = [_wrap_dim(d, a.dim()) for d in da]
     db = [_wrap_dim(d, b.dim()) for d in db]
-    for x, y in zip(da, db):
-        if a.shape[x] != b.shape[y] and a.shape[x] != 1 and b.shape[y] != 1:
-            raise RuntimeError(
-                f"contracted dimensions need to match, but first has size {a.shape[x]} in dim {x} "
-                f"and second has size {b.shape[y]} in dim {y}"
-            )
     free_a = [d for d in range(a.dim()) if d not in da]
     free_b = [d for d in range(b.dim()) if d not in db]
     sizes = [builtins.max(a.shape[x], b.shape[y]) for x, y in zip(da, db)]
@@ -929,6 +937,8 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
             if not x1.dtype.is_floating_point
             else f"cdist only supports floating-point dtypes, X2 got: {_dtype_name(x2.dtype)}"
         )
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype_name(x1.dtype)} but found {_dtype_name(x2.dtype)}")
     modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
     if compute_mode not in modes:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
@@ -988,7 +998,7 @@ def cov(
             )
         if n_obs > 0 and builtins.bool((fweights < 0).any()):
             raise RuntimeError("cov(): fweights cannot be negative")
-        w = fweights.to(x.dtype)
+        w = fweights.to({complex64: float32, complex128: float64}.get(x.dtype, x.dtype))
     if aweights is not None:
         if aweights.dim() > 1:
             raise RuntimeError(
@@ -1007,8 +1017,7 @@ def cov(
         w = aweights if w is None else w * aweights
     if w is None:
         avg = x.mean(1) if n_obs else x.sum(1) / 0.0
-        w_sum = _as_tensor(float(n_obs), x)
-        norm_factor = w_sum - correction
+        norm_factor = float(n_obs - correction)
     else:
         w_sum = w.sum()
         avg = (x * w).sum(1) / w_sum
@@ -1019,12 +1028,12 @@ def cov(
         else:
             norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
     if builtins.bool(norm_factor <= 0):
+        norm_factor = norm_factor.clamp(min=0.0) if isinstance(norm_factor, Tensor) else 0.0
         warnings.warn(
             "cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of observations.",
             UserWarning,
             stacklevel=2,
         )
-        norm_factor = norm_factor.clamp(min=0.0)
     xc = x - avg.unsqueeze(1)
     xw = xc if w is None else xc * w
     c = xw.matmul(xc.transpose(0, 1).conj()) / norm_factor
@@ -1041,10 +1050,12 @@ def corrcoef(input: Tensor) -> Tensor:
     if c.dim() == 0:
         return c / c
     d = c.diagonal()
-    std = d.sqrt()
+    std = (d.real if d.dtype.is_complex else d).sqrt()
     c = c / std.unsqueeze(1)
     c = c / std.unsqueeze(0)
-    return c.clamp(-1.0, 1.0) if not c.dtype.is_complex else c
+    if c.dtype.is_complex:
+        return _C.complex(c.real.clamp(-1.0, 1.0), c.imag.clamp(-1.0, 1.0))
+    return c.clamp(-1.0, 1.0)
 
 
 def trace(input: Tensor) -> Tensor:
