@@ -184,8 +184,112 @@ def where(condition: Tensor, input, other) -> Tensor:
     return input.where(condition, other)
 
 
+from . import _functions  # noqa: E402
+from ._functions import (  # noqa: E402
+    acosh,
+    asinh,
+    atanh,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    block_diag,
+    broadcast_shapes,
+    broadcast_tensors,
+    broadcast_to,
+    cartesian_prod,
+    cdist,
+    column_stack,
+    combinations,
+    corrcoef,
+    count_nonzero,
+    cov,
+    cross,
+    cumulative_trapezoid,
+    deg2rad,
+    diag_embed,
+    diff,
+    dist,
+    divide,
+    dstack,
+    einsum,
+    erfc,
+    fliplr,
+    flipud,
+    float_power,
+    hstack,
+    kron,
+    logit,
+    meshgrid,
+    nanmean,
+    nansum,
+    rad2deg,
+    repeat_interleave,
+    rot90,
+    row_stack,
+    sinc,
+    subtract,
+    tensor_split,
+    tensordot,
+    tile,
+    trace,
+    trapezoid,
+    trapz,
+    tril_indices,
+    triu_indices,
+    unflatten,
+    vstack,
+    xlogy,
+)
+
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+div = divide
+
+# Tensor methods for the functions PyTorch also offers as methods.
+_TENSOR_METHODS = {
+    "acosh": acosh,
+    "arccosh": acosh,
+    "asinh": asinh,
+    "arcsinh": asinh,
+    "atanh": atanh,
+    "arctanh": atanh,
+    "broadcast_to": broadcast_to,
+    "corrcoef": corrcoef,
+    "count_nonzero": count_nonzero,
+    "cov": cov,
+    "cross": cross,
+    "deg2rad": deg2rad,
+    "diag_embed": diag_embed,
+    "diff": diff,
+    "dist": dist,
+    "div": divide,
+    "divide": divide,
+    "erfc": erfc,
+    "float_power": float_power,
+    "fliplr": fliplr,
+    "flipud": flipud,
+    "kron": kron,
+    "logit": logit,
+    "nanmean": nanmean,
+    "nansum": nansum,
+    "rad2deg": rad2deg,
+    "repeat_interleave": repeat_interleave,
+    "rot90": rot90,
+    "sinc": sinc,
+    "subtract": subtract,
+    "tensor_split": tensor_split,
+    "tile": tile,
+    "trace": trace,
+    "unflatten": unflatten,
+    "xlogy": xlogy,
+}
+_TENSOR_METHODS.update(_functions.INPLACE_METHODS)
+for _name, _fn in _TENSOR_METHODS.items():
+    if _name in ("div", "div_") or not hasattr(Tensor, _name):
+        setattr(Tensor, _name, _fn)
+del _name, _fn
+
 import builtins as _builtins  # noqa: E402
 
 builtins_bool = _builtins.bool
 
-from . import autograd, nn, optim, utils  # noqa: E402,F401
+from . import autograd, linalg, nn, optim, utils  # noqa: E402,F401

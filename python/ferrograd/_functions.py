@@ -1,0 +1,1431 @@
+"""Top-level functions composed of existing differentiable tensor ops.
+
+Every function here builds its result from ferrograd's own ops (views, ``cat``,
+``where``, reductions, ``matmul``/``bmm``...), so autograd, double backward and
+hooks work through them exactly as through the ops they are made of.
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import math
+import warnings
+
+import numpy as np
+
+from . import _C
+from ._C import Tensor, complex64, complex128, float32, float64, int64
+from ._C import bool as _bool
+
+_FLOAT_TYPES = (float32, float64)
+_RANK = {_bool: 0, int64: 1, float32: 2, float64: 3, complex64: 4, complex128: 5}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _is_seq(x) -> builtins.bool:
+    return isinstance(x, (list, tuple))
+
+
+def _as_tensor(x, like: Tensor | None = None) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    from . import tensor
+
+    if like is not None and isinstance(x, (int, float)) and not isinstance(x, builtins.bool):
+        if like.dtype.is_floating_point or like.dtype.is_complex:
+            return tensor(x, dtype=like.dtype)
+    return tensor(x)
+
+
+def _promote(*dtypes):
+    """PyTorch's promotion between tensor dtypes of the same category rules."""
+    best = max(dtypes, key=lambda d: _RANK[d])
+    if best.is_complex and any(d == float64 for d in dtypes):
+        return complex128
+    return best
+
+
+def _to_float(x: Tensor) -> Tensor:
+    """Integer and bool tensors become float32 (the default dtype), as PyTorch's float ops do."""
+    if x.dtype.is_floating_point or x.dtype.is_complex:
+        return x
+    return x.to(float32)
+
+
+def _wrap_dim(dim: int, ndim: int, name: str | None = None) -> int:
+    n = builtins.max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim % n
+
+
+def _tensors_arg(tensors, name: str) -> list[Tensor]:
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+    return list(tensors)
+
+
+def _zero_grad_like(value: Tensor, graph: Tensor) -> Tensor:
+    """``value`` itself, but connected to ``graph`` with a zero gradient (for rounding ops)."""
+    if not graph.requires_grad:
+        return value
+    keep = _C.ones(value.shape, dtype=_bool)
+    return graph.where(keep.logical_not(), value)
+
+
+# --------------------------------------------------------------------------- joining and shape
+
+
+def atleast_1d(*tensors):
+    """Views of the inputs with at least one dimension (a 0-d tensor becomes shape ``(1,)``)."""
+    return _atleast(tensors, 1)
+
+
+def atleast_2d(*tensors):
+    """Views with at least two dimensions: a 1-d tensor of size ``N`` becomes ``(1, N)``."""
+    return _atleast(tensors, 2)
+
+
+def atleast_3d(*tensors):
+    """Views with at least three dimensions: ``(N,)`` becomes ``(1, N, 1)``, ``(M, N)`` becomes ``(M, N, 1)``."""
+    return _atleast(tensors, 3)
+
+
+def _atleast_one(t: Tensor, n: int) -> Tensor:
+    d = t.dim()
+    if d >= n:
+        return t
+    if n == 1:
+        return t.reshape(1)
+    if n == 2:
+        return t.reshape(1, 1) if d == 0 else t.unsqueeze(0)
+    if d == 0:
+        return t.reshape(1, 1, 1)
+    if d == 1:
+        return t.unsqueeze(0).unsqueeze(-1)
+    return t.unsqueeze(-1)
+
+
+def _atleast(tensors, n: int):
+    if len(tensors) == 1:
+        only = tensors[0]
+        if isinstance(only, Tensor):
+            return _atleast_one(only, n)
+        tensors = tuple(only)
+    return tuple(_atleast_one(t, n) for t in tensors)
+
+
+def _check_nonempty(tensors, name):
+    if len(tensors) == 0:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+
+
+def hstack(tensors) -> Tensor:
+    """Stacks tensors horizontally: along dim 0 for 1-d inputs, else along dim 1."""
+    tensors = _tensors_arg(tensors, "hstack")
+    _check_nonempty(tensors, "hstack")
+    rep = [_atleast_one(t, 1) for t in tensors]
+    return _C.cat(rep, 0 if rep[0].dim() == 1 else 1)
+
+
+def vstack(tensors) -> Tensor:
+    """Stacks tensors vertically (row-wise) after making them at least 2-d."""
+    tensors = _tensors_arg(tensors, "vstack")
+    _check_nonempty(tensors, "vstack")
+    return _C.cat([_atleast_one(t, 2) for t in tensors], 0)
+
+
+def row_stack(tensors) -> Tensor:
+    """Alias of :func:`vstack`."""
+    tensors = _tensors_arg(tensors, "row_stack")
+    _check_nonempty(tensors, "row_stack")
+    return _C.cat([_atleast_one(t, 2) for t in tensors], 0)
+
+
+def dstack(tensors) -> Tensor:
+    """Stacks tensors depth-wise (along dim 2) after making them at least 3-d."""
+    tensors = _tensors_arg(tensors, "dstack")
+    _check_nonempty(tensors, "dstack")
+    return _C.cat([_atleast_one(t, 3) for t in tensors], 2)
+
+
+def column_stack(tensors) -> Tensor:
+    """Stacks 0-d and 1-d tensors as columns (and 2-d ones as they are) along dim 1."""
+    tensors = _tensors_arg(tensors, "column_stack")
+    _check_nonempty(tensors, "column_stack")
+    cols = [t.reshape(t.numel(), 1) if t.dim() <= 1 else t for t in tensors]
+    return _C.cat(cols, 1)
+
+
+def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
+    """Splits ``input`` along ``dim`` into views: ``n`` nearly equal sections (the first
+    ``size % n`` one element longer), or at the given indices."""
+    if input.dim() == 0:
+        raise RuntimeError(
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
+        )
+    if isinstance(indices_or_sections, Tensor):
+        ios = indices_or_sections
+        if ios.dtype != int64:
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                + _dtype_name(ios.dtype)
+            )
+        if ios.dim() > 1:
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                f"one-dimensional tensor, but got a tensor with {ios.dim()} dims"
+            )
+        indices_or_sections = ios.item() if ios.dim() == 0 else [int(v) for v in ios.tolist()]
+    dim = _wrap_dim(dim, input.dim())
+    size = input.shape[dim]
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        base, extra = divmod(size, n)
+        out, start = [], 0
+        for i in range(n):
+            length = base + (1 if i < extra else 0)
+            out.append(input.narrow(dim, start, length))
+            start += length
+        return tuple(out)
+    out, start = [], 0
+    for idx in list(indices_or_sections) + [size]:
+        idx = int(idx)
+        if idx < 0:
+            idx += size
+        idx = builtins.min(builtins.max(idx, 0), size)
+        out.append(input.narrow(dim, start, builtins.max(idx - start, 0)))
+        start = idx
+    return tuple(out)
+
+
+def _dtype_name(dt) -> str:
+    return {
+        _bool: "Bool",
+        int64: "Long",
+        float32: "Float",
+        float64: "Double",
+        complex64: "ComplexFloat",
+        complex128: "ComplexDouble",
+    }[dt]
+
+
+def broadcast_shapes(*shapes) -> tuple[int, ...]:
+    """The shape that tensors of the given shapes broadcast to."""
+    shapes = tuple((x,) if isinstance(x, int) else x for x in shapes if x is not None)
+    for shape in shapes:
+        if not _is_seq(shape):
+            raise RuntimeError(
+                f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {shape}"
+            )
+    common = [1] * builtins.max((len(s) for s in shapes), default=0)
+    for arg_idx, shape in enumerate(shapes):
+        for idx in range(-1, -1 - len(shape), -1):
+            if shape[idx] == common[idx]:
+                continue
+            if common[idx] == 1:
+                if shape[idx] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[idx] = shape[idx]
+                continue
+            if shape[idx] == 1:
+                continue
+            raise RuntimeError(
+                f"Attempting to broadcast a dimension of length {shape[idx]} at {idx}! "
+                f"Mismatching argument at index {arg_idx} had {shape}; but expected shape "
+                f"should be broadcastable to {common}"
+            )
+    return tuple(int(v) for v in common)
+
+
+def broadcast_to(input: Tensor, size) -> Tensor:
+    """A view of ``input`` expanded to ``size`` (``-1`` keeps a dimension)."""
+    return input.expand(*size) if _is_seq(size) else input.expand(size)
+
+
+def broadcast_tensors(*tensors) -> tuple[Tensor, ...]:
+    """Views of the inputs expanded to their common broadcast shape."""
+    if len(tensors) == 1 and _is_seq(tensors[0]):
+        tensors = tuple(tensors[0])
+    common: list[int] = []
+    for t in tensors:
+        shape = list(t.shape)
+        nd = builtins.max(len(common), len(shape))
+        common = [1] * (nd - len(common)) + common
+        shape = [1] * (nd - len(shape)) + shape
+        for d in range(nd):
+            if common[d] == shape[d] or shape[d] == 1:
+                continue
+            if common[d] != 1:
+                raise RuntimeError(
+                    f"The size of tensor a ({common[d]}) must match the size of tensor b ({shape[d]}) "
+                    f"at non-singleton dimension {d}"
+                )
+            common[d] = shape[d]
+    return tuple(t.expand(*common) for t in tensors)
+
+
+def tile(input: Tensor, dims) -> Tensor:
+    """Repeats ``input`` along each dimension; ``dims`` shorter than ``input.dim()`` is padded with ones."""
+    if isinstance(dims, int):
+        dims = (dims,)
+    dims = tuple(dims)
+    if len(dims) < input.dim():
+        dims = (1,) * (input.dim() - len(dims)) + dims
+    return input.repeat(*dims)
+
+
+def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, output_size: int | None = None):
+    """Repeats each element ``repeats`` times (an int, or a tensor of per-element counts) along ``dim``
+    (the flattened input when ``dim`` is None). ``repeat_interleave(counts)`` repeats ``arange(len(counts))``."""
+    if repeats is None:
+        counts = input
+        if counts.dim() != 1:
+            raise RuntimeError("repeats must be 1-d tensor")
+        if counts.dtype != int64:
+            raise RuntimeError("repeats has to be Long or Int tensor")
+        vals = counts.tolist()
+        if any(v < 0 for v in vals):
+            raise RuntimeError("repeats can not be negative")
+        return _C.from_numpy(np.repeat(np.arange(len(vals), dtype=np.int64), vals))
+    if dim is None:
+        input = input.reshape(-1)
+        dim = 0
+    dim = _wrap_dim(dim, input.dim())
+    if isinstance(repeats, Tensor) and repeats.dim() == 0:
+        repeats = int(repeats.item())
+    if isinstance(repeats, int):
+        if repeats < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        x = input.unsqueeze(dim + 1)
+        shape = list(x.shape)
+        shape[dim + 1] = repeats
+        out_shape = list(input.shape)
+        out_shape[dim] = out_shape[dim] * repeats
+        return x.expand(*shape).reshape(out_shape)
+    if not isinstance(repeats, Tensor):
+        repeats = _C.from_numpy(np.asarray(repeats, dtype=np.int64).reshape(-1))
+    if repeats.dim() != 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    counts = repeats.tolist()
+    if len(counts) != input.shape[dim]:
+        raise RuntimeError(
+            "repeats must have the same size as input along dim, but got "
+            f"repeats.size(0) = {len(counts)} and input.size({dim}) = {input.shape[dim]}"
+        )
+    if any(v < 0 for v in counts):
+        raise RuntimeError("repeats can not be negative")
+    index = _C.from_numpy(np.repeat(np.arange(len(counts), dtype=np.int64), counts))
+    return input.index_select(dim, index)
+
+
+def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
+    """Expands dimension ``dim`` into ``sizes`` (one entry may be ``-1``)."""
+    sizes = tuple(int(s) for s in sizes)
+    if len(sizes) == 0:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if input.dim() == 0:
+        raise IndexError(
+            "Dimension specified as 0 but tensor has no dimensions"
+            if dim in (0, -1)
+            else f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})"
+        )
+    dim = _wrap_dim(dim, input.dim())
+    if sizes.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = math.prod(s for s in sizes if s != -1)
+    size = input.shape[dim]
+    if -1 in sizes:
+        if known == 0 or size % known:
+            raise RuntimeError(
+                f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                f"({size}) in the input tensor"
+            )
+        sizes = tuple(size // known if s == -1 else s for s in sizes)
+    elif known != size:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+            f"({size}) in the input tensor"
+        )
+    shape = list(input.shape)
+    return input.reshape(shape[:dim] + list(sizes) + shape[dim + 1 :])
+
+
+def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
+    """Rotates ``input`` by 90 degrees ``k`` times in the plane of ``dims``, from the first towards the second."""
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.dim() < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.dim()}")
+    d0, d1 = dims
+    if d0 == d1 or (d0 - d1) % input.dim() == 0:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    n = input.dim()
+    if not (-n <= d0 < n and -n <= d1 < n):
+        raise RuntimeError(
+            f"Rotation dim0 out of range, dim0 = {d0}"
+            if not -n <= d0 < n
+            else f"Rotation dim1 out of range, dim1 = {d1}"
+        )
+    k %= 4
+    if k == 1:
+        return input.flip(d1).transpose(d0, d1)
+    if k == 2:
+        return input.flip(d0, d1)
+    if k == 3:
+        return input.flip(d0).transpose(d0, d1)
+    return input.clone()
+
+
+def fliplr(input: Tensor) -> Tensor:
+    """Flips a tensor of at least 2 dimensions left to right (along dim 1)."""
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return input.flip(1)
+
+
+def flipud(input: Tensor) -> Tensor:
+    """Flips a tensor of at least 1 dimension up to down (along dim 0)."""
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return input.flip(0)
+
+
+def block_diag(*tensors) -> Tensor:
+    """A block-diagonal matrix of the given (0-, 1- or 2-d) tensors, zeros elsewhere."""
+    mats = []
+    for i, t in enumerate(tensors):
+        if t.dim() > 2:
+            raise RuntimeError(
+                f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has {t.dim()} dimensions"
+            )
+        mats.append(t.reshape(1, 1) if t.dim() == 0 else t.unsqueeze(0) if t.dim() == 1 else t)
+    if not mats:
+        return _C.empty(1, 0)
+    dt = _promote(*[m.dtype for m in mats])
+    mats = [m.to(dt) for m in mats]
+    total = builtins.sum(m.shape[1] for m in mats)
+    rows, col = [], 0
+    for m in mats:
+        r, c = m.shape
+        parts = []
+        if col:
+            parts.append(_C.zeros(r, col, dtype=dt))
+        parts.append(m)
+        if total - col - c:
+            parts.append(_C.zeros(r, total - col - c, dtype=dt))
+        rows.append(_C.cat(parts, 1) if len(parts) > 1 else m)
+        col += c
+    return _C.cat(rows, 0)
+
+
+def meshgrid(*tensors, indexing: str | None = None) -> tuple[Tensor, ...]:
+    """Coordinate grids of 0- or 1-d tensors: ``indexing='ij'`` (matrix order) or ``'xy'`` (Cartesian,
+    first two output dimensions swapped). Without ``indexing`` it warns and uses ``'ij'``, as PyTorch does."""
+    if len(tensors) == 1 and _is_seq(tensors[0]):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn(
+            "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+            UserWarning,
+            stacklevel=2,
+        )
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if len(tensors) == 0:
+        raise RuntimeError("torch.meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {_repr_short(t)}"
+            )
+    for t in tensors[1:]:
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    ts = list(tensors)
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = [t.numel() for t in ts]
+    out = []
+    for i, t in enumerate(ts):
+        view = [1] * len(ts)
+        view[i] = -1
+        out.append(t.reshape(view).expand(*shape))
+    if swap:
+        out[0], out[1] = out[1], out[0]
+    return tuple(out)
+
+
+def _repr_short(t: Tensor) -> str:
+    return repr(t)
+
+
+def cartesian_prod(*tensors) -> Tensor:
+    """The Cartesian product of 1-d tensors as rows of a 2-d tensor (a single input is returned as is)."""
+    for t in tensors:
+        if t.dim() != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return _C.stack([g.reshape(-1) for g in grids], 1)
+
+
+def _tri_indices(row: int, col: int, offset: int, dtype, upper: builtins.bool) -> Tensor:
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    if upper:
+        r, c = np.triu_indices(row, offset, col)
+    else:
+        r, c = np.tril_indices(row, offset, col)
+    if dtype not in (None, int64):
+        name = "triu_indices" if upper else "tril_indices"
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_dtype_name(dtype)}'")
+    return _C.from_numpy(np.stack([r, c]).astype(np.int64).reshape(2, -1))
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """A ``2 x N`` tensor of the row and column indices of the lower triangle of a ``row x col`` matrix."""
+    return _tri_indices(row, col, offset, dtype, upper=False)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """A ``2 x N`` tensor of the row and column indices of the upper triangle of a ``row x col`` matrix."""
+    return _tri_indices(row, col, offset, dtype, upper=True)
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: builtins.bool = False) -> Tensor:
+    """The length-``r`` combinations of a 1-d tensor's elements as rows (like ``itertools.combinations``)."""
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input.new_empty(0)
+    make = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    idx = np.array(list(make(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    if idx.shape[0] == 0:
+        return input.new_empty(0, r)
+    out = input.index_select(0, _C.from_numpy(np.ascontiguousarray(idx.reshape(-1))))
+    return out.reshape(-1, r)
+
+
+# --------------------------------------------------------------------------- elementwise math
+
+
+def subtract(input, other, *, alpha=1) -> Tensor:
+    """``input - alpha * other``; alias of :func:`sub`."""
+    return input.sub(other, alpha=alpha) if alpha != 1 else input.sub(other)
+
+
+def divide(input, other, *, rounding_mode: str | None = None) -> Tensor:
+    """``input / other``; ``rounding_mode='trunc'`` rounds towards zero, ``'floor'`` towards minus
+    infinity (both keep integer dtypes and give zero gradients)."""
+    if not isinstance(input, Tensor):
+        input = _as_tensor(input, other if isinstance(other, Tensor) else None)
+    if rounding_mode is None:
+        return _orig_div(input, other)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '"
+            + str(rounding_mode)
+            + "'"
+        )
+    other_t = other if isinstance(other, Tensor) else None
+    int_result = not (input.dtype.is_floating_point or input.dtype.is_complex) and (
+        other_t is None
+        and isinstance(other, int)
+        or other_t is not None
+        and not (other_t.dtype.is_floating_point or other_t.dtype.is_complex)
+    )
+    if int_result:
+        if rounding_mode == "floor":
+            return input.floor_divide(other)
+        b = other if other_t is not None else int(other)
+        q = input.floor_divide(b)
+        r = input.sub(q * b)
+        # floor and trunc differ where the remainder is non-zero and the signs differ
+        neg = (input < 0).logical_xor(_as_tensor(b) < 0)
+        fix = r.ne(0).logical_and(neg)
+        return q + fix.long()
+    quotient = _orig_div(input, other)
+    if rounding_mode == "trunc":
+        return quotient.trunc()
+    return _zero_grad_like(input.floor_divide(other), quotient)
+
+
+def float_power(input, exponent) -> Tensor:
+    """``input ** exponent`` computed in double precision (complex128 for complex operands)."""
+    cplx = (
+        (isinstance(input, Tensor) and input.dtype.is_complex)
+        or (isinstance(exponent, Tensor) and exponent.dtype.is_complex)
+        or isinstance(exponent, builtins.complex)
+        or isinstance(input, builtins.complex)
+    )
+    dt = complex128 if cplx else float64
+    if not isinstance(input, Tensor):
+        from . import tensor
+
+        return tensor(input, dtype=dt).pow(exponent.to(dt))
+    if isinstance(exponent, Tensor):
+        exponent = exponent.to(dt)
+    return input.to(dt).pow(exponent)
+
+
+def xlogy(input, other) -> Tensor:
+    """``input * log(other)``, with 0 where ``input`` is 0 (and NaN where ``other`` is NaN)."""
+    if not isinstance(input, Tensor):
+        if not isinstance(other, Tensor):
+            raise TypeError("xlogy(): at least one of input and other must be a Tensor")
+        input = _as_tensor(float(input), _to_float(other))
+    if not isinstance(other, Tensor):
+        other = _as_tensor(float(other), _to_float(input))
+    x, y = _to_float(input), _to_float(other)
+    dt = _promote(x.dtype, y.dtype) if x.dim() and y.dim() else None
+    if dt is not None:
+        x, y = x.to(dt), y.to(dt)
+    # x * log(y) is already 0 where x is 0 and y is positive and finite, with the gradient
+    # log(y) for x; where y would make the product NaN the logarithm is replaced by 0.
+    bad = x.eq(0).logical_and(y.le(0).logical_or(y.isinf()))
+    safe_y = y.where(bad.logical_not(), 1.0)
+    return x * safe_y.log()
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """``log(p / (1 - p))``; with ``eps`` the input is first clamped to ``[eps, 1 - eps]``."""
+    x = _to_float(input)
+    if eps is not None:
+        x = x.clamp(eps, 1.0 - eps)
+    return (x / (1.0 - x)).log()
+
+
+def deg2rad(input: Tensor) -> Tensor:
+    """Degrees to radians."""
+    return _to_float(input) * (math.pi / 180.0)
+
+
+def rad2deg(input: Tensor) -> Tensor:
+    """Radians to degrees."""
+    return _to_float(input) * (180.0 / math.pi)
+
+
+_BIG = float(2**28)
+
+
+def asinh(input: Tensor) -> Tensor:
+    """Inverse hyperbolic sine, accurate near zero and for large magnitudes."""
+    x = _to_float(input)
+    neg = x < 0
+    y = x.where(neg.logical_not(), -x)  # |x| with gradient 1 at zero
+    big = y > _BIG
+    ys = y.clamp(max=_BIG)
+    yb = y.clamp(min=_BIG)
+    small = (ys + ys * ys / (1.0 + (ys * ys + 1.0).sqrt())).log1p()
+    g = (yb.log() + math.log(2.0)).where(big, small)
+    return (-g).where(neg, g)
+
+
+def acosh(input: Tensor) -> Tensor:
+    """Inverse hyperbolic cosine (NaN below 1)."""
+    x = _to_float(input)
+    big = x > _BIG
+    t = x.clamp(max=_BIG) - 1.0
+    small = (t + (t * (t + 2.0)).sqrt()).log1p()
+    return (x.clamp(min=_BIG).log() + math.log(2.0)).where(big, small)
+
+
+def atanh(input: Tensor) -> Tensor:
+    """Inverse hyperbolic tangent (infinite at ±1, NaN beyond)."""
+    x = _to_float(input)
+    return (x.log1p() - (-x).log1p()) * 0.5
+
+
+def sinc(input: Tensor) -> Tensor:
+    """The normalized sinc ``sin(pi x) / (pi x)``, 1 at 0."""
+    x = _to_float(input)
+    zero = x.eq(0)
+    px = x.where(zero.logical_not(), 1.0) * math.pi
+    return (px.sin() / px).where(zero.logical_not(), 1.0)
+
+
+def erfc(input: Tensor) -> Tensor:
+    """The complementary error function ``1 - erf(x)``, accurate in the tails."""
+    x = _to_float(input)
+    approx = 1.0 - x.erf()
+    with _no_grad():
+        arr = x.detach().numpy()
+        exact = np.asarray(np.frompyfunc(math.erfc, 1, 1)(arr), dtype=arr.dtype).reshape(arr.shape)
+        correction = _C.from_numpy(exact.copy()) - approx.detach()
+    return approx + correction
+
+
+def _no_grad():
+    from .autograd.grad_mode import no_grad
+
+    return no_grad()
+
+
+def count_nonzero(input: Tensor, dim=None) -> Tensor:
+    """The number of non-zero elements, over all of ``input`` or along ``dim`` (an int or tuple)."""
+    nz = input.ne(0)
+    if dim is None:
+        return nz.sum()
+    return nz.sum(dim)
+
+
+def nansum(input: Tensor, dim=None, keepdim: builtins.bool = False, *, dtype=None) -> Tensor:
+    """The sum treating NaN as zero."""
+    x = input
+    if x.dtype.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    if x.dtype.is_floating_point:
+        x = x.where(x.isnan().logical_not(), 0.0)
+    kwargs = {} if dtype is None else {"dtype": dtype}
+    if dim is None:
+        return x.sum(**kwargs) if not keepdim else x.sum(tuple(range(x.dim())), True, **kwargs)
+    return x.sum(dim, keepdim, **kwargs)
+
+
+def nanmean(input: Tensor, dim=None, keepdim: builtins.bool = False, *, dtype=None) -> Tensor:
+    """The mean of the non-NaN elements."""
+    if not (input.dtype.is_floating_point or input.dtype.is_complex) and dtype is None:
+        raise RuntimeError(
+            "nanmean(): expected input to have floating point or complex dtype but got "
+            + _dtype_name(input.dtype)
+        )
+    if input.dtype.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    x = input if dtype is None else input.to(dtype)
+    count = (
+        x.isnan().logical_not().sum(dim, keepdim)
+        if dim is not None
+        else (
+            x.isnan().logical_not().sum()
+            if not keepdim
+            else x.isnan().logical_not().sum(tuple(range(x.dim())), True)
+        )
+    )
+    return nansum(x, dim, keepdim) / count.to(x.dtype if x.dtype.is_floating_point else float32)
+
+
+def diff(
+    input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None
+):
+    """The ``n``-th forward difference along ``dim`` (logical xor for bool tensors), after
+    concatenating ``prepend`` and ``append``."""
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    dim = _wrap_dim(dim, input.dim())
+
+    if n == 0:
+        return input
+
+    def as_part(extra: Tensor) -> Tensor:
+        if extra.dim() != input.dim():
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+        return extra
+
+    parts = ([as_part(prepend)] if prepend is not None else []) + [input]
+    if append is not None:
+        parts.append(as_part(append))
+    x = _C.cat(parts, dim) if len(parts) > 1 else input
+    for _ in range(n):
+        length = x.shape[dim]
+        if length == 0:
+            break
+        a = x.narrow(dim, 1, length - 1)
+        b = x.narrow(dim, 0, length - 1)
+        x = a.logical_xor(b) if x.dtype == _bool else a - b
+    return x
+
+
+def _trapz_core(y: Tensor, dx, dim: int, cumulative: builtins.bool) -> Tensor:
+    dim = _wrap_dim(dim, y.dim())
+    length = y.shape[dim]
+    if length == 0:
+        if cumulative:
+            return _to_float(y).narrow(dim, 0, 0)
+        shape = [s for i, s in enumerate(y.shape) if i != dim]
+        return _C.zeros(shape, dtype=_to_float(y).dtype)
+    y = _to_float(y)
+    avg = (y.narrow(dim, 1, length - 1) + y.narrow(dim, 0, length - 1)) * 0.5
+    terms = avg * dx
+    return terms.cumsum(dim) if cumulative else terms.sum(dim)
+
+
+def _trapz(y: Tensor, x, dx, dim: int, name: str, cumulative: builtins.bool) -> Tensor:
+    if y.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if x is None:
+        return _trapz_core(y, 1.0 if dx is None else dx, dim, cumulative)
+    if not isinstance(x, Tensor):
+        return _trapz_core(y, x, dim, cumulative)
+    d = _wrap_dim(dim, y.dim())
+    if x.dim() == 1:
+        if x.shape[0] != y.shape[d]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        shape = [1] * y.dim()
+        shape[d] = -1
+        dxs = diff(_to_float(x)).reshape(shape)
+    else:
+        xd = _wrap_dim(dim, x.dim())
+        dxs = diff(_to_float(x), dim=xd)
+    return _trapz_core(y, dxs, d, cumulative)
+
+
+def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The trapezoidal rule along ``dim`` with sample points ``x`` (a tensor) or spacing ``dx``."""
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid() received an invalid combination of arguments")
+    return _trapz(y, x, dx, dim, "trapezoid", False)
+
+
+def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """Alias of :func:`trapezoid`."""
+    return _trapz(y, x, dx, dim, "trapezoid", False)
+
+
+def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The running trapezoidal integral along ``dim`` (one element shorter than ``y`` there)."""
+    if x is not None and dx is not None:
+        raise TypeError("cumulative_trapezoid() received an invalid combination of arguments")
+    return _trapz(y, x, dx, dim, "cumulative_trapezoid", True)
+
+
+def _cross(input: Tensor, other: Tensor, dim: int, name: str) -> Tensor:
+    if input.dim() != other.dim():
+        raise RuntimeError(
+            f"{name}: inputs dimension {dim} must have length 3. Got {input.shape[dim] if -input.dim() <= dim < input.dim() else '?'} and "
+            f"{other.shape[dim] if -other.dim() <= dim < other.dim() else '?'}"
+        )
+    a, b = broadcast_tensors(input, other)
+    given = dim
+    dim = _wrap_dim(dim, a.dim())
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
+        raise RuntimeError(
+            f"{name}: inputs dimension {given} must have length 3. Got {input.shape[dim]} and {other.shape[dim]}"
+        )
+    a0, a1, a2 = (a.select(dim, i) for i in range(3))
+    b0, b1, b2 = (b.select(dim, i) for i in range(3))
+    return _C.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
+
+
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """The 3-vector cross product along ``dim`` (the first dimension of size 3 when ``dim`` is None)."""
+    if input.dim() != other.dim():
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if dim is None:
+        warnings.warn(
+            "Using torch.cross without specifying the dim arg is deprecated.\n"
+            "Please either pass the dim explicitly or simply use torch.linalg.cross.\n"
+            "The default value of dim will change to agree with that of linalg.cross in a future release.",
+            UserWarning,
+            stacklevel=2,
+        )
+        shape = broadcast_shapes(input.shape, other.shape)
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return _cross(input, other, dim, "linalg.cross")
+
+
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    """The Kronecker product: every element of ``input`` scales a block equal to ``other``."""
+    nd = builtins.max(input.dim(), other.dim())
+    a = input.reshape([1] * (nd - input.dim()) + list(input.shape))
+    b = other.reshape([1] * (nd - other.dim()) + list(other.shape))
+    # interleave: a gets a singleton after each dim, b before each dim
+    a_view, b_view = [], []
+    for sa, sb in zip(a.shape, b.shape):
+        a_view += [sa, 1]
+        b_view += [1, sb]
+    out = a.reshape(a_view) * b.reshape(b_view)
+    return out.reshape([sa * sb for sa, sb in zip(a.shape, b.shape)])
+
+
+def _tensordot_dims(a: Tensor, b: Tensor, dims):
+    if isinstance(dims, Tensor):
+        if dims.numel() > 1:
+            return [int(v) for v in dims[0].tolist()], [int(v) for v in dims[1].tolist()]
+        value = int(dims.item())
+        if value < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        return list(range(-value, 0)), list(range(value))
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.dim() or dims > b.dim():
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        return list(range(-dims, 0)), list(range(dims))
+    da, db = dims
+    if isinstance(da, int):
+        da = [da]
+    if isinstance(db, int):
+        db = [db]
+    return list(da), list(db)
+
+
+def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
+    """Contracts the last ``dims`` dimensions of ``a`` with the first of ``b`` (or the listed pairs of
+    dimensions) with one matrix product."""
+    da, db = _tensordot_dims(a, b, dims)
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    for x, y in zip(da, db):
+        sx, sy = a.shape[_wrap_dim(x, a.dim())], b.shape[_wrap_dim(y, b.dim())]
+        if sx != sy and sx != 1 and sy != 1:
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size {sx} in dim {x} "
+                f"and second has size {sy} in dim {y}"
+            )
+    da = [_wrap_dim(d, a.dim()) for d in da]
+    db = [_wrap_dim(d, b.dim()) for d in db]
+    free_a = [d for d in range(a.dim()) if d not in da]
+    free_b = [d for d in range(b.dim()) if d not in db]
+    sizes = [builtins.max(a.shape[x], b.shape[y]) for x, y in zip(da, db)]
+    k = math.prod(sizes)
+    pa = a.permute(*(free_a + da))
+    pb = b.permute(*(db + free_b))
+    exp_a = [a.shape[d] for d in free_a] + sizes
+    exp_b = sizes + [b.shape[d] for d in free_b]
+    pa = pa.expand(*exp_a) if list(pa.shape) != exp_a else pa
+    pb = pb.expand(*exp_b) if list(pb.shape) != exp_b else pb
+    m = math.prod(a.shape[d] for d in free_a)
+    n = math.prod(b.shape[d] for d in free_b)
+    dt = _promote(a.dtype, b.dtype)
+    res = pa.reshape(m, k).to(dt).mm(pb.reshape(k, n).to(dt))
+    return res.reshape([a.shape[d] for d in free_a] + [b.shape[d] for d in free_b])
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """The ``p``-norm of ``input - other``."""
+    from .linalg import vector_norm
+
+    return vector_norm(input - other, p)
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"):
+    """Pairwise ``p``-norm distances between the rows of ``x1`` (``... x P x M``) and ``x2`` (``... x R x M``).
+    For ``p=2`` large inputs use a matrix product, as PyTorch does."""
+    if x1.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    if x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {x2.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(
+            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
+        )
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if not (x1.dtype.is_floating_point and x2.dtype.is_floating_point):
+        raise RuntimeError(
+            f"cdist only supports floating-point dtypes, X1 got: {_dtype_name(x1.dtype)}"
+            if not x1.dtype.is_floating_point
+            else f"cdist only supports floating-point dtypes, X2 got: {_dtype_name(x2.dtype)}"
+        )
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype_name(x1.dtype)} but found {_dtype_name(x2.dtype)}")
+    modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
+    if compute_mode not in modes:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    batch = broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    P, R, M = x1.shape[-2], x2.shape[-2], x1.shape[-1]
+    a = x1.expand(*batch, P, M)
+    b = x2.expand(*batch, R, M)
+    use_mm = p == 2 and (
+        compute_mode == "use_mm_for_euclid_dist"
+        or (compute_mode == "use_mm_for_euclid_dist_if_necessary" and (P > 25 or R > 25))
+    )
+    if use_mm:
+        a_sq = (a * a).sum(-1, True)
+        b_sq = (b * b).sum(-1, True)
+        d2 = (a_sq - 2.0 * a.matmul(b.transpose(-1, -2)) + b_sq.transpose(-1, -2)).clamp(min=0.0)
+        zero = d2.eq(0)
+        return d2.where(zero.logical_not(), 1.0).sqrt().where(zero.logical_not(), 0.0)
+    diffs = (a.unsqueeze(-2) - b.unsqueeze(-3)).abs()
+    if p == 0:
+        return _zero_grad_like(diffs.ne(0).sum(-1).to(a.dtype), diffs.sum(-1))
+    if p == 1:
+        return diffs.sum(-1)
+    if math.isinf(p):
+        if diffs.shape[-1] == 0:
+            return diffs.sum(-1)
+        return diffs.amax(-1)
+    s = diffs.pow(p).sum(-1)
+    zero = s.eq(0)
+    return s.where(zero.logical_not(), 1.0).pow(1.0 / p).where(zero.logical_not(), 0.0)
+
+
+def cov(
+    input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None
+):
+    """The covariance matrix of the variables in the rows of ``input`` (observations in columns), with
+    optional frequency and observation weights."""
+    if input.dim() > 2:
+        raise RuntimeError(
+            f"cov(): expected input to have two or fewer dimensions but got an input with {input.dim()} dimensions"
+        )
+    x = input.reshape(1, -1) if input.dim() < 2 else input
+    x = _to_float(x)
+    n_obs = x.shape[1]
+    w = None
+    if fweights is not None:
+        if fweights.dim() > 1:
+            raise RuntimeError(
+                f"cov(): expected fweights to have one or fewer dimensions but got fweights with {fweights.dim()} dimensions"
+            )
+        if fweights.dtype != int64:
+            raise RuntimeError(
+                f"cov(): expected fweights to have integral dtype but got fweights with {_dtype_name(fweights.dtype)} dtype"
+            )
+        if fweights.numel() != n_obs:
+            raise RuntimeError(
+                f"cov(): expected fweights to have the same numel as there are observations in the input but got {fweights.numel()} != {n_obs}"
+            )
+        if n_obs > 0 and builtins.bool((fweights < 0).any()):
+            raise RuntimeError("cov(): fweights cannot be negative")
+        w = fweights.to({complex64: float32, complex128: float64}.get(x.dtype, x.dtype))
+    if aweights is not None:
+        if aweights.dim() > 1:
+            raise RuntimeError(
+                f"cov(): expected aweights to have one or fewer dimensions but got aweights with {aweights.dim()} dimensions"
+            )
+        if not aweights.dtype.is_floating_point:
+            raise RuntimeError(
+                f"cov(): expected aweights to have floating point dtype but got aweights with {_dtype_name(aweights.dtype)} dtype"
+            )
+        if aweights.numel() != n_obs:
+            raise RuntimeError(
+                f"cov(): expected aweights to have the same numel as there are observations in the input but got {aweights.numel()} != {n_obs}"
+            )
+        if n_obs > 0 and builtins.bool((aweights < 0).any()):
+            raise RuntimeError("cov(): aweights cannot be negative")
+        w = aweights if w is None else w * aweights
+    if w is None:
+        avg = x.mean(1) if n_obs else x.sum(1) / 0.0
+        norm_factor = float(n_obs - correction)
+    else:
+        w_sum = w.sum()
+        avg = (x * w).sum(1) / w_sum
+        if correction == 0:
+            norm_factor = w_sum
+        elif aweights is None:
+            norm_factor = w_sum - correction
+        else:
+            norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
+    if builtins.bool(norm_factor <= 0):
+        norm_factor = norm_factor.clamp(min=0.0) if isinstance(norm_factor, Tensor) else 0.0
+        warnings.warn(
+            "cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of observations.",
+            UserWarning,
+            stacklevel=2,
+        )
+    xc = x - avg.unsqueeze(1)
+    xw = xc if w is None else xc * w
+    c = xw.matmul(xc.transpose(0, 1).conj()) / norm_factor
+    return c.squeeze() if input.dim() < 2 or x.shape[0] == 1 else c
+
+
+def corrcoef(input: Tensor) -> Tensor:
+    """Pearson correlation coefficients of the rows of ``input``, clipped to ``[-1, 1]``."""
+    if input.dim() > 2:
+        raise RuntimeError(
+            f"corrcoef(): expected input to have two or fewer dimensions but got an input with {input.dim()} dimensions"
+        )
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    d = c.diagonal()
+    std = (d.real if d.dtype.is_complex else d).sqrt()
+    c = c / std.unsqueeze(1)
+    c = c / std.unsqueeze(0)
+    if c.dtype.is_complex:
+        return _C.complex(c.real.clamp(-1.0, 1.0), c.imag.clamp(-1.0, 1.0))
+    return c.clamp(-1.0, 1.0)
+
+
+def trace(input: Tensor) -> Tensor:
+    """The sum of the main diagonal of a 2-d tensor."""
+    if input.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
+    return input.diagonal().sum()
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """A tensor whose 2-d planes at ``(dim1, dim2)`` have the last dimension of ``input`` on their
+    ``offset`` diagonal, zeros elsewhere."""
+    nd = input.dim() + 1
+    d1 = _wrap_dim(dim1, nd)
+    d2 = _wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = input.shape[-1] if input.dim() else 1
+    x = input if input.dim() else input.reshape(1)
+    m = n + abs(offset)
+    rows = np.arange(n) + builtins.max(-offset, 0)
+    cols = np.arange(n) + builtins.max(offset, 0)
+    # element i lands at [rows[i], cols[i]]; every other position picks the appended zero
+    pos = np.full((m, m), n, dtype=np.int64)
+    pos[rows, cols] = np.arange(n)
+    padded = _C.cat([x, x.new_zeros(*x.shape[:-1], 1)], -1)
+    out = padded.index_select(x.dim() - 1, _C.from_numpy(pos.reshape(-1)))
+    out = out.reshape(list(x.shape[:-1]) + [m, m])
+    if (d1, d2) != (nd - 2, nd - 1):
+        if d1 > d2:
+            out = out.transpose(-1, -2)
+            d1, d2 = d2, d1
+        out = out.movedim((nd - 2, nd - 1), (d1, d2))
+    return out
+
+
+# --------------------------------------------------------------------------- einsum
+
+
+def _labels_of(sub: str, where: str):
+    out = []
+    i = 0
+    while i < len(sub):
+        ch = sub[i]
+        if ch == ".":
+            if sub[i : i + 3] != "..." or "..." in sub[i + 3 :] or "..." in sub[:i]:
+                raise RuntimeError(f"einsum(): found '.' for {where} that is not part of any ellipsis")
+            out.append(...)
+            i += 3
+            continue
+        if ch == " ":
+            i += 1
+            continue
+        if not ch.isalpha() or not ch.isascii():
+            raise RuntimeError(
+                f"einsum(): invalid subscript given at index {i} in the equation string, subscripts must be in [a-zA-Z]"
+            )
+        out.append(ch)
+        i += 1
+    return out
+
+
+def _sublist_labels(sub) -> list:
+    out = []
+    for s in sub:
+        if s is Ellipsis:
+            out.append(...)
+        else:
+            s = int(s)
+            if not 0 <= s < 52:
+                raise ValueError(
+                    "einsum(): subscript in subscript list is not within the valid range [0, 52)"
+                )
+            out.append(chr(ord("A") + s) if s < 26 else chr(ord("a") + s - 26))
+    return out
+
+
+def _take_diagonal(t: Tensor, d1: int, d2: int) -> Tensor:
+    """The diagonal of dims ``d1 < d2`` (equal sizes) as one dim at position ``d1``."""
+    n = t.shape[d1]
+    moved = t.movedim((d1, d2), (t.dim() - 2, t.dim() - 1))
+    flat = moved.reshape(list(moved.shape[:-2]) + [n * n])
+    diag = flat[..., :: n + 1] if n > 0 else flat
+    return diag.movedim(-1, d1)
+
+
+def einsum(*args) -> Tensor:
+    """Einstein summation: ``einsum('ij,jk->ik', a, b)``, with implicit outputs, ``...`` broadcasting,
+    repeated subscripts in one operand (diagonals) and the sublist form ``einsum(a, [0, 1], b, [1, 2])``.
+    Contractions are done pair by pair with batched matrix products."""
+    if len(args) == 0:
+        raise TypeError(
+            "einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts list"
+        )
+    if isinstance(args[0], str):
+        equation = args[0]
+        operands = list(args[1:])
+        if len(operands) == 1 and _is_seq(operands[0]):
+            operands = list(operands[0])
+        equation = equation.replace(" ", "")
+        if "->" in equation:
+            lhs, rhs = equation.split("->", 1)
+        else:
+            lhs, rhs = equation, None
+        subs = lhs.split(",")
+        in_labels = [_labels_of(s, "operand " + str(i)) for i, s in enumerate(subs)]
+        out_labels = _labels_of(rhs, "output") if rhs is not None else None
+    else:
+        ops, subl = list(args[0::2]), list(args[1::2])
+        out_labels = None
+        if len(ops) > len(subl):
+            out_labels = _sublist_labels(ops[-1]) if not isinstance(ops[-1], Tensor) else None
+            if out_labels is not None:
+                ops = ops[:-1]
+        operands = ops
+        in_labels = [_sublist_labels(s) for s in subl]
+    if len(operands) == 0:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    if len(in_labels) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(in_labels) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+
+    # expand ellipses into labels '0'..'k' (shared, right aligned)
+    ell_dims = 0
+    for i, (t, labs) in enumerate(zip(operands, in_labels)):
+        named = len([x for x in labs if x is not ...])
+        if ... in labs:
+            if t.dim() < named:
+                raise RuntimeError(
+                    f"einsum(): the number of subscripts in the equation ({named}) is more than the number "
+                    f"of dimensions ({t.dim()}) for operand {i}"
+                )
+            ell_dims = builtins.max(ell_dims, t.dim() - named)
+        elif named != t.dim():
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({named}) does not match the number "
+                f"of dimensions ({t.dim()}) for operand {i} and no ellipsis was given"
+            )
+    ell = [str(k) for k in range(ell_dims)]
+    full_labels = []
+    for t, labs in zip(operands, in_labels):
+        if ... in labs:
+            named = len(labs) - 1
+            k = t.dim() - named
+            pos = labs.index(...)
+            labs = labs[:pos] + ell[ell_dims - k :] + labs[pos + 1 :]
+        full_labels.append(labs)
+
+    counts: dict[str, int] = {}
+    for labs in full_labels:
+        for lab in labs:
+            counts[lab] = counts.get(lab, 0) + 1
+    if out_labels is None:
+        letters = sorted((lab for lab, c in counts.items() if c == 1 and not lab.isdigit()), key=_label_key)
+        out_full = ell + letters
+    else:
+        seen = set()
+        for lab in out_labels:
+            if lab is ...:
+                continue
+            if lab in seen:
+                raise RuntimeError(f"einsum(): output subscript {lab} appears more than once in the output")
+            seen.add(lab)
+            if lab not in counts:
+                raise RuntimeError(
+                    f"einsum(): output subscript {lab} does not appear in the equation for any input operand"
+                )
+        if ... in out_labels:
+            pos = out_labels.index(...)
+            out_full = out_labels[:pos] + ell + out_labels[pos + 1 :]
+        else:
+            out_full = list(out_labels) + []
+            # ellipsis dims not in the output are summed
+    for i, (t, labs) in enumerate(zip(operands, full_labels)):
+        first: dict[str, int] = {}
+        for d, lab in enumerate(labs):
+            if lab in first and t.shape[first[lab]] != t.shape[d]:
+                raise RuntimeError(
+                    f"einsum(): subscript {lab} is repeated for operand {i} but the sizes don't match, "
+                    f"{t.shape[d]} != {t.shape[first[lab]]}"
+                )
+            first.setdefault(lab, d)
+    # sizes, with broadcasting of size-1 dimensions
+    sizes: dict[str, int] = {}
+    for i, (t, labs) in enumerate(zip(operands, full_labels)):
+        for lab, s in zip(labs, t.shape):
+            prev = sizes.get(lab)
+            if prev is None or prev == 1:
+                sizes[lab] = s
+            elif s != 1 and s != prev:
+                if lab.isdigit():
+                    raise RuntimeError(
+                        f"einsum(): dimension {lab} covered by ellipsis in operand {i}has size {s} which does "
+                        f"not broadcast with previously seen ellipsis with size {prev} for the respective dimension"
+                    )
+                raise RuntimeError(
+                    f"einsum(): subscript {lab} has size {s} for operand {i} which does not broadcast with "
+                    f"previously seen size {prev}"
+                )
+
+    # per operand: diagonals of repeated labels, then sum labels used nowhere else
+    terms = []
+    for t, labs in zip(operands, full_labels):
+        labs = list(labs)
+        j = 0
+        while j < len(labs):
+            lab = labs[j]
+            k = labs.index(lab, j + 1) if lab in labs[j + 1 :] else -1
+            if k >= 0:
+                t = _take_diagonal(t, j, k)
+                del labs[k]
+                continue
+            j += 1
+        terms.append((t, labs))
+
+    def needed_elsewhere(idx_skip: set, lab: str) -> builtins.bool:
+        if lab in out_full:
+            return True
+        return any(lab in labs for k, (_, labs) in enumerate(terms) if k not in idx_skip)
+
+    reduced = []
+    for k, (t, labs) in enumerate(terms):
+        drop = [d for d, lab in enumerate(labs) if not needed_elsewhere({k}, lab)]
+        if drop:
+            t = t.sum(tuple(drop))
+            labs = [lab for d, lab in enumerate(labs) if d not in drop]
+        reduced.append((t, labs))
+    terms = reduced
+
+    for t, _ in terms[1:]:
+        if t.dtype != terms[0][0].dtype:
+            raise RuntimeError(
+                f"expected scalar type {_dtype_name(terms[0][0].dtype)} but found {_dtype_name(t.dtype)}"
+            )
+    t, labs = terms[0]
+    for k in range(1, len(terms)):
+        u, ulabs = terms[k]
+        rest = [lab for _, ls in terms[k + 1 :] for lab in ls]
+        keep = set(out_full) | set(rest)
+        t, labs = _contract_pair(t, labs, u, ulabs, keep, sizes)
+    # final: sum leftover labels not in output, then order as the output
+    drop = [d for d, lab in enumerate(labs) if lab not in out_full]
+    if drop:
+        t = t.sum(tuple(drop))
+        labs = [lab for d, lab in enumerate(labs) if d not in drop]
+    perm = [labs.index(lab) for lab in out_full]
+    if perm != list(range(len(perm))):
+        t = t.permute(*perm)
+    target = [sizes[lab] for lab in out_full]
+    if list(t.shape) != target:
+        t = t.expand(*target)
+    return t
+
+
+def _label_key(lab: str):
+    return (0 if lab.isupper() else 1, lab)
+
+
+def _contract_pair(a: Tensor, la: list, b: Tensor, lb: list, keep: set, sizes: dict):
+    # sum labels private to one side and not kept
+    for side in (0, 1):
+        t, ls, other = (a, la, lb) if side == 0 else (b, lb, la)
+        drop = [d for d, lab in enumerate(ls) if lab not in keep and lab not in other]
+        if drop:
+            t = t.sum(tuple(drop))
+            ls = [lab for d, lab in enumerate(ls) if d not in drop]
+        if side == 0:
+            a, la = t, ls
+        else:
+            b, lb = t, ls
+    batch = [lab for lab in la if lab in lb and lab in keep]
+    contr = [lab for lab in la if lab in lb and lab not in keep]
+    a_only = [lab for lab in la if lab not in lb]
+    b_only = [lab for lab in lb if lab not in la]
+    pa = a.permute(*[la.index(lab) for lab in batch + a_only + contr])
+    pb = b.permute(*[lb.index(lab) for lab in batch + contr + b_only])
+    bs = [sizes[lab] for lab in batch]
+    cs = [sizes[lab] for lab in contr]
+    ash = [a.shape[la.index(lab)] for lab in a_only]
+    bsh = [b.shape[lb.index(lab)] for lab in b_only]
+    if list(pa.shape) != bs + ash + cs:
+        pa = pa.expand(*(bs + ash + cs))
+    if list(pb.shape) != bs + cs + bsh:
+        pb = pb.expand(*(bs + cs + bsh))
+    B, M, K, N = math.prod(bs), math.prod(ash), math.prod(cs), math.prod(bsh)
+    if K == 1 and not contr:
+        out = pa.reshape(bs + ash + [1] * len(bsh)) * pb.reshape(bs + [1] * len(ash) + bsh)
+        return out, batch + a_only + b_only
+    out = pa.reshape(B, M, K).bmm(pb.reshape(B, K, N))
+    return out.reshape(bs + ash + bsh), batch + a_only + b_only
+
+
+_orig_div = Tensor.div
+
+
+# --------------------------------------------------------------------------- in-place forms
+
+
+def _inplace(fn, name: str):
+    """The in-place Tensor method ``name`` writing ``fn(self, ...)`` into ``self`` with PyTorch's
+    casting and shape rules. The function runs on a copy when gradients are recorded, so the
+    values it saves for backward are not the ones being overwritten."""
+
+    def method(self, *args, **kwargs):
+        from . import is_grad_enabled
+
+        src = self.clone() if is_grad_enabled() else self
+        result = fn(src, *args, **kwargs)
+        if result.dtype != self.dtype:
+            raise RuntimeError(
+                f"result type {_dtype_name(result.dtype)} can't be cast to the desired output type "
+                f"{_dtype_name(self.dtype)}"
+            )
+        if tuple(result.shape) != tuple(self.shape):
+            raise RuntimeError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(result.shape)}"
+            )
+        return self.copy_(result)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place form of ``{name[:-1]}``."
+    return method
+
+
+def _float_power_(self, exponent):
+    needed = (
+        complex128
+        if self.dtype.is_complex
+        or (isinstance(exponent, Tensor) and exponent.dtype.is_complex)
+        or isinstance(exponent, builtins.complex)
+        else float64
+    )
+    if self.dtype != needed:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {_dtype_name(self.dtype)} but the operation's result "
+            f"requires dtype {_dtype_name(needed)}"
+        )
+    return _inplace(float_power, "float_power_")(self, exponent)
+
+
+_orig_div_ = Tensor.div_
+_divide_inplace = _inplace(divide, "divide_")
+
+
+def div_(self, other, *, rounding_mode: str | None = None):
+    """In-place ``div`` with an optional ``rounding_mode`` (``'trunc'`` or ``'floor'``)."""
+    if rounding_mode is None:
+        return _orig_div_(self, other)
+    return _divide_inplace(self, other, rounding_mode=rounding_mode)
+
+
+INPLACE_METHODS = {
+    name + "_": _inplace(fn, name + "_")
+    for name, fn in {
+        "asinh": asinh,
+        "arcsinh": asinh,
+        "acosh": acosh,
+        "arccosh": acosh,
+        "atanh": atanh,
+        "arctanh": atanh,
+        "sinc": sinc,
+        "erfc": erfc,
+        "logit": logit,
+        "xlogy": xlogy,
+        "deg2rad": deg2rad,
+        "rad2deg": rad2deg,
+        "subtract": subtract,
+    }.items()
+}
+INPLACE_METHODS["divide_"] = div_
+INPLACE_METHODS["div_"] = div_
+INPLACE_METHODS["float_power_"] = _float_power_
