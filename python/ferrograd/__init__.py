@@ -161,7 +161,7 @@ for _name in (
     "acos arccos atan arctan sign erf atan2 arctan2 remainder floor_divide fmod hypot lerp addcmul addcdiv "
     "bitwise_and bitwise_or bitwise_xor bitwise_not isclose allclose equal nan_to_num "
     "angle conj_physical resolve_conj is_complex is_conj roll cumsum "
-    "sort argsort topk prod cumprod"
+    "sort argsort topk prod cumprod erfc asinh arcsinh acosh arccosh atanh arctanh"
 ).split():
     globals()[_name] = _method_function(_name)
 del _name
@@ -186,9 +186,6 @@ def where(condition: Tensor, input, other) -> Tensor:
 
 from . import _functions  # noqa: E402
 from ._functions import (  # noqa: E402
-    acosh,
-    asinh,
-    atanh,
     atleast_1d,
     atleast_2d,
     atleast_3d,
@@ -212,7 +209,6 @@ from ._functions import (  # noqa: E402
     divide,
     dstack,
     einsum,
-    erfc,
     fliplr,
     flipud,
     float_power,
@@ -241,17 +237,10 @@ from ._functions import (  # noqa: E402
     xlogy,
 )
 
-arcsinh, arccosh, arctanh = asinh, acosh, atanh
 div = divide
 
 # Tensor methods for the functions PyTorch also offers as methods.
 _TENSOR_METHODS = {
-    "acosh": acosh,
-    "arccosh": acosh,
-    "asinh": asinh,
-    "arcsinh": asinh,
-    "atanh": atanh,
-    "arctanh": atanh,
     "broadcast_to": broadcast_to,
     "corrcoef": corrcoef,
     "count_nonzero": count_nonzero,
@@ -263,7 +252,6 @@ _TENSOR_METHODS = {
     "dist": dist,
     "div": divide,
     "divide": divide,
-    "erfc": erfc,
     "float_power": float_power,
     "fliplr": fliplr,
     "flipud": flipud,

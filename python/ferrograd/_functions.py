@@ -621,60 +621,12 @@ def rad2deg(input: Tensor) -> Tensor:
     return _to_float(input) * (180.0 / math.pi)
 
 
-_BIG = float(2**28)
-
-
-def asinh(input: Tensor) -> Tensor:
-    """Inverse hyperbolic sine, accurate near zero and for large magnitudes."""
-    x = _to_float(input)
-    neg = x < 0
-    y = x.where(neg.logical_not(), -x)  # |x| with gradient 1 at zero
-    big = y > _BIG
-    ys = y.clamp(max=_BIG)
-    yb = y.clamp(min=_BIG)
-    small = (ys + ys * ys / (1.0 + (ys * ys + 1.0).sqrt())).log1p()
-    g = (yb.log() + math.log(2.0)).where(big, small)
-    return (-g).where(neg, g)
-
-
-def acosh(input: Tensor) -> Tensor:
-    """Inverse hyperbolic cosine (NaN below 1)."""
-    x = _to_float(input)
-    big = x > _BIG
-    t = x.clamp(max=_BIG) - 1.0
-    small = (t + (t * (t + 2.0)).sqrt()).log1p()
-    return (x.clamp(min=_BIG).log() + math.log(2.0)).where(big, small)
-
-
-def atanh(input: Tensor) -> Tensor:
-    """Inverse hyperbolic tangent (infinite at ±1, NaN beyond)."""
-    x = _to_float(input)
-    return (x.log1p() - (-x).log1p()) * 0.5
-
-
 def sinc(input: Tensor) -> Tensor:
     """The normalized sinc ``sin(pi x) / (pi x)``, 1 at 0."""
     x = _to_float(input)
     zero = x.eq(0)
     px = x.where(zero.logical_not(), 1.0) * math.pi
     return (px.sin() / px).where(zero.logical_not(), 1.0)
-
-
-def erfc(input: Tensor) -> Tensor:
-    """The complementary error function ``1 - erf(x)``, accurate in the tails."""
-    x = _to_float(input)
-    approx = 1.0 - x.erf()
-    with _no_grad():
-        arr = x.detach().numpy()
-        exact = np.asarray(np.frompyfunc(math.erfc, 1, 1)(arr), dtype=arr.dtype).reshape(arr.shape)
-        correction = _C.from_numpy(exact.copy()) - approx.detach()
-    return approx + correction
-
-
-def _no_grad():
-    from .autograd.grad_mode import no_grad
-
-    return no_grad()
 
 
 def count_nonzero(input: Tensor, dim=None) -> Tensor:
@@ -1411,14 +1363,7 @@ def div_(self, other, *, rounding_mode: str | None = None):
 INPLACE_METHODS = {
     name + "_": _inplace(fn, name + "_")
     for name, fn in {
-        "asinh": asinh,
-        "arcsinh": asinh,
-        "acosh": acosh,
-        "arccosh": acosh,
-        "atanh": atanh,
-        "arctanh": atanh,
         "sinc": sinc,
-        "erfc": erfc,
         "logit": logit,
         "xlogy": xlogy,
         "deg2rad": deg2rad,

@@ -80,6 +80,13 @@ unary_methods! {
     arctan arctan_ => unary::atan;
     sign sign_ => unary::sign;
     erf erf_ => unary::erf;
+    erfc erfc_ => unary::erfc;
+    asinh asinh_ => unary::asinh;
+    arcsinh arcsinh_ => unary::asinh;
+    acosh acosh_ => unary::acosh;
+    arccosh arccosh_ => unary::acosh;
+    atanh atanh_ => unary::atanh;
+    arctanh arctanh_ => unary::atanh;
     bitwise_not bitwise_not_ => binary::bitwise_not;
 }
 

@@ -483,6 +483,17 @@ real_unary! {
         let d = mul(&exp(&neg(&mul(&a, &a)?)?)?, &scalar(std::f64::consts::FRAC_2_SQRT_PI))?;
         mul(g, &d)?
     };
+    /// `1 - erf(x)`, computed directly so that it keeps its precision in
+    /// the right tail, where `erf` rounds to 1.
+    erfc "ErfcBackward0" |x| T::from_f64(libm::erfc(x.to_f64())), input |g, a| {
+        let d = mul(&exp(&neg(&mul(&a, &a)?)?)?, &scalar(-std::f64::consts::FRAC_2_SQRT_PI))?;
+        mul(g, &d)?
+    };
+    // The inverse hyperbolic functions come from libm, which keeps full
+    // precision near 1 (acosh) and 0, where the textbook formulas do not.
+    asinh "AsinhBackward0" |x| T::from_f64(libm::asinh(x.to_f64())), input |g, a| mul(g, &rsqrt(&add(&mul(&a, &a)?, &one())?)?)?;
+    acosh "AcoshBackward0" |x| T::from_f64(libm::acosh(x.to_f64())), input |g, a| mul(g, &rsqrt(&sub(&mul(&a, &a)?, &one())?)?)?;
+    atanh "AtanhBackward0" |x| T::from_f64(libm::atanh(x.to_f64())), input |g, a| div(g, &sub(&one(), &mul(&a, &a)?)?)?;
 }
 
 fn pow_o3(o: &Tensor) -> Result<Tensor> {
