@@ -485,15 +485,55 @@ real_unary! {
     };
     /// `1 - erf(x)`, computed directly so that it keeps its precision in
     /// the right tail, where `erf` rounds to 1.
-    erfc "ErfcBackward0" |x| T::from_f64(libm::erfc(x.to_f64())), input |g, a| {
+    erfc "ErfcBackward0" |x| Libm::erfc(x), input |g, a| {
         let d = mul(&exp(&neg(&mul(&a, &a)?)?)?, &scalar(-std::f64::consts::FRAC_2_SQRT_PI))?;
         mul(g, &d)?
     };
     // The inverse hyperbolic functions come from libm, which keeps full
     // precision near 1 (acosh) and 0, where the textbook formulas do not.
-    asinh "AsinhBackward0" |x| T::from_f64(libm::asinh(x.to_f64())), input |g, a| mul(g, &rsqrt(&add(&mul(&a, &a)?, &one())?)?)?;
-    acosh "AcoshBackward0" |x| T::from_f64(libm::acosh(x.to_f64())), input |g, a| mul(g, &rsqrt(&sub(&mul(&a, &a)?, &one())?)?)?;
-    atanh "AtanhBackward0" |x| T::from_f64(libm::atanh(x.to_f64())), input |g, a| div(g, &sub(&one(), &mul(&a, &a)?)?)?;
+    asinh "AsinhBackward0" |x| Libm::asinh(x), input |g, a| mul(g, &rsqrt(&add(&mul(&a, &a)?, &one())?)?)?;
+    acosh "AcoshBackward0" |x| Libm::acosh(x), input |g, a| mul(g, &rsqrt(&sub(&mul(&a, &a)?, &one())?)?)?;
+    atanh "AtanhBackward0" |x| Libm::atanh(x), input |g, a| div(g, &sub(&one(), &mul(&a, &a)?)?)?;
+}
+
+/// Special functions from libm, in each float type's own precision.
+trait Libm {
+    fn erfc(self) -> Self;
+    fn asinh(self) -> Self;
+    fn acosh(self) -> Self;
+    fn atanh(self) -> Self;
+}
+
+impl Libm for f32 {
+    fn erfc(self) -> f32 {
+        // In double precision: erfcf rounds the far tail's subnormal
+        // results to twice their value.
+        libm::erfc(self as f64) as f32
+    }
+    fn asinh(self) -> f32 {
+        libm::asinhf(self)
+    }
+    fn acosh(self) -> f32 {
+        libm::acoshf(self)
+    }
+    fn atanh(self) -> f32 {
+        libm::atanhf(self)
+    }
+}
+
+impl Libm for f64 {
+    fn erfc(self) -> f64 {
+        libm::erfc(self)
+    }
+    fn asinh(self) -> f64 {
+        libm::asinh(self)
+    }
+    fn acosh(self) -> f64 {
+        libm::acosh(self)
+    }
+    fn atanh(self) -> f64 {
+        libm::atanh(self)
+    }
 }
 
 fn pow_o3(o: &Tensor) -> Result<Tensor> {
