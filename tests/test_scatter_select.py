@@ -366,3 +366,32 @@ def test_searchsorted_errors():
         RuntimeError,
         "side can only be 'left' or 'right'",
     )
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_int64_matches_numpy(include_self):
+    x = np.array([5, 1, 4, -3])
+    src = np.array([2, 3, -1, 7, 6])
+    idx = np.array([0, 0, 2, 0, 3])
+    touched = np.isin(np.arange(4), idx)
+    for reduce, ufunc, ident in [
+        ("sum", np.add, 0),
+        ("prod", np.multiply, 1),
+        ("amax", np.maximum, np.iinfo(np.int64).min),
+        ("amin", np.minimum, np.iinfo(np.int64).max),
+    ]:
+        expected = x.copy() if include_self else np.where(touched, ident, x)
+        ufunc.at(expected, idx, src)
+        got = fg.scatter_reduce(
+            fg.tensor(x), 0, fg.tensor(idx), fg.tensor(src), reduce, include_self=include_self
+        )
+        assert got.dtype == fg.int64
+        assert got.tolist() == expected.tolist(), reduce
+    total = np.where(touched & (not include_self), 0, x)
+    np.add.at(total, idx, src)
+    count = np.bincount(idx, minlength=4) + (1 if include_self else 0)
+    expected = np.where(count > 0, total // np.maximum(count, 1), x)
+    got = fg.scatter_reduce(
+        fg.tensor(x), 0, fg.tensor(idx), fg.tensor(src), "mean", include_self=include_self
+    )
+    assert got.tolist() == expected.tolist()

@@ -1512,11 +1512,11 @@ def scatter_reduce(
     ufunc = np.maximum if reduce == "amax" else np.minimum
     res = x.copy()
     if not include_self:
-        res[touched] = -np.inf if reduce == "amax" else np.inf
-        if not (input.dtype.is_floating_point):
-            info = np.iinfo(x.dtype) if x.dtype.kind in "iu" else None
-            if info is not None:
-                res[touched] = info.min if reduce == "amax" else info.max
+        if x.dtype.kind in "iu":
+            info = np.iinfo(x.dtype)
+            res[touched] = info.min if reduce == "amax" else info.max
+        else:
+            res[touched] = -np.inf if reduce == "amax" else np.inf
     ufunc.at(res, pos, s)
     res_t = _from_np(res, dtype=input.dtype)
     if not (flat.requires_grad or vals.requires_grad):
@@ -1970,7 +1970,7 @@ def nanquantile(
     input: Tensor, q, dim: int | None = None, keepdim: builtins.bool = False, *, interpolation: str = "linear"
 ):
     """``quantile`` leaving NaNs out (NaN only where every reduced element is NaN)."""
-    return _quantile(input, q, dim, keepdim, interpolation, "nanquantile", True)
+    return _quantile(input, q, dim, keepdim, interpolation, "quantile", True)
 
 
 INPLACE_METHODS = {
