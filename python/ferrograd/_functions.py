@@ -1360,6 +1360,619 @@ def div_(self, other, *, rounding_mode: str | None = None):
     return _divide_inplace(self, other, rounding_mode=rounding_mode)
 
 
+# --------------------------------------------------------------------------- scatter
+
+
+def _np_of(t: Tensor) -> np.ndarray:
+    return t.detach().numpy()
+
+
+def _from_np(a, dtype=None) -> Tensor:
+    from . import tensor
+
+    return tensor(np.ascontiguousarray(a), dtype=dtype)
+
+
+def _scatter_positions(name: str, input: Tensor, dim: int, index: Tensor, src: Tensor | None):
+    """Flat positions in ``input`` that ``index`` (along ``dim``) writes to, in index order."""
+    if not isinstance(index, Tensor) or index.dtype != int64:
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    nd = input.dim()
+    d = _wrap_dim(dim, nd)
+    if index.dim() != nd and not (index.numel() <= 1 and builtins.max(index.dim(), nd) <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if src is not None and src.dim() != index.dim() and not (src.dim() <= 1 and index.dim() <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    ishape = tuple(index.shape)
+    sshape = tuple(input.shape)
+    if index.numel() > 0 and nd > 0 and index.dim() == nd:
+        bad = any(ishape[k] > sshape[k] for k in range(nd) if k != d) or (
+            src is not None and src.dim() == nd and any(ishape[k] > src.shape[k] for k in range(nd))
+        )
+        if bad:
+            msg = (
+                f"Expected index {list(ishape)} to be no larger than self {list(sshape)} apart from "
+                f"dimension {d}"
+            )
+            if src is not None:
+                msg += f" and to be no larger size than src {list(src.shape)}"
+            raise RuntimeError(msg)
+    idx = _np_of(index).reshape(ishape if index.dim() == nd else (-1,) * builtins.min(nd, 1))
+    size = sshape[d] if nd > 0 else 1
+    if idx.size:
+        bad_vals = idx[(idx < 0) | (idx >= size)]
+        if bad_vals.size:
+            raise RuntimeError(
+                f"index {int(bad_vals.flat[0])} is out of bounds for dimension {d} with size {size}"
+            )
+    if nd == 0:
+        return np.zeros(idx.size, dtype=np.int64), ()
+    strides = np.cumprod((1,) + sshape[::-1])[:-1][::-1]
+    grids = np.indices(idx.shape) if idx.size else [np.zeros(idx.shape, np.int64)] * nd
+    pos = np.zeros(idx.shape, dtype=np.int64)
+    for k in range(nd):
+        pos = pos + (idx if k == d else grids[k]) * strides[k]
+    return pos.reshape(-1), ishape
+
+
+def _src_part(src: Tensor, ishape) -> Tensor:
+    """The leading ``ishape`` block of ``src``, flattened."""
+    part = src
+    if src.dim() == len(ishape):
+        for k, n in enumerate(ishape):
+            if part.shape[k] != n:
+                part = part.narrow(k, 0, n)
+    return part.reshape(-1)
+
+
+def _scatter_src(name: str, input: Tensor, index: Tensor, src, value) -> Tensor:
+    if src is None:
+        src = value
+    if not isinstance(src, Tensor):
+        return _C.full(tuple(index.shape), src, dtype=input.dtype)
+    if src.dtype != input.dtype:
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+    return src
+
+
+def _scatter_impl(name, input, dim, index, src, accumulate):
+    pos, ishape = _scatter_positions(name, input, dim, index, src)
+    flat = input.reshape(-1)
+    if pos.size == 0:
+        return input.clone()
+    vals = _src_part(src, ishape)
+    out = flat.index_put((_from_np(pos),), vals, accumulate)
+    return out.reshape(tuple(input.shape))
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce: str | None = None):
+    """``input`` with the elements of ``src`` (or ``value``) written to the positions ``index``
+    names along ``dim``: ``out[i][index[i][j]] = src[i][j]`` for ``dim=1``."""
+    if src is None and value is None:
+        raise TypeError("scatter() missing 1 required positional argument: 'src' or 'value'")
+    src_t = _scatter_src("scatter", input, index, src, value)
+    if reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
+        red = "sum" if reduce == "add" else "prod"
+        return scatter_reduce(input, dim, index, src_t, red)
+    return _scatter_impl("scatter", input, dim, index, src_t, False)
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """``input`` with the elements of ``src`` added at the positions ``index`` names along ``dim``."""
+    src_t = _scatter_src("scatter_add", input, index, src, None)
+    return _scatter_impl("scatter_add", input, dim, index, src_t, True)
+
+
+_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+
+
+def scatter_reduce(
+    input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: builtins.bool = True
+) -> Tensor:
+    """Reduces (``'sum'``, ``'prod'``, ``'mean'``, ``'amax'``, ``'amin'``) the elements of ``src``
+    into ``input`` at the positions ``index`` names along ``dim``."""
+    if reduce not in _REDUCES:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    src = _scatter_src("scatter_reduce", input, index, src, None)
+    pos, ishape = _scatter_positions("scatter_reduce", input, dim, index, src)
+    shape = tuple(input.shape)
+    n = builtins.max(input.numel(), 1) if input.dim() == 0 else input.numel()
+    if pos.size == 0:
+        return input.clone()
+    flat = input.reshape(-1)
+    vals = _src_part(src, ishape)
+    pos_t = _from_np(pos)
+    touched = np.zeros(n, dtype=bool)
+    touched[pos] = True
+    counts = np.bincount(pos, minlength=n)
+    if include_self:
+        base = flat
+    else:
+        base = flat.masked_fill(_from_np(touched), 0)
+    if reduce == "sum":
+        return base.index_put((pos_t,), vals, True).reshape(shape)
+    if reduce == "mean":
+        total = base.index_put((pos_t,), vals, True)
+        cnt = counts + (1 if include_self else 0)
+        cnt = np.where(cnt == 0, 1, cnt)
+        if input.dtype.is_floating_point or input.dtype.is_complex:
+            out = total / _from_np(cnt.astype(np.float64), dtype=input.dtype)
+        else:
+            out = total.div(_from_np(cnt), rounding_mode="floor")
+        return out.reshape(shape)
+    # prod, amax and amin: values in numpy, gradients through a differentiable correction.
+    x = _np_of(flat)
+    s = _np_of(vals)
+    if reduce == "prod":
+        res = x.copy() if include_self else np.where(touched, np.ones_like(x), x)
+        np.multiply.at(res, pos, s)
+        return _scatter_prod(flat, vals, pos, touched, include_self, res, shape)
+    ufunc = np.maximum if reduce == "amax" else np.minimum
+    res = x.copy()
+    if not include_self:
+        if x.dtype.kind in "iu":
+            info = np.iinfo(x.dtype)
+            res[touched] = info.min if reduce == "amax" else info.max
+        else:
+            res[touched] = -np.inf if reduce == "amax" else np.inf
+    ufunc.at(res, pos, s)
+    res_t = _from_np(res, dtype=input.dtype)
+    if not (flat.requires_grad or vals.requires_grad):
+        return res_t.reshape(shape)
+    self_mask = (x == res) & (~touched if not include_self else True)
+    src_mask = s == res[pos]
+    cnt = self_mask.astype(np.float64)
+    np.add.at(cnt, pos, src_mask.astype(np.float64))
+    cnt = np.where(cnt == 0, 1, cnt)
+    dself = (flat - flat.detach()).masked_fill(_from_np(~self_mask), 0)
+    dsrc = (vals - vals.detach()).masked_fill(_from_np(~src_mask), 0)
+    delta = dself.index_put((pos_t,), dsrc, True) / _from_np(cnt, dtype=input.dtype)
+    return (res_t + delta).reshape(shape)
+
+
+def _scatter_prod(flat, vals, pos, touched, include_self, res, shape):
+    """The scattered product with gradient ``res / a`` for each factor ``a`` (the product of the
+    other factors, so a single zero factor still gets its gradient)."""
+    dtype = flat.dtype
+    res_t = _from_np(res, dtype=dtype)
+    if not (flat.requires_grad or vals.requires_grad):
+        return res_t.reshape(shape)
+    x = _np_of(flat)
+    s = _np_of(vals)
+    n = x.size
+    # product of each group's factors other than one: computed by excluding that factor directly.
+    others_src = np.empty_like(s)
+    for i in range(s.size):
+        p = pos[i]
+        members = np.nonzero(pos == p)[0]
+        v = x[p] if include_self else 1
+        for j in members:
+            if j != i:
+                v = v * s[j]
+        others_src[i] = v
+    others_self = np.ones_like(x)
+    for p in range(n):
+        if include_self and touched[p]:
+            others_self[p] = np.prod(s[pos == p])
+    if not include_self:
+        others_self = np.where(touched, 0, 1).astype(x.dtype)
+    dself = (flat - flat.detach()) * _from_np(others_self, dtype=dtype)
+    dsrc = (vals - vals.detach()) * _from_np(others_src, dtype=dtype)
+    delta = dself.index_put((_from_np(pos),), dsrc, True)
+    return (res_t + delta).reshape(shape)
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """The elements of ``input`` where the (broadcast) boolean ``mask`` holds, as a 1-D tensor."""
+    if not isinstance(mask, Tensor) or mask.dtype != _bool:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    a, m = broadcast_tensors(input, mask)
+    if a.dim() == 0:
+        a, m = a.reshape(1), m.reshape(1)
+    return a[m]
+
+
+def nonzero(input: Tensor, *, as_tuple: builtins.bool = False):
+    """The positions of the non-zero elements of ``input``: an ``(n, input.dim())`` int64 tensor, or
+    with ``as_tuple`` one 1-D tensor per dimension."""
+    a = _np_of(input)
+    if as_tuple:
+        return tuple(_from_np(i.astype(np.int64), dtype=int64) for i in np.nonzero(np.atleast_1d(a)))
+    return _from_np(np.argwhere(a).astype(np.int64).reshape(np.count_nonzero(a), a.ndim), dtype=int64)
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """``nonzero(input)``: the positions of the non-zero elements, one row each."""
+    return nonzero(input)
+
+
+def unique(
+    input: Tensor,
+    sorted: builtins.bool = True,
+    return_inverse: builtins.bool = False,
+    return_counts: builtins.bool = False,
+    dim: int | None = None,
+):
+    """The distinct elements (or slices along ``dim``) of ``input`` in ascending order, with the
+    position of each input element among them and their counts on request."""
+    a = _np_of(input)
+    if dim is None:
+        vals, inv, cnt = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
+        inv = inv.reshape(a.shape)
+    else:
+        d = _wrap_dim(dim, input.dim())
+        vals, inv, cnt = np.unique(a, return_inverse=True, return_counts=True, axis=d)
+        inv = inv.reshape(-1)
+    return _unique_result(vals, inv, cnt, input.dtype, return_inverse, return_counts)
+
+
+def _unique_result(vals, inv, cnt, dtype, return_inverse, return_counts):
+    out = [_from_np(vals, dtype=dtype)]
+    if return_inverse:
+        out.append(_from_np(inv.astype(np.int64), dtype=int64))
+    if return_counts:
+        out.append(_from_np(cnt.astype(np.int64), dtype=int64))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique_consecutive(
+    input: Tensor,
+    return_inverse: builtins.bool = False,
+    return_counts: builtins.bool = False,
+    dim: int | None = None,
+):
+    """``input`` with each run of equal consecutive elements (or slices along ``dim``) kept once."""
+    a = _np_of(input)
+    if dim is None:
+        flat = a.reshape(-1)
+        starts = np.ones(flat.size, dtype=bool)
+        if flat.size:
+            starts[1:] = flat[1:] != flat[:-1]
+        vals = flat[starts]
+        inv = (np.cumsum(starts) - 1).reshape(a.shape)
+    else:
+        d = _wrap_dim(dim, input.dim())
+        m = np.moveaxis(a, d, 0).reshape(a.shape[d], -1)
+        starts = np.ones(m.shape[0], dtype=bool)
+        if m.shape[0]:
+            starts[1:] = (m[1:] != m[:-1]).any(axis=1)
+        vals = np.compress(starts, a, axis=d)
+        inv = np.cumsum(starts) - 1
+    idx = np.nonzero(starts)[0]
+    cnt = np.diff(np.append(idx, starts.size))
+    return _unique_result(vals, inv, cnt, input.dtype, return_inverse, return_counts)
+
+
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """How often each value ``0..max(input)`` occurs in the 1-D non-negative int64 ``input``
+    (summing ``weights`` instead of counting, when given)."""
+    if input.dtype != int64 or input.dim() != 1:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    a = _np_of(input)
+    if a.size and a.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is None:
+        return _from_np(np.bincount(a, minlength=minlength).astype(np.int64), dtype=int64)
+    if tuple(weights.shape) != tuple(input.shape):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    dt = weights.dtype if weights.dtype in _FLOAT_TYPES else float64
+    w = _np_of(weights).astype(np.float64)
+    return _from_np(np.bincount(a, weights=w, minlength=minlength), dtype=dt)
+
+
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+    """A histogram of ``input`` with ``bins`` equal-width bins over ``[min, max]`` (the data's range
+    when both are 0); elements outside the range are left out."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_type_name(input.dtype)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    a = _np_of(input).reshape(-1).astype(np.float64)
+    lo, hi = float(min), float(max)
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    if lo == hi and a.size:
+        lo, hi = float(a.min()), float(a.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
+    keep = a[(a >= lo) & (a <= hi)]
+    pos = ((keep - lo) * bins / (hi - lo)).astype(np.int64)
+    pos = np.minimum(pos, bins - 1)
+    return _from_np(np.bincount(pos, minlength=bins).astype(np.float64), dtype=input.dtype)
+
+
+def _type_name(dt) -> str:
+    return {float32: "Float", float64: "Double", int64: "Long", _bool: "Bool"}.get(dt, str(dt))
+
+
+def searchsorted(
+    sorted_sequence: Tensor,
+    input,
+    *,
+    out_int32: builtins.bool = False,
+    right: builtins.bool = False,
+    side: str | None = None,
+    sorter: Tensor | None = None,
+) -> Tensor:
+    """For each element of ``input``, the position in the sorted innermost rows of
+    ``sorted_sequence`` where it would be inserted to keep them sorted."""
+    if out_int32:
+        raise NotImplementedError("searchsorted(): out_int32=True needs int32 tensors, which ferrograd lacks")
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError(
+                "torch.searchsorted(): side and right can't be set to opposites, got side of left "
+                "while right was True"
+            )
+        right = side == "right"
+    scalar = not isinstance(input, Tensor)
+    seq = _np_of(sorted_sequence)
+    if sorter is not None:
+        seq = np.take_along_axis(seq, _np_of(sorter), axis=-1)
+    vals = np.asarray(input if scalar else _np_of(input))
+    s = "right" if right else "left"
+    if seq.ndim == 1:
+        out = np.searchsorted(seq, vals, side=s)
+    else:
+        if scalar or vals.shape[:-1] != seq.shape[:-1]:
+            raise RuntimeError(
+                "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
+                "of boundaries tensor and input value tensor must match, but we got boundaries tensor "
+                f"{list(seq.shape)} and input value tensor {list(vals.shape)}"
+            )
+        rows = seq.reshape(-1, seq.shape[-1])
+        v = vals.reshape(rows.shape[0], -1)
+        out = np.stack([np.searchsorted(r, x, side=s) for r, x in zip(rows, v)]).reshape(vals.shape)
+    return _from_np(np.asarray(out, dtype=np.int64), dtype=int64)
+
+
+def bucketize(input, boundaries: Tensor, *, out_int32: builtins.bool = False, right: builtins.bool = False):
+    """The index of the bucket of 1-D sorted ``boundaries`` each element of ``input`` falls in."""
+    if boundaries.dim() != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+# --------------------------------------------------------------------------- order statistics
+
+
+def _return_type(name: str):
+    import collections
+
+    cls = collections.namedtuple(name, ["values", "indices"])
+    cls.__module__ = "ferrograd.return_types"
+    return cls
+
+
+_median_t = _return_type("median")
+_nanmedian_t = _return_type("nanmedian")
+_kthvalue_t = _return_type("kthvalue")
+_mode_t = _return_type("mode")
+
+
+def _evenly_distributed(input: Tensor, value: Tensor) -> Tensor:
+    """``value`` (a reduction's 0-d result picked from ``input``) whose gradient is shared evenly
+    among the elements of ``input`` equal to it (NaN matching NaN)."""
+    if not input.requires_grad:
+        return value.detach()
+    v = value.detach()
+    mask = input.detach().eq(v)
+    if bool(v.isnan()):
+        mask = input.detach().isnan()
+    mask_f = mask.to(input.dtype)
+    share = (input - input.detach()) * mask_f
+    return v + share.sum() / mask_f.sum()
+
+
+def _pick(input: Tensor, dim: int, idx: Tensor, keepdim: builtins.bool, cls):
+    """values = input gathered at ``idx`` (with the ``dim`` axis kept), as a namedtuple ``cls``."""
+    values = input.gather(dim, idx)
+    if not keepdim:
+        values = values.squeeze(dim)
+        idx = idx.squeeze(dim)
+    return cls(values, idx)
+
+
+def _nan_sorted_indices(x: Tensor, dim: int) -> np.ndarray:
+    """Stable ascending order along ``dim`` with NaNs last (numpy's order)."""
+    return np.argsort(_np_of(x), axis=dim, kind="stable")
+
+
+def _median_dim(input, dim, keepdim, name, ignore_nan, cls):
+    nd = input.dim()
+    d = _wrap_dim(dim, nd)
+    x = input if nd > 0 else input.reshape(1)
+    n = x.shape[d]
+    if n == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    a = _np_of(x)
+    order = _nan_sorted_indices(x, d)
+    nans = np.isnan(a) if a.dtype.kind in "fc" else np.zeros(a.shape, dtype=bool)
+    nan_count = nans.sum(axis=d, keepdims=True)
+    if ignore_nan:
+        valid = n - nan_count
+        k = np.where(valid > 0, (valid - 1) // 2, 0)
+    else:
+        k = np.where(nan_count > 0, n - nan_count, (n - 1) // 2)
+    idx = np.take_along_axis(order, k.astype(np.int64), axis=d)
+    if not ignore_nan:
+        # the first NaN along dim, as PyTorch reports it
+        first_nan = np.expand_dims(np.argmax(nans, axis=d), d)
+        idx = np.where(nan_count > 0, first_nan, idx)
+    res = _pick(x, d, _from_np(idx.astype(np.int64), dtype=int64), keepdim or nd == 0, cls)
+    if nd == 0:
+        return cls(res.values.reshape(()), res.indices.reshape(()))
+    return res
+
+
+def median(input: Tensor, dim: int | None = None, keepdim: builtins.bool = False):
+    """The lower median of all elements (a 0-d tensor), or along ``dim`` as ``(values, indices)``.
+    A NaN anywhere in the reduced elements makes the median NaN."""
+    if dim is None:
+        if input.numel() == 0:
+            return _C.full((), float("nan"), dtype=input.dtype)
+        flat = input.reshape(-1)
+        v = _median_dim(flat, 0, False, "median", False, _median_t).values
+        return _evenly_distributed(flat, v)
+    return _median_dim(input, dim, keepdim, "median", False, _median_t)
+
+
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: builtins.bool = False):
+    """``median`` leaving NaNs out (NaN only where every reduced element is NaN)."""
+    if dim is None:
+        if input.numel() == 0:
+            return _C.full((), float("nan"), dtype=input.dtype)
+        flat = input.reshape(-1)
+        v = _median_dim(flat, 0, False, "nanmedian", True, _nanmedian_t).values
+        return _evenly_distributed(flat, v)
+    return _median_dim(input, dim, keepdim, "nanmedian", True, _nanmedian_t)
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: builtins.bool = False):
+    """The ``k``-th smallest element along ``dim`` (``k`` counts from 1) and its position."""
+    nd = input.dim()
+    d = _wrap_dim(dim, nd)
+    x = input if nd > 0 else input.reshape(1)
+    n = x.shape[d]
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    order = _nan_sorted_indices(x, d)
+    idx = np.take(order, [k - 1], axis=d)
+    res = _pick(x, d, _from_np(idx.astype(np.int64), dtype=int64), keepdim or nd == 0, _kthvalue_t)
+    if nd == 0:
+        return _kthvalue_t(res.values.reshape(()), res.indices.reshape(()))
+    return res
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: builtins.bool = False):
+    """The most frequent value along ``dim`` (the smallest among equally frequent ones) and the
+    position of its last occurrence."""
+    nd = input.dim()
+    d = _wrap_dim(dim, nd)
+    x = input if nd > 0 else input.reshape(1)
+    if x.shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    a = np.moveaxis(_np_of(x), d, -1)
+    rows = a.reshape(-1, a.shape[-1])
+    best = np.empty(rows.shape[0], dtype=np.int64)
+    for r, row in enumerate(rows):
+        vals, cnt = np.unique(row, return_counts=True)
+        v = vals[np.argmax(cnt)]
+        hits = np.nonzero((row == v) | (np.isnan(row) & np.isnan(v)) if row.dtype.kind == "f" else row == v)[
+            0
+        ]
+        best[r] = hits[-1]
+    idx = np.expand_dims(best.reshape(a.shape[:-1]), d)
+    res = _pick(x, d, _from_np(idx, dtype=int64), keepdim or nd == 0, _mode_t)
+    if nd == 0:
+        return _mode_t(res.values.reshape(()), res.indices.reshape(()))
+    return res
+
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(input, q, dim, keepdim, interpolation, name, ignore_nan):
+    if not isinstance(input, Tensor) or input.dtype not in _FLOAT_TYPES:
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(
+            f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, "
+            f"but got {interpolation}"
+        )
+    if isinstance(q, Tensor):
+        if q.dtype != input.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        if q.dim() > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        qs = _np_of(q).astype(np.float64).reshape(-1)
+        q_scalar = q.dim() == 0
+    else:
+        qs = np.array([float(q)])
+        q_scalar = True
+    for v in qs:
+        if not 0 <= v <= 1:
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {v}")
+    if input.numel() == 0 and dim is None:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if dim is None:
+        x = input.reshape(-1)
+        d = 0
+    else:
+        d = _wrap_dim(dim, input.dim())
+        x = input if input.dim() > 0 else input.reshape(1)
+        if x.shape[d] == 0:
+            raise RuntimeError(f"{name}() input tensor must be non-empty")
+    # rows along the last axis
+    xm = x.movedim(d, -1)
+    lead = tuple(xm.shape[:-1])
+    n = xm.shape[-1]
+    rows = xm.reshape(-1, n)
+    order = np.argsort(_np_of(rows), axis=-1, kind="stable")  # NaNs last
+    srt = rows.gather(1, _from_np(order.astype(np.int64), dtype=int64))
+    nan_count = np.isnan(_np_of(rows)).sum(axis=1, keepdims=True)  # (R, 1)
+    valid = (n - nan_count) if ignore_nan else np.full_like(nan_count, n)
+    outs = []
+    for qv in qs:
+        rank = qv * (np.maximum(valid, 1) - 1).astype(np.float64)  # (R, 1)
+        if interpolation == "nearest":
+            rank = np.round(rank)
+        lo = np.floor(rank).astype(np.int64)
+        hi = np.ceil(rank).astype(np.int64)
+        if interpolation == "lower":
+            hi = lo
+        elif interpolation == "higher":
+            lo = hi
+        elif interpolation == "nearest":
+            hi = lo
+        lo_v = srt.gather(1, _from_np(lo, dtype=int64))
+        hi_v = srt.gather(1, _from_np(hi, dtype=int64))
+        if interpolation == "midpoint":
+            w = np.where(hi > lo, 0.5, 0.0)
+        else:
+            w = rank - lo
+        out = lo_v.lerp(hi_v, _from_np(w, dtype=input.dtype))
+        nan_rows = (valid == 0) if ignore_nan else (nan_count > 0)
+        if nan_rows.any():
+            out = out.masked_fill(_from_np(nan_rows), float("nan"))
+        outs.append(out.reshape(lead))
+    res = _C.stack(outs, 0)  # (Q, *lead)
+    if keepdim:
+        if dim is None:
+            res = res.reshape((len(qs),) + (1,) * input.dim())
+        else:
+            res = res.unsqueeze(d + 1) if input.dim() > 0 else res
+    if q_scalar:
+        res = res.squeeze(0)
+    return res
+
+
+def quantile(
+    input: Tensor, q, dim: int | None = None, keepdim: builtins.bool = False, *, interpolation: str = "linear"
+):
+    """The ``q``-th quantiles (a float or 1-D tensor in [0, 1]) of all elements or along ``dim``,
+    interpolating between the neighbouring order statistics; NaN where a reduced slice has a NaN."""
+    return _quantile(input, q, dim, keepdim, interpolation, "quantile", False)
+
+
+def nanquantile(
+    input: Tensor, q, dim: int | None = None, keepdim: builtins.bool = False, *, interpolation: str = "linear"
+):
+    """``quantile`` leaving NaNs out (NaN only where every reduced element is NaN)."""
+    return _quantile(input, q, dim, keepdim, interpolation, "quantile", True)
+
+
 INPLACE_METHODS = {
     name + "_": _inplace(fn, name + "_")
     for name, fn in {
@@ -1374,3 +1987,6 @@ INPLACE_METHODS = {
 INPLACE_METHODS["divide_"] = div_
 INPLACE_METHODS["div_"] = div_
 INPLACE_METHODS["float_power_"] = _float_power_
+INPLACE_METHODS["scatter_"] = _inplace(scatter, "scatter_")
+INPLACE_METHODS["scatter_add_"] = _inplace(scatter_add, "scatter_add_")
+INPLACE_METHODS["scatter_reduce_"] = _inplace(scatter_reduce, "scatter_reduce_")
