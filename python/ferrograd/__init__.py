@@ -281,3 +281,4 @@ import builtins as _builtins  # noqa: E402
 builtins_bool = _builtins.bool
 
 from . import autograd, linalg, nn, optim, utils  # noqa: E402,F401
+from .serialization import load, save  # noqa: E402
