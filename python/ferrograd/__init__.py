@@ -314,4 +314,18 @@ import builtins as _builtins  # noqa: E402
 
 builtins_bool = _builtins.bool
 
-from . import autograd, linalg, nn, optim, utils  # noqa: E402,F401
+from . import _dtype_info, autograd, cuda, linalg, nn, optim, utils  # noqa: E402,F401
+from ._dtype_info import (  # noqa: E402,F401
+    can_cast,
+    finfo,
+    get_printoptions,
+    iinfo,
+    is_floating_point,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    set_printoptions,
+)
+from .serialization import load, save  # noqa: E402
+
+device = _dtype_info.device

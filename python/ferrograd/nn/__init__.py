@@ -1,6 +1,6 @@
 """torch.nn subset: modules, Parameter, ``functional`` and ``init``."""
 
-from . import functional, init
+from . import functional, init, utils
 from .modules import (
     CELU,
     ELU,

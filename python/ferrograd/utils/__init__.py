@@ -1,3 +1,3 @@
-"""Utilities: activation checkpointing."""
+"""Utilities: activation checkpointing and data loading."""
 
-from . import checkpoint
+from . import checkpoint, data

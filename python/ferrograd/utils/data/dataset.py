@@ -1,0 +1,152 @@
+"""Map-style and iterable datasets, and ``random_split``."""
+
+from __future__ import annotations
+
+import bisect
+import math
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import ferrograd
+
+__all__ = [
+    "ChainDataset",
+    "ConcatDataset",
+    "Dataset",
+    "IterableDataset",
+    "Subset",
+    "TensorDataset",
+    "random_split",
+]
+
+
+class Dataset:
+    """A map-style dataset: subclasses define ``__getitem__`` (and usually ``__len__``)."""
+
+    def __getitem__(self, index) -> Any:
+        raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
+
+    def __add__(self, other: Dataset) -> ConcatDataset:
+        return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A dataset read as a stream: subclasses define ``__iter__``."""
+
+    def __iter__(self):
+        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+
+    def __add__(self, other):  # type: ignore[override]
+        return ChainDataset([self, other])
+
+
+class TensorDataset(Dataset):
+    """Samples are ``tuple(t[i] for t in tensors)``; all tensors share their first dimension."""
+
+    def __init__(self, *tensors: ferrograd.Tensor) -> None:
+        assert all(tensors[0].size(0) == t.size(0) for t in tensors), "Size mismatch between tensors"
+        self.tensors = tensors
+
+    def __getitem__(self, index):
+        return tuple(t[index] for t in self.tensors)
+
+    def __len__(self) -> int:
+        return self.tensors[0].size(0)
+
+
+class Subset(Dataset):
+    """The samples of ``dataset`` at ``indices``, in that order."""
+
+    def __init__(self, dataset: Dataset, indices: Sequence[int]) -> None:
+        self.dataset = dataset
+        self.indices = indices
+
+    def __getitem__(self, idx):
+        if isinstance(idx, list):
+            return self.dataset[[self.indices[i] for i in idx]]
+        return self.dataset[self.indices[idx]]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class ConcatDataset(Dataset):
+    """The samples of several map-style datasets one after the other."""
+
+    @staticmethod
+    def cumsum(sequence):
+        out, total = [], 0
+        for d in sequence:
+            total += len(d)
+            out.append(total)
+        return out
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
+        self.datasets = list(datasets)
+        assert len(self.datasets) > 0, "datasets should not be an empty iterable"
+        for d in self.datasets:
+            assert not isinstance(d, IterableDataset), "ConcatDataset does not support IterableDataset"
+        self.cumulative_sizes = self.cumsum(self.datasets)
+
+    def __len__(self) -> int:
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, idx):
+        if idx < 0:
+            if -idx > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            idx = len(self) + idx
+        dataset_idx = bisect.bisect_right(self.cumulative_sizes, idx)
+        sample_idx = idx if dataset_idx == 0 else idx - self.cumulative_sizes[dataset_idx - 1]
+        return self.datasets[dataset_idx][sample_idx]
+
+
+class ChainDataset(IterableDataset):
+    """Several iterable datasets read one after the other."""
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
+        self.datasets = datasets
+
+    def __iter__(self):
+        for d in self.datasets:
+            assert isinstance(d, IterableDataset), "ChainDataset only supports IterableDataset"
+            yield from d
+
+    def __len__(self) -> int:
+        total = 0
+        for d in self.datasets:
+            assert isinstance(d, IterableDataset), "ChainDataset only supports IterableDataset"
+            total += len(d)  # type: ignore[arg-type]
+        return total
+
+
+def random_split(dataset: Dataset, lengths: Sequence[int | float], generator=None) -> list[Subset]:
+    """Split ``dataset`` into non-overlapping random subsets of the given ``lengths``, or of
+    the given fractions of its length when ``lengths`` sum to 1 (the remainder goes one
+    sample at a time to the first subsets). ``generator`` defaults to the default generator."""
+    n = len(dataset)  # type: ignore[arg-type]
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        subset_lengths: list[int] = []
+        for i, frac in enumerate(lengths):
+            if frac < 0 or frac > 1:
+                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
+            subset_lengths.append(int(math.floor(n * frac)))
+        remainder = n - sum(subset_lengths)
+        for i in range(remainder):
+            subset_lengths[i % len(subset_lengths)] += 1
+        lengths = subset_lengths
+        for i, length in enumerate(lengths):
+            if length == 0:
+                warnings.warn(
+                    f"Length of split at index {i} is 0. This might result in an empty dataset.", stacklevel=2
+                )
+    if sum(lengths) != n:
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
+    kwargs = {} if generator is None else {"generator": generator}
+    indices = ferrograd.randperm(sum(lengths), **kwargs).tolist()  # type: ignore[arg-type]
+    out, offset = [], 0
+    for length in lengths:
+        out.append(Subset(dataset, indices[offset : offset + length]))  # type: ignore[misc]
+        offset += length  # type: ignore[assignment]
+    return out

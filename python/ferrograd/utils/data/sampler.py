@@ -1,0 +1,115 @@
+"""Samplers: the order in which a ``DataLoader`` reads a map-style dataset."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+import ferrograd
+
+__all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler"]
+
+
+def _gen_kwargs(generator) -> dict:
+    return {} if generator is None else {"generator": generator}
+
+
+class Sampler:
+    """Base class: subclasses define ``__iter__`` over dataset indices (and maybe ``__len__``)."""
+
+    def __init__(self, data_source=None) -> None:
+        pass
+
+    def __iter__(self) -> Iterator:
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    """``0, 1, ..., len(data_source) - 1``."""
+
+    def __init__(self, data_source) -> None:
+        self.data_source = data_source
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A random permutation of the indices (a fresh one every epoch), or ``num_samples``
+    indices drawn with replacement. Draws from ``generator`` or the default generator."""
+
+    def __init__(self, data_source, replacement: bool = False, num_samples: int | None = None, generator=None):
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        if not isinstance(self.replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={self.replacement}")
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={self.num_samples}")
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self.data_source)
+        kwargs = _gen_kwargs(self.generator)
+        if self.replacement:
+            for _ in range(self.num_samples // 32):
+                yield from ferrograd.randint(0, n, (32,), **kwargs).tolist()
+            yield from ferrograd.randint(0, n, (self.num_samples % 32,), **kwargs).tolist()
+        else:
+            for _ in range(self.num_samples // n):
+                yield from ferrograd.randperm(n, **kwargs).tolist()
+            yield from ferrograd.randperm(n, **kwargs).tolist()[: self.num_samples % n]
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given ``indices`` in a random order (a fresh one every epoch)."""
+
+    def __init__(self, indices: Sequence[int], generator=None) -> None:
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        for i in ferrograd.randperm(len(self.indices), **_gen_kwargs(self.generator)).tolist():
+            yield self.indices[i]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class BatchSampler(Sampler):
+    """Groups the indices of ``sampler`` into lists of ``batch_size`` (the last one shorter
+    unless ``drop_last``)."""
+
+    def __init__(self, sampler: Sampler | Iterable[int], batch_size: int, drop_last: bool) -> None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self) -> Iterator[list[int]]:
+        batch: list[int] = []
+        for idx in self.sampler:
+            batch.append(idx)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self) -> int:
+        n = len(self.sampler)  # type: ignore[arg-type]
+        if self.drop_last:
+            return n // self.batch_size
+        return (n + self.batch_size - 1) // self.batch_size

@@ -1,0 +1,144 @@
+"""save/load: tensors, parameters, state dicts and optimizer state round-trip."""
+
+from __future__ import annotations
+
+import collections
+import io
+import pickle
+
+import numpy as np
+import pytest
+
+import ferrograd as fg
+
+from helpers import has_torch, torch
+
+
+def _round_trip(obj, tmp_path=None, **load_kwargs):
+    if tmp_path is None:
+        buf = io.BytesIO()
+        fg.save(obj, buf)
+        buf.seek(0)
+        return fg.load(buf, **load_kwargs)
+    path = tmp_path / "ckpt.pt"
+    fg.save(obj, path)
+    return fg.load(str(path), **load_kwargs)
+
+
+def _train(model, opt, steps=3):
+    fg.manual_seed(1)
+    x, y = fg.randn(8, 4), fg.randn(8, 2)
+    for _ in range(steps):
+        opt.zero_grad()
+        fg.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+    return x, y
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "complex64", "complex128"])
+def test_tensor_dtypes_round_trip(dtype):
+    rng = np.random.default_rng(0)
+    arr = rng.standard_normal((3, 2)) + (1j * rng.standard_normal((3, 2)) if dtype.startswith("complex") else 0)
+    t = fg.tensor(arr.astype(np.dtype(dtype) if dtype != "bool" else np.bool_))
+    back = _round_trip(t)
+    assert isinstance(back, fg.Tensor) and back.dtype == getattr(fg, dtype)
+    assert back.shape == t.shape
+    np.testing.assert_array_equal(back.numpy(), t.numpy())
+
+
+def test_requires_grad_views_and_zero_d(tmp_path):
+    leaf = fg.randn(4, 3, requires_grad=True)
+    obj = {"leaf": leaf, "view": fg.ones(3, 4).t(), "scalar": fg.tensor(2.5), "empty": fg.zeros(0, 2)}
+    back = _round_trip(obj, tmp_path)
+    assert back["leaf"].requires_grad and back["leaf"].is_leaf
+    assert not back["view"].requires_grad and back["view"].shape == (4, 3)
+    assert back["scalar"].dim() == 0 and back["scalar"].item() == 2.5
+    assert back["empty"].shape == (0, 2)
+    np.testing.assert_array_equal(back["leaf"].detach().numpy(), leaf.detach().numpy())
+    assert back["leaf"] is not leaf
+
+
+def test_nested_containers_and_shared_objects():
+    t = fg.arange(5)
+    obj = collections.OrderedDict(a=[t, (t, 3)], b={"c": None, "d": 1.5, "e": "x", "f": {1, 2}}, g=fg.float64)
+    back = _round_trip(obj)
+    assert isinstance(back, collections.OrderedDict) and list(back) == ["a", "b", "g"]
+    assert back["a"][0] is back["a"][1][0]  # the same tensor object stays one object
+    assert back["a"][1][1] == 3 and back["b"] == {"c": None, "d": 1.5, "e": "x", "f": {1, 2}}
+    assert back["g"] == fg.float64
+
+
+def test_model_state_dict_round_trip(tmp_path):
+    model = fg.nn.Sequential(fg.nn.Linear(4, 5), fg.nn.ReLU(), fg.nn.Linear(5, 2))
+    opt = fg.optim.SGD(model.parameters(), lr=0.1)
+    x, _ = _train(model, opt)
+    fg.save(model.state_dict(), tmp_path / "model.pt")
+    fresh = fg.nn.Sequential(fg.nn.Linear(4, 5), fg.nn.ReLU(), fg.nn.Linear(5, 2))
+    assert not np.allclose(fresh(x).detach().numpy(), model(x).detach().numpy())
+    state = fg.load(tmp_path / "model.pt")
+    assert list(state) == list(model.state_dict())
+    fresh.load_state_dict(state)
+    np.testing.assert_array_equal(fresh(x).detach().numpy(), model(x).detach().numpy())
+
+
+def test_whole_module_and_parameter_need_weights_only_false():
+    model = fg.nn.Linear(3, 2)
+    p = _round_trip(model.weight)
+    assert isinstance(p, fg.nn.Parameter) and p.requires_grad
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        _round_trip(model)
+    back = _round_trip(model, weights_only=False)
+    assert isinstance(back, fg.nn.Linear)
+    np.testing.assert_array_equal(back.weight.detach().numpy(), model.weight.detach().numpy())
+
+
+@pytest.mark.parametrize("make_opt", [
+    lambda ps: fg.optim.Adam(ps, lr=0.01),
+    lambda ps: fg.optim.SGD(ps, lr=0.05, momentum=0.9),
+])
+def test_optimizer_state_round_trip_resumes_identically(make_opt):
+    def build():
+        fg.manual_seed(0)
+        return fg.nn.Linear(4, 2)
+
+    model = build()
+    opt = make_opt(model.parameters())
+    _train(model, opt, steps=3)
+    buf = io.BytesIO()
+    fg.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": 3}, buf)
+    _train(model, opt, steps=2)  # continue the original run
+
+    resumed = build()
+    ropt = make_opt(resumed.parameters())
+    buf.seek(0)
+    ckpt = fg.load(buf, map_location="cpu")
+    assert ckpt["epoch"] == 3
+    resumed.load_state_dict(ckpt["model"])
+    ropt.load_state_dict(ckpt["opt"])
+    _train(resumed, ropt, steps=2)
+    for a, b in zip(model.parameters(), resumed.parameters()):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_weights_only_rejects_arbitrary_globals():
+    class Evil:
+        def __reduce__(self):
+            return (print, ("should not run",))
+
+    buf = io.BytesIO()
+    fg.save({"x": Evil()}, buf)
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global: GLOBAL builtins.print"):
+        fg.load(buf)
+
+
+@pytest.mark.skipif(not has_torch, reason="torch not installed")
+def test_state_dict_values_match_torch_after_transfer():
+    model = fg.nn.Linear(3, 2)
+    back = _round_trip(model.state_dict())
+    tmodel = torch.nn.Linear(3, 2)
+    tmodel.load_state_dict({k: torch.tensor(v.numpy()) for k, v in back.items()})
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    np.testing.assert_allclose(
+        tmodel(torch.tensor(x)).detach().numpy(), model(fg.tensor(x)).detach().numpy(), rtol=1e-6, atol=1e-6
+    )
