@@ -205,3 +205,29 @@ def test_new_factories_take_the_tensor_dtype():
     y = x.new_full((2, 2), 3, dtype=fg.int64)
     assert y.dtype == fg.int64 and y.tolist() == [[3, 3], [3, 3]]
     assert x.new_zeros(2, requires_grad=True).requires_grad
+
+
+def test_a_generator_of_ones_own_draws_apart_from_the_global_one():
+    g = fg.Generator().manual_seed(5)
+    assert g.initial_seed() == 5 and g.device == "cpu"
+    first = fg.rand(4, generator=g)
+    np.testing.assert_array_equal(first.numpy(), fg.rand(4, generator=fg.Generator().manual_seed(5)).numpy())
+    # Drawing from g leaves the global sequence where it was.
+    fg.manual_seed(1)
+    expected = fg.randn(3)
+    fg.manual_seed(1)
+    fg.randperm(7, generator=g)
+    fg.empty(5).uniform_(generator=g)
+    np.testing.assert_array_equal(fg.randn(3).numpy(), expected.numpy())
+    # Its state round-trips, for every sampling op that takes a generator.
+    state = g.get_state()
+    draws = [fg.randint(0, 9, (4,), generator=g), fg.normal(0.0, 1.0, (3,), generator=g),
+             fg.empty(3).normal_(generator=g), fg.multinomial(fg.ones(4), 2, generator=g)]
+    g.set_state(state)
+    again = [fg.randint(0, 9, (4,), generator=g), fg.normal(0.0, 1.0, (3,), generator=g),
+             fg.empty(3).normal_(generator=g), fg.multinomial(fg.ones(4), 2, generator=g)]
+    for a, b in zip(draws, again):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert fg.manual_seed(3) is not None and fg.default_generator.initial_seed() == 3
+    with pytest.raises(TypeError, match="expected a ferrograd.Generator as generator, but got int"):
+        fg.rand(2, generator=3)

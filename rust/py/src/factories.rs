@@ -298,21 +298,45 @@ fn full_like(
     )
 }
 
-/// The global generator, as `manual_seed` returns it.
+/// A random number generator: `ferrograd.Generator()` makes one of the
+/// user's own; `default_generator` (which `manual_seed` returns) is the
+/// global one.
 #[pyclass(name = "Generator", module = "ferrograd", frozen)]
-pub struct PyGenerator;
+pub struct PyGenerator(random::Generator);
 
 #[pymethods]
 impl PyGenerator {
-    fn manual_seed(slf: PyRef<'_, Self>, seed: i64) -> PyRef<'_, Self> {
-        random::manual_seed(seed as u64);
-        slf
+    #[new]
+    #[pyo3(signature = (device=None))]
+    fn new(device: Option<&Bound<'_, PyAny>>) -> PyGenerator {
+        let _ = device;
+        PyGenerator(random::Generator::default())
+    }
+    fn manual_seed<'py>(
+        slf: PyRef<'py, Self>,
+        seed: &Bound<'_, PyAny>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        slf.0.manual_seed(seed_arg(seed)?);
+        Ok(slf)
     }
     fn seed(&self) -> u64 {
-        random::seed()
+        self.0.seed()
     }
     fn initial_seed(&self) -> u64 {
-        random::initial_seed()
+        self.0.initial_seed()
+    }
+    fn get_state(&self) -> PyResult<PyTensor> {
+        let state = self.0.state();
+        Ok(Tensor::from_vec(state.to_vec(), &[state.len()])
+            .py()?
+            .into())
+    }
+    fn set_state<'py>(
+        slf: PyRef<'py, Self>,
+        new_state: PyRef<'_, PyTensor>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        slf.0.set_state(&state_arg(&new_state)?).py()?;
+        Ok(slf)
     }
     #[getter]
     fn device(&self) -> &'static str {
@@ -320,14 +344,52 @@ impl PyGenerator {
     }
 }
 
-#[pyfunction]
-fn manual_seed(seed: &Bound<'_, PyAny>) -> PyResult<PyGenerator> {
+/// Runs `f` drawing from `generator` (a `ferrograd.Generator`) when one is
+/// given, else from the global generator.
+pub fn drawing_from<R>(
+    generator: Option<&Bound<'_, PyAny>>,
+    f: impl FnOnce() -> PyResult<R>,
+) -> PyResult<R> {
+    match generator.filter(|g| !g.is_none()) {
+        Some(g) => {
+            let g = g.downcast::<PyGenerator>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "expected a ferrograd.Generator as generator, but got {}",
+                    g.get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
+                ))
+            })?;
+            g.get().0.in_force(f)
+        }
+        None => f(),
+    }
+}
+
+/// A seed as PyTorch takes it: any int that fits in 64 bits, signed or not.
+fn seed_arg(seed: &Bound<'_, PyAny>) -> PyResult<u64> {
     let s: i128 = seed.extract()?;
     if !(-(1i128 << 63)..(1i128 << 64)).contains(&s) {
         return Err(PyRuntimeError::new_err("Overflow when unpacking long long"));
     }
-    random::manual_seed(s as u64);
-    Ok(PyGenerator)
+    Ok(s as u64)
+}
+
+/// A generator state tensor from `get_state`/`get_rng_state`.
+fn state_arg(state: &PyTensor) -> PyResult<Vec<i64>> {
+    if state.t.dtype() != DType::Int64 {
+        return Err(PyTypeError::new_err(
+            "RNG state must be a ferrograd.LongTensor from get_rng_state()",
+        ));
+    }
+    Ok(state.t.to_vec::<i64>())
+}
+
+#[pyfunction]
+fn manual_seed(seed: &Bound<'_, PyAny>) -> PyResult<PyGenerator> {
+    random::manual_seed(seed_arg(seed)?);
+    Ok(PyGenerator(random::Generator::global()))
 }
 
 #[pyfunction]
@@ -351,12 +413,7 @@ fn get_rng_state() -> PyResult<PyTensor> {
 
 #[pyfunction]
 fn set_rng_state(new_state: PyRef<'_, PyTensor>) -> PyResult<()> {
-    if new_state.t.dtype() != DType::Int64 {
-        return Err(PyTypeError::new_err(
-            "RNG state must be a ferrograd.LongTensor from get_rng_state()",
-        ));
-    }
-    random::set_rng_state(&new_state.t.to_vec::<i64>()).py()
+    random::set_rng_state(&state_arg(&new_state)?).py()
 }
 
 fn sample(
@@ -383,10 +440,12 @@ fn rand(
     requires_grad: bool,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
-    let _ = (generator, device);
-    let dtype = dtype_or(dtype, DType::Float32)?;
-    sample(py, shape_of(size)?, dtype, requires_grad, |t| {
-        random::uniform_(t, 0.0, 1.0)
+    let _ = device;
+    drawing_from(generator, || {
+        let dtype = dtype_or(dtype, DType::Float32)?;
+        sample(py, shape_of(size)?, dtype, requires_grad, |t| {
+            random::uniform_(t, 0.0, 1.0)
+        })
     })
 }
 
@@ -400,10 +459,12 @@ fn randn(
     requires_grad: bool,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
-    let _ = (generator, device);
-    let dtype = dtype_or(dtype, DType::Float32)?;
-    sample(py, shape_of(size)?, dtype, requires_grad, |t| {
-        random::normal_(t, 0.0, 1.0)
+    let _ = device;
+    drawing_from(generator, || {
+        let dtype = dtype_or(dtype, DType::Float32)?;
+        sample(py, shape_of(size)?, dtype, requires_grad, |t| {
+            random::normal_(t, 0.0, 1.0)
+        })
     })
 }
 
@@ -418,24 +479,26 @@ fn randint(
     requires_grad: bool,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
-    let _ = (generator, device);
-    let (low, high, size) = match args.len() {
-        2 => (0, args.get_item(0)?.extract()?, args.get_item(1)?),
-        3 => (
-            args.get_item(0)?.extract()?,
-            args.get_item(1)?.extract()?,
-            args.get_item(2)?,
-        ),
-        n => {
-            return Err(PyTypeError::new_err(format!(
-                "randint() takes 2 or 3 positional arguments but {n} were given"
-            )))
-        }
-    };
-    let shape = shape_of(&PyTuple::new(py, [size])?)?;
-    let dtype = dtype_or(dtype, DType::Int64)?;
-    sample(py, shape, dtype, requires_grad, |t| {
-        random::random_(t, low, high)
+    let _ = device;
+    drawing_from(generator, || {
+        let (low, high, size) = match args.len() {
+            2 => (0, args.get_item(0)?.extract()?, args.get_item(1)?),
+            3 => (
+                args.get_item(0)?.extract()?,
+                args.get_item(1)?.extract()?,
+                args.get_item(2)?,
+            ),
+            n => {
+                return Err(PyTypeError::new_err(format!(
+                    "randint() takes 2 or 3 positional arguments but {n} were given"
+                )))
+            }
+        };
+        let shape = shape_of(&PyTuple::new(py, [size])?)?;
+        let dtype = dtype_or(dtype, DType::Int64)?;
+        sample(py, shape, dtype, requires_grad, |t| {
+            random::random_(t, low, high)
+        })
     })
 }
 
@@ -506,15 +569,14 @@ fn bernoulli(
     p: Option<f64>,
     generator: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
-    let _ = generator;
-    match p {
+    drawing_from(generator, || match p {
         Some(p) => {
             let out = Tensor::zeros(input.t.shape(), input.t.dtype());
             random::bernoulli_scalar_(&out, p).py()?;
             Ok(out.into())
         }
         None => Ok(random::bernoulli(&input.t).py()?.into()),
-    }
+    })
 }
 
 /// `normal(mean, std)` with tensors, or `normal(mean, std, size)` with numbers.
@@ -531,26 +593,28 @@ fn normal(
     requires_grad: bool,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
-    let _ = (generator, device);
-    let std_obj = match std {
-        Some(s) => s.clone(),
-        None => 1.0f64.into_pyobject(py)?.into_any(),
-    };
-    if let Some(size) = size.filter(|s| !s.is_none()) {
-        let (m, s) = (scalar(mean)?.as_f64(), scalar(&std_obj)?.as_f64());
-        let shape = shape_of(&PyTuple::new(py, [size])?)?;
-        let dtype = dtype_or(dtype, DType::Float32)?;
-        return sample(py, shape, dtype, requires_grad, |t| {
-            random::normal_(t, m, s)
-        });
-    }
-    let (m, s) = (operand(mean)?, operand(&std_obj)?);
-    if m.is_wrapped_number() && s.is_wrapped_number() {
-        return Err(PyTypeError::new_err(
+    let _ = device;
+    drawing_from(generator, || {
+        let std_obj = match std {
+            Some(s) => s.clone(),
+            None => 1.0f64.into_pyobject(py)?.into_any(),
+        };
+        if let Some(size) = size.filter(|s| !s.is_none()) {
+            let (m, s) = (scalar(mean)?.as_f64(), scalar(&std_obj)?.as_f64());
+            let shape = shape_of(&PyTuple::new(py, [size])?)?;
+            let dtype = dtype_or(dtype, DType::Float32)?;
+            return sample(py, shape, dtype, requires_grad, |t| {
+                random::normal_(t, m, s)
+            });
+        }
+        let (m, s) = (operand(mean)?, operand(&std_obj)?);
+        if m.is_wrapped_number() && s.is_wrapped_number() {
+            return Err(PyTypeError::new_err(
             "normal() received an invalid combination of arguments: with float mean and std, pass size",
         ));
-    }
-    finish(random::normal_tensors(&m, &s).py()?, requires_grad)
+        }
+        finish(random::normal_tensors(&m, &s).py()?, requires_grad)
+    })
 }
 
 #[pyfunction]
@@ -561,10 +625,11 @@ fn multinomial(
     replacement: bool,
     generator: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
-    let _ = generator;
-    Ok(random::multinomial(&input.t, num_samples, replacement)
-        .py()?
-        .into())
+    drawing_from(generator, || {
+        Ok(random::multinomial(&input.t, num_samples, replacement)
+            .py()?
+            .into())
+    })
 }
 
 #[pyfunction]
@@ -576,11 +641,13 @@ fn randperm(
     requires_grad: bool,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
-    let _ = (generator, device);
-    finish(
-        random::randperm(n, dtype_or(dtype, DType::Int64)?).py()?,
-        requires_grad,
-    )
+    let _ = device;
+    drawing_from(generator, || {
+        finish(
+            random::randperm(n, dtype_or(dtype, DType::Int64)?).py()?,
+            requires_grad,
+        )
+    })
 }
 
 /// `t.new_zeros(size)` and friends: new tensors with `t`'s dtype by default.
@@ -671,6 +738,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(multinomial, m)?)?;
     m.add_function(wrap_pyfunction!(randperm, m)?)?;
     m.add_class::<PyGenerator>()?;
-    m.add("default_generator", PyGenerator)?;
+    m.add(
+        "default_generator",
+        PyGenerator(random::Generator::global()),
+    )?;
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 use crate::convert::{operand, scalar};
 use crate::errors::IntoPyResult;
+use crate::factories::drawing_from;
 use crate::tensor::{maybe_detach, PyTensor};
 use ferrograd_core::ops::{binary, inplace, random, unary};
 use ferrograd_core::{Result, Scalar, Tensor};
@@ -164,9 +165,10 @@ impl PyTensor {
         to: f64,
         generator: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Slf<'py>> {
-        let _ = generator;
-        run(slf, |t| {
-            inplace::overwrite_(t, "UniformBackward0", |s| random::uniform_(s, from_, to))
+        drawing_from(generator, || {
+            run(slf, |t| {
+                inplace::overwrite_(t, "UniformBackward0", |s| random::uniform_(s, from_, to))
+            })
         })
     }
     #[pyo3(name = "normal_", signature = (mean=0.0, std=1.0, *, generator=None))]
@@ -176,9 +178,10 @@ impl PyTensor {
         std: f64,
         generator: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Slf<'py>> {
-        let _ = generator;
-        run(slf, |t| {
-            inplace::overwrite_(t, "NormalBackward0", |s| random::normal_(s, mean, std))
+        drawing_from(generator, || {
+            run(slf, |t| {
+                inplace::overwrite_(t, "NormalBackward0", |s| random::normal_(s, mean, std))
+            })
         })
     }
     #[pyo3(name = "bernoulli_", signature = (p=None, *, generator=None))]
@@ -187,8 +190,7 @@ impl PyTensor {
         p: Option<&Bound<'_, PyAny>>,
         generator: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Slf<'py>> {
-        let _ = generator;
-        match p {
+        drawing_from(generator, || match p {
             Some(p) if p.downcast::<PyTensor>().is_ok() => {
                 let pt = p.downcast::<PyTensor>()?.get().t.clone();
                 run(slf, |t| {
@@ -205,7 +207,7 @@ impl PyTensor {
                     })
                 })
             }
-        }
+        })
     }
     /// `random_(to)` or `random_(from, to)`.
     #[pyo3(name = "random_", signature = (from_, to=None, *, generator=None))]
@@ -215,13 +217,14 @@ impl PyTensor {
         to: Option<i64>,
         generator: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Slf<'py>> {
-        let _ = generator;
-        let (lo, hi) = match to {
-            Some(h) => (from_, h),
-            None => (0, from_),
-        };
-        run(slf, |t| {
-            inplace::overwrite_(t, "RandomBackward1", |s| random::random_(s, lo, hi))
+        drawing_from(generator, || {
+            let (lo, hi) = match to {
+                Some(h) => (from_, h),
+                None => (0, from_),
+            };
+            run(slf, |t| {
+                inplace::overwrite_(t, "RandomBackward1", |s| random::random_(s, lo, hi))
+            })
         })
     }
 }

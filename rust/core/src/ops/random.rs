@@ -1,4 +1,5 @@
-//! Random numbers from one seedable global generator.
+//! Random numbers from a seedable global generator, or from one of the
+//! user's generators put in force for a call.
 //!
 //! Each sampling op draws a single `u64` from the global generator and fills
 //! fixed-size chunks of the output from small generators seeded by that
@@ -14,85 +15,157 @@ use rand::rngs::{SmallRng, StdRng};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha12Rng;
 use rand_distr::StandardNormal;
-use std::sync::LazyLock;
+use std::cell::RefCell;
+use std::sync::{Arc, LazyLock};
 
 /// PyTorch's default seed for its CPU generator.
 const DEFAULT_SEED: u64 = 67280421310721;
 const CHUNK: usize = 1 << 14;
 
-struct Generator {
+struct GeneratorState {
     initial_seed: u64,
     rng: ChaCha12Rng,
 }
 
-static GENERATOR: LazyLock<Mutex<Generator>> = LazyLock::new(|| {
-    Mutex::new(Generator {
-        initial_seed: DEFAULT_SEED,
-        rng: ChaCha12Rng::seed_from_u64(DEFAULT_SEED),
-    })
-});
+/// A random number generator: the global one (`default_generator`) or one
+/// of the user's (`Generator()`), shared by its handles.
+#[derive(Clone)]
+pub struct Generator(Arc<Mutex<GeneratorState>>);
 
-/// `manual_seed(seed)`: restarts the global generator from `seed`.
-pub fn manual_seed(seed: u64) {
-    let mut g = GENERATOR.lock();
-    g.initial_seed = seed;
-    g.rng = ChaCha12Rng::seed_from_u64(seed);
+impl Default for Generator {
+    fn default() -> Generator {
+        Generator(Arc::new(Mutex::new(GeneratorState {
+            initial_seed: DEFAULT_SEED,
+            rng: ChaCha12Rng::seed_from_u64(DEFAULT_SEED),
+        })))
+    }
 }
 
 /// Words of a generator state: the 256-bit key, the 128-bit stream
 /// position, the stream number and the initial seed.
 pub const RNG_STATE_LEN: usize = 8;
 
+impl Generator {
+    /// The global generator.
+    pub fn global() -> Generator {
+        GLOBAL.clone()
+    }
+
+    /// Whether both handles are of one generator.
+    pub fn same(&self, other: &Generator) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// `manual_seed(seed)`: restarts the generator from `seed`.
+    pub fn manual_seed(&self, seed: u64) {
+        let mut g = self.0.lock();
+        g.initial_seed = seed;
+        g.rng = ChaCha12Rng::seed_from_u64(seed);
+    }
+
+    /// `seed()`: reseeds from OS entropy and returns the new seed.
+    pub fn seed(&self) -> u64 {
+        let s = rand::random::<u64>() >> 1;
+        self.manual_seed(s);
+        s
+    }
+
+    pub fn initial_seed(&self) -> u64 {
+        self.0.lock().initial_seed
+    }
+
+    /// `get_state()`: the state, for `set_state`.
+    pub fn state(&self) -> [i64; RNG_STATE_LEN] {
+        let g = self.0.lock();
+        let mut state = [0i64; RNG_STATE_LEN];
+        for (word, bytes) in state.iter_mut().zip(g.rng.get_seed().chunks_exact(8)) {
+            *word = i64::from_le_bytes(bytes.try_into().expect("8-byte chunk"));
+        }
+        let pos = g.rng.get_word_pos();
+        state[4] = pos as u64 as i64;
+        state[5] = (pos >> 64) as u64 as i64;
+        state[6] = g.rng.get_stream() as i64;
+        state[7] = g.initial_seed as i64;
+        state
+    }
+
+    /// `set_state(state)`: restores a state taken by [`Generator::state`].
+    pub fn set_state(&self, state: &[i64]) -> Result<()> {
+        if state.len() != RNG_STATE_LEN {
+            bail!(
+                Runtime,
+                "Expected a generator state of size {RNG_STATE_LEN} but found the input RNG state size to be {}",
+                state.len()
+            );
+        }
+        let mut seed = [0u8; 32];
+        for (bytes, word) in seed.chunks_exact_mut(8).zip(&state[..4]) {
+            bytes.copy_from_slice(&word.to_le_bytes());
+        }
+        let mut rng = ChaCha12Rng::from_seed(seed);
+        rng.set_stream(state[6] as u64);
+        rng.set_word_pos((state[4] as u64 as u128) | ((state[5] as u64 as u128) << 64));
+        let mut g = self.0.lock();
+        g.rng = rng;
+        g.initial_seed = state[7] as u64;
+        Ok(())
+    }
+
+    /// Runs `f` with this generator in force on this thread: the sampling
+    /// ops it calls draw from it rather than from the global one.
+    pub fn in_force<R>(&self, f: impl FnOnce() -> R) -> R {
+        let outer = IN_FORCE.replace(Some(self.clone()));
+        let _restore = Restore(outer);
+        f()
+    }
+}
+
+static GLOBAL: LazyLock<Generator> = LazyLock::new(Generator::default);
+
+thread_local! {
+    /// The generator that [`Generator::in_force`] put in force on this thread.
+    static IN_FORCE: RefCell<Option<Generator>> = const { RefCell::new(None) };
+}
+
+/// Puts back the generator that was in force, even if the op panicked.
+struct Restore(Option<Generator>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        IN_FORCE.set(self.0.take());
+    }
+}
+
+/// `manual_seed(seed)`: restarts the global generator from `seed`.
+pub fn manual_seed(seed: u64) {
+    GLOBAL.manual_seed(seed);
+}
+
 /// `get_rng_state()`: the global generator's state, for `set_rng_state`.
 pub fn rng_state() -> [i64; RNG_STATE_LEN] {
-    let g = GENERATOR.lock();
-    let mut state = [0i64; RNG_STATE_LEN];
-    for (word, bytes) in state.iter_mut().zip(g.rng.get_seed().chunks_exact(8)) {
-        *word = i64::from_le_bytes(bytes.try_into().expect("8-byte chunk"));
-    }
-    let pos = g.rng.get_word_pos();
-    state[4] = pos as u64 as i64;
-    state[5] = (pos >> 64) as u64 as i64;
-    state[6] = g.rng.get_stream() as i64;
-    state[7] = g.initial_seed as i64;
-    state
+    GLOBAL.state()
 }
 
 /// `set_rng_state(state)`: restores a state taken by [`rng_state`].
 pub fn set_rng_state(state: &[i64]) -> Result<()> {
-    if state.len() != RNG_STATE_LEN {
-        bail!(
-            Runtime,
-            "Expected a generator state of size {RNG_STATE_LEN} but found the input RNG state size to be {}",
-            state.len()
-        );
-    }
-    let mut seed = [0u8; 32];
-    for (bytes, word) in seed.chunks_exact_mut(8).zip(&state[..4]) {
-        bytes.copy_from_slice(&word.to_le_bytes());
-    }
-    let mut rng = ChaCha12Rng::from_seed(seed);
-    rng.set_stream(state[6] as u64);
-    rng.set_word_pos((state[4] as u64 as u128) | ((state[5] as u64 as u128) << 64));
-    let mut g = GENERATOR.lock();
-    g.rng = rng;
-    g.initial_seed = state[7] as u64;
-    Ok(())
+    GLOBAL.set_state(state)
 }
 
-/// `seed()`: reseeds from OS entropy and returns the new seed.
+/// `seed()`: reseeds the global generator from OS entropy.
 pub fn seed() -> u64 {
-    let s = rand::random::<u64>() >> 1;
-    manual_seed(s);
-    s
+    GLOBAL.seed()
 }
 
 pub fn initial_seed() -> u64 {
-    GENERATOR.lock().initial_seed
+    GLOBAL.initial_seed()
 }
 
+/// The next draw of the generator in force: one a caller put in force on
+/// this thread, else the global one.
 fn next_seed() -> u64 {
-    GENERATOR.lock().rng.next_u64()
+    IN_FORCE
+        .with_borrow(|g| g.as_ref().map(|g| g.0.lock().rng.next_u64()))
+        .unwrap_or_else(|| GLOBAL.0.lock().rng.next_u64())
 }
 
 fn chunk_rng(seed: u64, chunk: usize) -> SmallRng {
