@@ -34,6 +34,7 @@ from ._C import (
     from_numpy,
     full,
     full_like,
+    get_default_dtype,
     get_num_threads,
     get_rng_state,
     initial_seed,
@@ -59,6 +60,7 @@ from ._C import (
     randn_like,
     randperm,
     seed,
+    set_default_dtype,
     set_num_threads,
     set_rng_state,
     stack,
@@ -84,7 +86,8 @@ _NUMPY_DTYPES = {
 
 def _infer_dtype(data) -> dtype:
     """The dtype ``tensor(data)`` takes: NumPy data keeps its precision,
-    Python numbers take the defaults (float32, int64, complex64)."""
+    Python numbers take the defaults (``get_default_dtype()`` and its complex
+    counterpart, int64)."""
     if isinstance(data, Tensor):
         return data.dtype
     arr = data if isinstance(data, (_np.ndarray, _np.generic)) else _np.asarray(data)
@@ -93,12 +96,15 @@ def _infer_dtype(data) -> dtype:
         return bool
     if kind in "iu":
         return int64
-    if kind == "f":
-        keeps_width = isinstance(data, (_np.ndarray, _np.generic)) and arr.dtype == _np.float64
-        return float64 if keeps_width else float32
-    if kind == "c":
-        keeps_width = isinstance(data, (_np.ndarray, _np.generic)) and arr.dtype == _np.complex128
-        return complex128 if keeps_width else complex64
+    if kind in "fc":
+        # A Python float comes out of asarray as float64, so only NumPy data (or
+        # NumPy single-precision scalars in a list) sets the precision by itself.
+        wide = arr.dtype.itemsize > (8 if kind == "c" else 4)
+        if wide and not isinstance(data, (_np.ndarray, _np.generic)):
+            wide = get_default_dtype() == float64
+        if kind == "f":
+            return float64 if wide else float32
+        return complex128 if wide else complex64
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
 
@@ -133,10 +139,6 @@ def is_tensor(obj) -> builtins_bool:
 
 def numel(input: Tensor) -> int:
     return input.numel()
-
-
-def get_default_dtype() -> dtype:
-    return float32
 
 
 def _method_function(name: str):
@@ -323,7 +325,6 @@ from ._dtype_info import (  # noqa: E402,F401
     is_floating_point,
     promote_types,
     result_type,
-    set_default_dtype,
     set_printoptions,
 )
 from .serialization import load, save  # noqa: E402

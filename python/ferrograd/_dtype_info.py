@@ -21,7 +21,6 @@ __all__ = [
     "is_floating_point",
     "promote_types",
     "result_type",
-    "set_default_dtype",
     "set_printoptions",
 ]
 
@@ -118,18 +117,6 @@ def is_floating_point(input: ferrograd.Tensor) -> builtins.bool:
     return input.is_floating_point()
 
 
-def set_default_dtype(d: ferrograd.dtype) -> None:
-    """Set the dtype of new floating-point tensors. Only float32 (the fixed default of
-    ferrograd's factories) is available; float64 raises ``NotImplementedError``."""
-    if not isinstance(d, ferrograd.dtype) or not d.is_floating_point:
-        raise TypeError("only floating-point types are supported as the default type")
-    if d != ferrograd.float32:
-        raise NotImplementedError(
-            "ferrograd's tensor factories always create float32 tensors; set_default_dtype accepts only "
-            "float32. Pass dtype=ferrograd.float64 to the factories or call .double() instead."
-        )
-
-
 _ORDER = [ferrograd.bool, ferrograd.int64, ferrograd.float32, ferrograd.float64]
 
 
@@ -174,7 +161,7 @@ def _scalar_dtype(value):
     if isinstance(value, float):
         return ferrograd.get_default_dtype()
     if isinstance(value, builtins.complex):
-        return ferrograd.complex64
+        return ferrograd.complex128 if ferrograd.get_default_dtype() == ferrograd.float64 else ferrograd.complex64
     raise TypeError(
         "result_type() received an invalid combination of arguments - got "
         f"({type(value).__name__}), expected Tensor or Number"

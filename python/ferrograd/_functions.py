@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from . import _C
-from ._C import Tensor, complex64, complex128, float32, float64, int64
+from ._C import Tensor, complex64, complex128, float32, float64, get_default_dtype, int64
 from ._C import bool as _bool
 
 _FLOAT_TYPES = (float32, float64)
@@ -49,10 +49,10 @@ def _promote(*dtypes):
 
 
 def _to_float(x: Tensor) -> Tensor:
-    """Integer and bool tensors become float32 (the default dtype), as PyTorch's float ops do."""
+    """Integer and bool tensors become the default float dtype, as PyTorch's float ops do."""
     if x.dtype.is_floating_point or x.dtype.is_complex:
         return x
-    return x.to(float32)
+    return x.to(get_default_dtype())
 
 
 def _wrap_dim(dim: int, ndim: int, name: str | None = None) -> int:
@@ -669,7 +669,7 @@ def nanmean(input: Tensor, dim=None, keepdim: builtins.bool = False, *, dtype=No
             else x.isnan().logical_not().sum(tuple(range(x.dim())), True)
         )
     )
-    return nansum(x, dim, keepdim) / count.to(x.dtype if x.dtype.is_floating_point else float32)
+    return nansum(x, dim, keepdim) / count.to(x.dtype if x.dtype.is_floating_point else get_default_dtype())
 
 
 def diff(

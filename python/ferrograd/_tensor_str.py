@@ -18,8 +18,12 @@ THRESHOLD = 1000
 EDGEITEMS = 3
 LINEWIDTH = 80
 
-# dtypes that torch does not name in the repr of a non-empty tensor
-_DEFAULT_DTYPES = frozenset({"float32", "complex64", "int64", "bool"})
+
+# dtypes that torch does not name in the repr of a non-empty tensor, by default float dtype
+_DEFAULT_DTYPES = {
+    "float32": frozenset({"float32", "complex64", "int64", "bool"}),
+    "float64": frozenset({"float64", "complex128", "int64", "bool"}),
+}
 
 
 class _Formatter:
@@ -138,12 +142,15 @@ def _add_suffixes(text: str, suffixes: Sequence[str], indent: int) -> str:
     return "".join(parts)
 
 
-def format_tensor(array: np.ndarray, dtype_name: str, suffix: Sequence[str] = ()) -> str:
+def format_tensor(
+    array: np.ndarray, dtype_name: str, suffix: Sequence[str] = (), default_dtype: str = "float32"
+) -> str:
     """Return ``repr(tensor)`` as torch prints it.
 
     ``array`` holds the tensor's values (any shape), ``dtype_name`` is the
     ferrograd dtype name (e.g. ``"float64"``) and ``suffix`` lists extra items
-    such as ``"grad_fn=<SubBackward0>"`` or ``"requires_grad=True"``.
+    such as ``"grad_fn=<SubBackward0>"`` or ``"requires_grad=True"``;
+    ``default_dtype`` names the default float dtype, which the repr leaves unsaid.
     """
     array = np.asarray(array)
     dtype_name = dtype_name.rsplit(".", 1)[-1]
@@ -154,11 +161,11 @@ def format_tensor(array: np.ndarray, dtype_name: str, suffix: Sequence[str] = ()
         # no values to infer the shape or dtype from, so torch states them
         if array.ndim != 1:
             suffixes.append(f"size={tuple(array.shape)}")
-        if dtype_name != "float32":
+        if dtype_name != default_dtype:
             suffixes.append(f"dtype=ferrograd.{dtype_name}")
         body = "[]"
     else:
-        if dtype_name not in _DEFAULT_DTYPES:
+        if dtype_name not in _DEFAULT_DTYPES[default_dtype]:
             suffixes.append(f"dtype=ferrograd.{dtype_name}")
         body = _tensor_str(array, indent)
     suffixes.extend(suffix)
@@ -172,4 +179,7 @@ def tensor_repr(t) -> str:
         suffix.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         suffix.append("requires_grad=True")
-    return format_tensor(t.detach().numpy(), t.dtype.__repr__(), suffix)
+    from ._C import get_default_dtype
+
+    default_dtype = repr(get_default_dtype()).rsplit(".", 1)[-1]
+    return format_tensor(t.detach().numpy(), t.dtype.__repr__(), suffix, default_dtype)

@@ -176,7 +176,7 @@ def _get_seq_len(src: ferrograd.Tensor, batch_first: bool) -> int:
 
 
 def _generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> ferrograd.Tensor:
-    dtype = ferrograd.float32 if dtype is None else dtype
+    dtype = ferrograd.get_default_dtype() if dtype is None else dtype
     return ferrograd.full((sz, sz), float("-inf"), dtype=dtype).triu(diagonal=1)
 
 

@@ -1,5 +1,7 @@
 //! `ferrograd.float32` and friends.
 
+use crate::convert::dtype_arg;
+use crate::errors::IntoPyResult;
 use ferrograd_core::DType;
 use pyo3::prelude::*;
 
@@ -38,7 +40,21 @@ impl PyDType {
     }
 }
 
+/// `set_default_dtype(d)`: the dtype of new floating tensors and of Python
+/// floats in arithmetic with integer tensors (float32 or float64).
+#[pyfunction]
+fn set_default_dtype(d: &Bound<'_, PyAny>) -> PyResult<()> {
+    DType::set_default_float(dtype_arg(d)?).py()
+}
+
+#[pyfunction]
+fn get_default_dtype() -> PyDType {
+    PyDType(DType::default_float())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(set_default_dtype, m)?)?;
+    m.add_function(wrap_pyfunction!(get_default_dtype, m)?)?;
     let aliases = [
         ("bool", DType::Bool),
         ("int64", DType::Int64),

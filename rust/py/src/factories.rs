@@ -134,7 +134,7 @@ fn zeros(
 ) -> PyResult<PyTensor> {
     let _ = device;
     finish(
-        Tensor::zeros(&shape_of(size)?, dtype_or(dtype, DType::Float32)?),
+        Tensor::zeros(&shape_of(size)?, dtype_or(dtype, DType::default_float())?),
         requires_grad,
     )
 }
@@ -152,7 +152,7 @@ fn ones(
         Tensor::full(
             &shape_of(size)?,
             Scalar::Int(1),
-            dtype_or(dtype, DType::Float32)?,
+            dtype_or(dtype, DType::default_float())?,
         ),
         requires_grad,
     )
@@ -231,9 +231,9 @@ fn linspace(
     let (s, e) = (scalar(start)?, scalar(end)?);
     let complex = matches!(s, Scalar::Complex(_)) || matches!(e, Scalar::Complex(_));
     let default = if complex {
-        DType::Complex64
+        DType::default_complex()
     } else {
-        DType::Float32
+        DType::default_float()
     };
     finish(
         creation::linspace(s, e, steps, dtype_or(dtype, default)?).py()?,
@@ -252,7 +252,7 @@ fn eye(
 ) -> PyResult<PyTensor> {
     let _ = device;
     finish(
-        creation::eye(n, m, dtype_or(dtype, DType::Float32)?).py()?,
+        creation::eye(n, m, dtype_or(dtype, DType::default_float())?).py()?,
         requires_grad,
     )
 }
@@ -442,7 +442,7 @@ fn rand(
 ) -> PyResult<PyTensor> {
     let _ = device;
     drawing_from(generator, || {
-        let dtype = dtype_or(dtype, DType::Float32)?;
+        let dtype = dtype_or(dtype, DType::default_float())?;
         sample(py, shape_of(size)?, dtype, requires_grad, |t| {
             random::uniform_(t, 0.0, 1.0)
         })
@@ -461,7 +461,7 @@ fn randn(
 ) -> PyResult<PyTensor> {
     let _ = device;
     drawing_from(generator, || {
-        let dtype = dtype_or(dtype, DType::Float32)?;
+        let dtype = dtype_or(dtype, DType::default_float())?;
         sample(py, shape_of(size)?, dtype, requires_grad, |t| {
             random::normal_(t, 0.0, 1.0)
         })
@@ -602,7 +602,7 @@ fn normal(
         if let Some(size) = size.filter(|s| !s.is_none()) {
             let (m, s) = (scalar(mean)?.as_f64(), scalar(&std_obj)?.as_f64());
             let shape = shape_of(&PyTuple::new(py, [size])?)?;
-            let dtype = dtype_or(dtype, DType::Float32)?;
+            let dtype = dtype_or(dtype, DType::default_float())?;
             return sample(py, shape, dtype, requires_grad, |t| {
                 random::normal_(t, m, s)
             });

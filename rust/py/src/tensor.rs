@@ -123,7 +123,7 @@ impl PyTensor {
     #[pyo3(signature = (data=None))]
     fn new(data: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         match data {
-            None => Ok(Tensor::zeros(&[0], DType::Float32).into()),
+            None => Ok(Tensor::zeros(&[0], DType::default_float()).into()),
             Some(d) => match d.downcast::<PyTensor>() {
                 Ok(t) => Ok(t.get().t.detach().into()),
                 Err(_) => Err(PyTypeError::new_err(

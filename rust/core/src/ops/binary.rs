@@ -110,7 +110,7 @@ fn fused_product_grads(g: &Tensor, a: &Tensor, b: &Tensor) -> Option<(Tensor, Te
 pub fn div(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let mut dtype = result_type(&[a, b]);
     if !dtype.is_differentiable() {
-        dtype = DType::Float32;
+        dtype = DType::default_float();
     }
     let out = kernel!(with_dtype, a, b, dtype, |x, y| x.div(y))?;
     let (ra, rb) = (a.requires_grad(), b.requires_grad());
@@ -586,11 +586,11 @@ pub fn fmod(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
-/// The operands in a floating result dtype (integers compute in float32).
+/// The operands in a floating result dtype (integers compute in the default float dtype).
 fn floating_pair(a: &Tensor, b: &Tensor) -> (Tensor, Tensor, DType) {
     let mut dtype = result_type(&[a, b]);
     if !dtype.is_differentiable() {
-        dtype = DType::Float32;
+        dtype = DType::default_float();
     }
     (cast(a, dtype), cast(b, dtype), dtype)
 }

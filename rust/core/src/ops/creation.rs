@@ -5,12 +5,12 @@ use crate::tensor::{DType, Scalar, ScalarConvert, Tensor};
 use crate::{bail, with_dtype, with_real_float, Result};
 
 /// `arange(start, end, step)`: integer arguments give int64, any float
-/// gives float32 (unless `dtype` says otherwise). Values are computed as
+/// gives the default float dtype (unless `dtype` says otherwise). Values are computed as
 /// `start + i * step` in double precision, then converted.
 pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) -> Result<Tensor> {
     let is_float = |s: Scalar| matches!(s, Scalar::Float(_));
     let dtype = dtype.unwrap_or(if is_float(start) || is_float(end) || is_float(step) {
-        DType::Float32
+        DType::default_float()
     } else {
         DType::Int64
     });

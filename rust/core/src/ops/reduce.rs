@@ -925,7 +925,7 @@ pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     let x = if t.dtype().is_floating_point() {
         t.detach()
     } else {
-        cast(t, DType::Float32)
+        cast(t, DType::default_float())
     };
     let dims = reduce_dims(dims, t.ndim())?;
     let (z, m) = shifted(&x, &dims)?;

@@ -17,7 +17,7 @@ fn floating(t: &Tensor) -> Tensor {
     if t.dtype().is_differentiable() {
         t.clone()
     } else {
-        cast(t, DType::Float32)
+        cast(t, DType::default_float())
     }
 }
 

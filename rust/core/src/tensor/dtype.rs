@@ -3,6 +3,11 @@
 use super::storage::Owner;
 use num_complex::{Complex32, Complex64};
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether new floating tensors default to float64 (`set_default_dtype`).
+/// Process-wide, as in PyTorch; read with a relaxed load on creation paths.
+static DEFAULT_IS_DOUBLE: AtomicBool = AtomicBool::new(false);
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
 pub enum DType {
@@ -100,13 +105,42 @@ impl DType {
         }
     }
 
-    /// The dtype a Python scalar of this dtype's kind takes: float32 for
-    /// floating, complex64 for complex, else itself.
+    /// The dtype new floating tensors take when none is given: float32
+    /// unless [`DType::set_default_float`] chose float64.
+    pub fn default_float() -> DType {
+        if DEFAULT_IS_DOUBLE.load(Ordering::Relaxed) {
+            DType::Float64
+        } else {
+            DType::Float32
+        }
+    }
+
+    /// The complex counterpart of [`DType::default_float`].
+    pub fn default_complex() -> DType {
+        DType::default_float().to_complex()
+    }
+
+    /// `set_default_dtype`: only float32 and float64 can be the default.
+    pub fn set_default_float(dtype: DType) -> crate::Result<()> {
+        match dtype {
+            DType::Float32 | DType::Float64 => {
+                DEFAULT_IS_DOUBLE.store(dtype == DType::Float64, Ordering::Relaxed);
+                Ok(())
+            }
+            _ => crate::bail!(
+                Type,
+                "only floating-point types are supported as the default type"
+            ),
+        }
+    }
+
+    /// The dtype a Python scalar of this dtype's kind takes: the default
+    /// float or complex dtype for those kinds, else itself.
     pub fn default_of_kind(self) -> DType {
-        match self {
-            DType::Float64 => DType::Float32,
-            DType::Complex128 => DType::Complex64,
-            other => other,
+        match self.category() {
+            Category::Floating => DType::default_float(),
+            Category::Complex => DType::default_complex(),
+            _ => self,
         }
     }
 
@@ -147,7 +181,7 @@ impl DType {
         scalars: Option<DType>,
     ) -> DType {
         let lower = combine_categories(zero_dim, scalars);
-        combine_categories(dims, lower).unwrap_or(DType::Float32)
+        combine_categories(dims, lower).unwrap_or_else(DType::default_float)
     }
 }
 
@@ -253,6 +287,21 @@ macro_rules! with_dtype {
 mod tests {
     use super::DType::*;
     use super::*;
+
+    // Tests run in parallel threads of one process, so this one only tries
+    // the choices that leave the process-wide default as it is.
+    #[test]
+    fn only_real_floats_can_be_the_default() {
+        for bad in [Bool, Int64, Complex64, Complex128] {
+            let err = DType::set_default_float(bad).unwrap_err();
+            assert!(matches!(err, crate::Error::Type(_)));
+        }
+        assert_eq!(DType::default_float(), Float32);
+        assert_eq!(DType::default_complex(), Complex64);
+        assert_eq!(Float64.default_of_kind(), Float32);
+        assert_eq!(Complex128.default_of_kind(), Complex64);
+        assert_eq!(Int64.default_of_kind(), Int64);
+    }
 
     #[test]
     fn promotion_follows_torch() {

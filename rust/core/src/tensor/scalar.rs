@@ -13,13 +13,14 @@ pub enum Scalar {
 }
 
 impl Scalar {
-    /// The dtype a Python scalar of this kind takes (float -> float32).
+    /// The dtype a Python scalar of this kind takes (a float takes the
+    /// default float dtype, float32 unless changed).
     pub fn default_dtype(self) -> DType {
         match self {
             Scalar::Bool(_) => DType::Bool,
             Scalar::Int(_) => DType::Int64,
-            Scalar::Float(_) => DType::Float32,
-            Scalar::Complex(_) => DType::Complex64,
+            Scalar::Float(_) => DType::default_float(),
+            Scalar::Complex(_) => DType::default_complex(),
         }
     }
 
