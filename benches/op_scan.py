@@ -118,6 +118,7 @@ IMAGE_CASES = {
     "adaptive_avg": lambda T, x, w: T.nn.functional.adaptive_avg_pool2d(x, 1),
     "batch_norm": lambda T, x, w: T.nn.functional.batch_norm(x, None, None, training=True),
     "group_norm": lambda T, x, w: T.nn.functional.group_norm(x, 4),
+    "group_norm_affine": lambda T, x, w: T.nn.functional.group_norm(x, 4, w.flatten()[:16], w.flatten()[16:32]),
     "nearest2x": lambda T, x, w: T.nn.functional.interpolate(x, scale_factor=2),
     "bilinear2x": lambda T, x, w: T.nn.functional.interpolate(x, scale_factor=2, mode="bilinear"),
     "pad_reflect": lambda T, x, w: T.nn.functional.pad(x, (2, 2, 2, 2), mode="reflect"),

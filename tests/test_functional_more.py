@@ -276,10 +276,41 @@ def test_group_norm(batch, groups_channels, positions, affine, data):
         (lambda F, T: F.group_norm(T.ones(4), 2), RuntimeError, "Expected at least 2 dimensions for input tensor"),
         (lambda F, T: F.group_norm(T.ones(2, 4, dtype=T.int64), 2), NotImplementedError, "GroupNormKernelImpl"),
         (lambda F, T: T.nn.GroupNorm(3, 4), ValueError, r"num_channels \(4\) must be divisible by num_groups \(3\)"),
+        (lambda F, T: F.group_norm(T.ones(2, 4, 3), 2, T.ones(4, dtype=T.float64)), RuntimeError,
+         r"mixed dtype \(CPU\): expect parameter to have scalar type of Float"),
+        (lambda F, T: F.group_norm(T.ones(2, 4, 3, dtype=T.float64), 2, None, T.ones(4)), RuntimeError,
+         r"mixed dtype \(CPU\): all inputs must share same datatype."),
+        (lambda F, T: F.layer_norm(T.ones(2, 3), (3,), T.ones(3, dtype=T.float64)), RuntimeError,
+         r"mixed dtype \(CPU\): expect parameter to have scalar type of Float"),
     ],
 )
 def test_group_norm_errors(fn, kind, message):
     assert_raises_like_torch(fn, kind, message)
+
+
+@pytest.mark.parametrize("shape, groups", [((16, 32, 8, 8), 8), ((3, 6, 700), 3), ((64, 16), 2), ((2, 4, 0), 2)])
+def test_group_norm_float32_matches_torch_and_keeps_precision_about_a_large_mean(shape, groups):
+    # Offset data: the kernels take each group's sums about its mean, so float32
+    # stays close to the float64 result although the mean dwarfs the spread.
+    rng = np.random.default_rng(5)
+    a = (1000.0 + rng.standard_normal(shape)).astype(np.float32)
+    w, b = rng.standard_normal(shape[1]).astype(np.float32), rng.standard_normal(shape[1]).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    results = {}
+    for T, dtype in [(fg, fg.float32), (fg, fg.float64)] + ([(torch, torch.float64)] if torch is not None else []):
+        xs = [T.tensor(v, dtype=dtype, requires_grad=True) for v in (a, w, b)]
+        y = T.nn.functional.group_norm(*xs[:1], groups, *xs[1:], eps=1e-5)
+        y.backward(T.tensor(g, dtype=dtype))
+        if y.numel():
+            assert y.grad_fn.name() == "NativeGroupNormBackward0"
+        results[(T.__name__, str(dtype))] = [t.detach().numpy().astype(np.float64) for t in (y, *[x.grad for x in xs])]
+    reference = results[("ferrograd", "ferrograd.float64")]
+    if torch is not None and a.size:
+        # (torch's weight gradient of an empty input is NaN; ferrograd's is the empty sum, 0)
+        for got, want in zip(reference, results[("torch", "torch.float64")]):
+            np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+    for got, want in zip(results[("ferrograd", "ferrograd.float32")], reference):
+        np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3 * (1 + np.abs(want).max(initial=0)))
 
 
 def test_group_norm_module_trains_its_affine_parameters():

@@ -1,10 +1,12 @@
-//! Batch and layer normalization with kernels of their own
-//! (`NativeBatchNormBackward0`, `NativeLayerNormBackward0`). Batch norm's
-//! forward takes each channel's statistics in one pass and writes the
-//! output in a second; its backward reduces the two per-channel sums it
-//! needs in one pass and writes the input's gradient in another. Layer norm
-//! does the same per row of normalized elements. Composed of ops they ran a
-//! dozen strided kernels, at two to five times PyTorch's time.
+//! Batch, layer and group normalization with kernels of their own
+//! (`NativeBatchNormBackward0`, `NativeLayerNormBackward0`,
+//! `NativeGroupNormBackward0`). Batch norm's forward takes each channel's
+//! statistics in one pass and writes the output in a second; its backward
+//! reduces the two per-channel sums it needs in one pass and writes the
+//! input's gradient in another. Layer norm does the same per row of
+//! normalized elements, group norm per group (a contiguous row of whole
+//! channels). Composed of ops they ran a dozen strided kernels, at two to
+//! five times PyTorch's time.
 
 use super::binary::{add, div, mul, sub};
 use super::check_real_float;
@@ -191,18 +193,7 @@ fn check(input: &Tensor, params: [(&str, Option<&Tensor>); 4], training: bool) -
                 t.numel()
             );
         }
-        if t.dtype() != dtype {
-            match dtype {
-                DType::Float32 => bail!(
-                    Runtime,
-                    "mixed dtype (CPU): expect parameter to have scalar type of Float"
-                ),
-                _ => bail!(
-                    Runtime,
-                    "mixed dtype (CPU): all inputs must share same datatype."
-                ),
-            }
-        }
+        check_parameter_dtype(dtype, t)?;
     }
     for (name, t) in [("running_mean", running_mean), ("running_var", running_var)] {
         if t.is_some_and(|t| t.requires_grad()) && is_grad_enabled() {
@@ -517,12 +508,7 @@ pub fn layer_norm(
                 crate::tensor::layout::fmt_shape(normalized)
             );
         }
-        if t.dtype() != dtype {
-            bail!(
-                Runtime,
-                "mixed dtype (CPU): all inputs must share same datatype."
-            );
-        }
+        check_parameter_dtype(dtype, t)?;
     }
     let n: usize = normalized.iter().product();
     let x = contiguous(&input.detach())?;
@@ -552,6 +538,21 @@ pub fn layer_norm(
         },
     );
     Ok(out)
+}
+
+/// A normalization's weight or bias must have its input's dtype.
+fn check_parameter_dtype(dtype: DType, parameter: &Tensor) -> Result<()> {
+    match (parameter.dtype() == dtype, dtype) {
+        (true, _) => Ok(()),
+        (false, DType::Float32) => bail!(
+            Runtime,
+            "mixed dtype (CPU): expect parameter to have scalar type of Float"
+        ),
+        (false, _) => bail!(
+            Runtime,
+            "mixed dtype (CPU): all inputs must share same datatype."
+        ),
+    }
 }
 
 /// A parameter's elements, or `fill` for each of `n` when it is absent.
@@ -663,22 +664,12 @@ fn layer_norm_backward_ops(
     let lead = x.ndim() - nd;
     let dims: Vec<i64> = (lead as i64..x.ndim() as i64).collect();
     let rows: Vec<i64> = (0..lead as i64).collect();
-    let centered = sub(x, &mean(x, &dims, true)?)?;
-    let var = mean(&mul(&centered, &centered)?, &dims, true)?;
-    let eps = Tensor::wrapped_number(Scalar::Float(eps));
-    let one = Tensor::wrapped_number(Scalar::Int(1));
-    let rstd = div(&one, &sqrt(&add(&var, &eps)?)?)?;
-    let normalized = mul(&centered, &rstd)?;
+    let (normalized, rstd) = standardize_ops(x, &dims, eps)?;
     let gw = match w {
         Some(w) => mul(g, w)?,
         None => g.clone(),
     };
-    let mean_gw = mean(&gw, &dims, true)?;
-    let mean_gwx = mean(&mul(&gw, &normalized)?, &dims, true)?;
-    let dx = mul(
-        &sub(&sub(&gw, &mean_gw)?, &mul(&normalized, &mean_gwx)?)?,
-        &rstd,
-    )?;
+    let dx = standardized_input_grad_ops(&gw, &normalized, &rstd, &dims)?;
     // With no leading dims there is nothing to sum over (an empty list of
     // dims would mean all of them).
     let over_rows = |t: Tensor| match rows.is_empty() {
@@ -690,10 +681,71 @@ fn layer_norm_backward_ops(
     Ok((dx, dw, db))
 }
 
-/// `group_norm(num_groups, weight, bias, eps)`: each sample's channels in
-/// `groups` consecutive groups, a group normalised over its channels and
-/// positions with the biased variance (the row kernels of layer_norm),
-/// then scaled and shifted per channel.
+/// `(x - mean) * rstd` over `dims` and `rstd` itself (biased variance plus
+/// `eps`), by differentiable ops.
+fn standardize_ops(x: &Tensor, dims: &[i64], eps: f64) -> Result<(Tensor, Tensor)> {
+    let centered = sub(x, &mean(x, dims, true)?)?;
+    let var = mean(&mul(&centered, &centered)?, dims, true)?;
+    let eps = Tensor::wrapped_number(Scalar::Float(eps));
+    let one = Tensor::wrapped_number(Scalar::Int(1));
+    let rstd = div(&one, &sqrt(&add(&var, &eps)?)?)?;
+    Ok((mul(&centered, &rstd)?, rstd))
+}
+
+/// The input's gradient of a standardization over `dims`, given the
+/// gradient `gw` of the standardized values (already through the weight).
+fn standardized_input_grad_ops(
+    gw: &Tensor,
+    normalized: &Tensor,
+    rstd: &Tensor,
+    dims: &[i64],
+) -> Result<Tensor> {
+    let mean_gw = mean(gw, dims, true)?;
+    let mean_gwx = mean(&mul(gw, normalized)?, dims, true)?;
+    mul(
+        &sub(&sub(gw, &mean_gw)?, &mul(normalized, &mean_gwx)?)?,
+        rstd,
+    )
+}
+
+/// How `group_norm` splits its input: `batch` samples of `groups` rows,
+/// each row `channels / groups` planes of `plane` elements.
+#[derive(Clone, Copy)]
+struct Groups {
+    batch: usize,
+    channels: usize,
+    groups: usize,
+    plane: usize,
+}
+
+impl Groups {
+    fn of(shape: &[usize], groups: usize) -> Groups {
+        let (batch, channels) = (shape[0], shape[1]);
+        let plane = shape[2..].iter().product();
+        Groups {
+            batch,
+            channels,
+            groups,
+            plane,
+        }
+    }
+
+    fn row_len(self) -> usize {
+        self.channels / self.groups * self.plane
+    }
+
+    /// The first channel of row `r`.
+    fn first_channel(self, r: usize) -> usize {
+        (r % self.groups) * (self.channels / self.groups)
+    }
+}
+
+/// `group_norm(num_groups, weight, bias, eps)` (`NativeGroupNormBackward0`):
+/// each sample's channels in `groups` consecutive groups, a group normalised
+/// over its channels and positions with the biased variance, then scaled
+/// and shifted per channel. Each group is one contiguous row: its statistics
+/// are taken as layer_norm's, and each of its planes is written as
+/// `(x - mean) * a + bias` with the channel's `a = rstd * weight`.
 pub fn group_norm(
     input: &Tensor,
     groups: usize,
@@ -709,7 +761,7 @@ pub fn group_norm(
             shape.len()
         );
     }
-    let (batch, channels) = (shape[0], shape[1]);
+    let channels = shape[1];
     if groups == 0 || channels % groups != 0 {
         bail!(
             Runtime,
@@ -718,34 +770,217 @@ pub fn group_norm(
             groups
         );
     }
+    let dtype = input.dtype();
     for (name, t) in [("weight", weight), ("bias", bias)] {
-        if t.is_some_and(|t| t.shape() != [channels]) {
+        let Some(t) = t else { continue };
+        if t.shape() != [channels] {
             bail!(
                 Runtime,
                 "Expected {name} to be a vector of size equal to the number of channels in input, but got {name} of shape {} and input of shape {}",
-                crate::tensor::layout::fmt_shape(t.expect("checked").shape()),
+                crate::tensor::layout::fmt_shape(t.shape()),
                 crate::tensor::layout::fmt_shape(shape)
             );
         }
+        check_parameter_dtype(dtype, t)?;
     }
-    check_real_float(input.dtype(), "GroupNormKernelImpl")?;
-    let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
-    if input.numel() == 0 {
-        return mul(input, &Tensor::scalar(Scalar::Float(1.0), input.dtype()));
-    }
-    let per_group = input.numel() / (batch * groups);
-    let rows = reshape(input, &[(batch * groups) as i64, per_group as i64])?;
-    let mut out = reshape(&layer_norm(&rows, &[per_group], None, None, eps)?, &dims)?;
-    // Per-channel parameters broadcast over the positions after dim 1.
-    let mut per_channel = vec![1i64; shape.len() - 1];
-    per_channel[0] = channels as i64;
-    if let Some(w) = weight {
-        out = mul(&out, &reshape(w, &per_channel)?)?;
-    }
-    if let Some(b) = bias {
-        out = add(&out, &reshape(b, &per_channel)?)?;
-    }
+    check_real_float(dtype, "GroupNormKernelImpl")?;
+    let layout = Groups::of(shape, groups);
+    let x = contiguous(&input.detach())?;
+    let out = with_real_float!(dtype, T => {
+        let (scale, shift) = (row_values::<T>(weight, channels, 1.0), row_values::<T>(bias, channels, 0.0));
+        if x.numel() == 0 {
+            x.clone()
+        } else {
+            map_rows::<T>(&x, &x, layout.row_len(), |r, xr, _, out| {
+                let (mean, rstd) = row_statistics(xr, eps);
+                let first = layout.first_channel(r);
+                let planes = out.chunks_exact_mut(layout.plane).zip(xr.chunks_exact(layout.plane));
+                for (c, (o, xp)) in (first..).zip(planes) {
+                    let (a, b) = (rstd.mul(scale[c]), shift[c]);
+                    for (o, &v) in o.iter_mut().zip(xp) {
+                        *o = v.sub(mean).mul(a).add(b);
+                    }
+                }
+            })
+        }
+    }, unreachable!("checked to be a real float"));
+    record_norm(
+        "NativeGroupNormBackward0",
+        [input, &out],
+        weight,
+        bias,
+        move |x, w, g, differentiable| match differentiable {
+            true => group_norm_backward_ops(x, w, g, groups, eps),
+            false => with_real_float!(x.dtype(), T => {
+                group_norm_backward::<T>(x, w, g, groups, eps)
+            }, unreachable!("a float input")),
+        },
+    );
     Ok(out)
+}
+
+/// `(sum of g * (x - mean), sum of g)` over two runs, in independent lanes
+/// (separate arrays, so that both sums vectorise).
+fn centered_dot_and_sum<T: RealFloat>(xs: &[T], gs: &[T], mean: T) -> (T, T) {
+    const LANES: usize = 16;
+    let (mut dots, mut sums) = ([T::zero(); LANES], [T::zero(); LANES]);
+    let (mut cx, mut cg) = (xs.chunks_exact(LANES), gs.chunks_exact(LANES));
+    for (x, g) in (&mut cx).zip(&mut cg) {
+        for l in 0..LANES {
+            dots[l] = dots[l].add(g[l].mul(x[l].sub(mean)));
+            sums[l] = sums[l].add(g[l]);
+        }
+    }
+    let plus = |a: T, b: T| a.add(b);
+    let (dot, sum) = (
+        dots.into_iter().fold(T::zero(), plus),
+        sums.into_iter().fold(T::zero(), plus),
+    );
+    cx.remainder()
+        .iter()
+        .zip(cg.remainder())
+        .fold((dot, sum), |(d, s), (&x, &g)| {
+            (d.add(g.mul(x.sub(mean))), s.add(g))
+        })
+}
+
+/// A group's statistics and, per channel, the sums of `g * xhat` and of `g`.
+#[derive(Clone)]
+struct GroupRowSums<T> {
+    mean: T,
+    rstd: T,
+    per_channel: Vec<(T, T)>,
+}
+
+/// The gradients of input, weight and bias of `group_norm`. One pass per
+/// row takes its statistics again and, per channel, the sums of `g` and of
+/// `g * xhat`; they give the weight's and bias's gradients (summed over
+/// samples in order) and the coefficients of the input's gradient,
+/// `rstd * (g * w - mean(g * w) - xhat * mean(g * w * xhat))` over the row,
+/// which a second pass writes.
+fn group_norm_backward<T: RealFloat>(
+    x: &Tensor,
+    w: Option<&Tensor>,
+    g: &Tensor,
+    groups: usize,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let (x, g) = (contiguous(x)?, contiguous(g)?);
+    let layout = Groups::of(x.shape(), groups);
+    let (n, plane, channels) = (layout.row_len(), layout.plane, layout.channels);
+    if x.numel() == 0 {
+        let none = || Tensor::zeros(&[channels], x.dtype());
+        return Ok((x.clone(), none(), none()));
+    }
+    let per_group = channels / groups;
+    let scale = row_values::<T>(w, channels, 1.0);
+    let rows = layout.batch * groups;
+    let unset = GroupRowSums {
+        mean: T::zero(),
+        rstd: T::zero(),
+        per_channel: Vec::new(),
+    };
+    let mut row_sums = vec![unset; rows];
+    let rows_per_span = (super::elementwise::CHUNK / n.max(1)).max(1);
+    x.with_contiguous(|xs: &[T]| {
+        g.with_contiguous(|gs: &[T]| {
+            crate::parallel::for_each_span_mut(&mut row_sums, rows_per_span, |start, span| {
+                for (slot, r) in span.iter_mut().zip(start..) {
+                    let (xr, gr) = (&xs[r * n..(r + 1) * n], &gs[r * n..(r + 1) * n]);
+                    let (mean, rstd) = row_statistics(xr, eps);
+                    let per_channel = xr
+                        .chunks_exact(plane)
+                        .zip(gr.chunks_exact(plane))
+                        .map(|(xp, gp)| {
+                            let (g_centered, g_sum) = centered_dot_and_sum(xp, gp, mean);
+                            (g_centered.mul(rstd), g_sum)
+                        })
+                        .collect();
+                    *slot = GroupRowSums {
+                        mean,
+                        rstd,
+                        per_channel,
+                    };
+                }
+            })
+        })
+    });
+    let count = T::from_f64(n as f64);
+    // Per row and channel, dx = g * k_g + (x - mean) * k_x + k_0.
+    let coefficients: Vec<Vec<[T; 3]>> = row_sums
+        .iter()
+        .enumerate()
+        .map(|(r, row)| {
+            let ws = &scale[layout.first_channel(r)..][..per_group];
+            let rstd = row.rstd;
+            let (sum_gw, sum_gwx) = row
+                .per_channel
+                .iter()
+                .zip(ws)
+                .fold((T::zero(), T::zero()), |(a, b), (&(gx, gs), &w)| {
+                    (a.add(gs.mul(w)), b.add(gx.mul(w)))
+                });
+            let (a, b) = (sum_gw.div(count), sum_gwx.div(count));
+            let k_x = T::zero().sub(rstd.mul(rstd).mul(b));
+            let k_0 = T::zero().sub(rstd.mul(a));
+            ws.iter().map(|&w| [rstd.mul(w), k_x, k_0]).collect()
+        })
+        .collect();
+    let dx = map_rows::<T>(&x, &g, n, |r, xr, gr, out| {
+        let mean = row_sums[r].mean;
+        let planes = out
+            .chunks_exact_mut(plane)
+            .zip(xr.chunks_exact(plane))
+            .zip(gr.chunks_exact(plane));
+        for (((o, xp), gp), &[k_g, k_x, k_0]) in planes.zip(&coefficients[r]) {
+            for ((o, &v), &gv) in o.iter_mut().zip(xp).zip(gp) {
+                *o = gv.mul(k_g).add(v.sub(mean).mul(k_x)).add(k_0);
+            }
+        }
+    });
+    let mut totals = vec![(T::zero(), T::zero()); channels];
+    for (r, row) in row_sums.iter().enumerate() {
+        let first = layout.first_channel(r);
+        for (t, &s) in totals[first..first + per_group]
+            .iter_mut()
+            .zip(&row.per_channel)
+        {
+            *t = (t.0.add(s.0), t.1.add(s.1));
+        }
+    }
+    let (dw, db): (Vec<T>, Vec<T>) = totals.into_iter().unzip();
+    Ok((
+        dx,
+        Tensor::from_vec(dw, &[channels])?,
+        Tensor::from_vec(db, &[channels])?,
+    ))
+}
+
+/// `group_norm`'s gradients by differentiable ops, for `create_graph`: the
+/// rows of each group standardized as layer_norm's, the weight applied per
+/// channel.
+fn group_norm_backward_ops(
+    x: &Tensor,
+    w: Option<&Tensor>,
+    g: &Tensor,
+    groups: usize,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let shape: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+    let layout = Groups::of(x.shape(), groups);
+    let rows_shape = [(layout.batch * groups) as i64, layout.row_len() as i64];
+    let mut per_channel = vec![1i64; shape.len() - 1];
+    per_channel[0] = layout.channels as i64;
+    let gw = match w {
+        Some(w) => mul(g, &reshape(w, &per_channel)?)?,
+        None => g.clone(),
+    };
+    let (normalized, rstd) = standardize_ops(&reshape(x, &rows_shape)?, &[1], eps)?;
+    let dx = standardized_input_grad_ops(&reshape(&gw, &rows_shape)?, &normalized, &rstd, &[1])?;
+    let others: Vec<i64> = (0..shape.len() as i64).filter(|&d| d != 1).collect();
+    let dw = sum(&mul(g, &reshape(&normalized, &shape)?)?, &others, false)?;
+    let db = sum(g, &others, false)?;
+    Ok((reshape(&dx, &shape)?, dw, db))
 }
 
 #[cfg(test)]
