@@ -201,6 +201,15 @@ def test_convolutions_gradcheck_without_torch():
                                      (t(1, 2, 2, 2), t(2, 1, 2, 2)))
 
 
+def test_conv_transpose2d_of_an_empty_batch():
+    for T in [fg] + ([torch] if torch is not None else []):
+        w = T.ones(3, 2, 3, 3, requires_grad=True)
+        y = T.nn.functional.conv_transpose2d(T.ones(0, 3, 4, 4), w, T.ones(2), stride=2, padding=1)
+        assert tuple(y.shape) == (0, 2, 7, 7)
+        y.sum().backward()
+        np.testing.assert_array_equal(w.grad.numpy(), np.zeros((3, 2, 3, 3)))
+
+
 def test_conv_transpose2d_of_a_single_pixel_is_the_kernel():
     w = np.arange(18.0).reshape(1, 2, 3, 3)
     out = fg.nn.functional.conv_transpose2d(fg.ones(1, 1, 1, 1, dtype=fg.float64), fg.tensor(w))
@@ -541,6 +550,10 @@ ERRORS = {
                    r"\[4, 5\]"),
     "convt1d dims": (lambda F, T: F.conv_transpose1d(T.zeros(4), T.zeros(4, 3, 3)), RuntimeError,
                      r"Expected 2D \(unbatched\) or 3D \(batched\) input to conv_transpose1d"),
+    "convt empty plane": (lambda F, T: F.conv_transpose2d(T.zeros(1, 3, 0, 4), T.zeros(3, 2, 3, 3)), RuntimeError,
+                          r"Only zero batch or zero channel inputs are supported, but got input shape: \[1, 3, 0, 4\]"),
+    "convt too small": (lambda F, T: F.conv_transpose2d(T.zeros(1, 1, 1, 1), T.zeros(1, 1, 1, 1), padding=1),
+                        RuntimeError, r"Calculated output size per channel: \(-1 x -1\). Output size is too small"),
     "convt groups": (lambda F, T: F.conv_transpose2d(T.zeros(1, 4, 5, 5), T.zeros(4, 3, 3, 3), groups=3),
                      RuntimeError, "Given groups=3, expected weight to be divisible by 3 at dimension 0"),
     "convt module mode": (lambda F, T: T.nn.ConvTranspose2d(1, 1, 3, padding_mode="reflect"), ValueError,

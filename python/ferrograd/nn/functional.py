@@ -997,22 +997,7 @@ def _conv_transpose(
         out = _conv_transpose("conv_transpose2d", input.unsqueeze(-2), weight.unsqueeze(-2), bias,
                               (1, stride[0]), (0, padding[0]), (0, output_padding[0]), groups, (1, dilation[0]), 2)
         return out.squeeze(-2)
-    n, c, h, w = input.shape
-    kernel = tuple(weight.shape[2:])
-    per_group = weight.shape[1]
-    # Each input pixel scatters its kernel-sized block of outputs: the blocks are one matrix
-    # product per group, and fold (col2im) adds the overlapping blocks together.
-    cols = weight.reshape((groups, c // groups, per_group * kernel[0] * kernel[1])).transpose(1, 2) @ input.reshape(
-        (n, groups, c // groups, h * w)
-    )
-    full = ((h - 1) * stride[0] + dilation[0] * (kernel[0] - 1) + 1, (w - 1) * stride[1] + dilation[1] * (kernel[1] - 1) + 1)
-    out = _C._fold(cols.reshape((n, groups * per_group * kernel[0] * kernel[1], h * w)), full, kernel, dilation,
-                   (0, 0), stride)
-    if padding != (0, 0) or output_padding != (0, 0):
-        out = pad(out, [-padding[1], output_padding[1] - padding[1], -padding[0], output_padding[0] - padding[0]])
-    if bias is not None:
-        out = out + bias.reshape((1, -1, 1, 1))
-    return out
+    return _C._conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
 def conv_transpose1d(
@@ -1042,7 +1027,7 @@ def conv_transpose2d(
     dilation: int | tuple[int, int] = 1,
 ) -> Tensor:
     """The gradient of ``conv2d`` with respect to its input (a "deconvolution"); ``weight`` is
-    (in_channels, out_channels / groups, kh, kw). Computed as a matrix product followed by ``fold``."""
+    (in_channels, out_channels / groups, kh, kw). One matrix product per group, whose blocks ``fold`` adds."""
     return _conv_transpose("conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups,
                            dilation, 2)
 

@@ -1,13 +1,20 @@
-//! Sliding-window ops: `conv2d`, `max_pool2d`, `unfold`, `fold`. Sizes
-//! arrive as (rows, columns) pairs; the functional layer expands ints.
+//! Sliding-window ops: `conv2d`, `conv_transpose2d`, `max_pool2d`,
+//! `unfold`, `fold`. Sizes arrive as (rows, columns) pairs; the functional
+//! layer expands ints.
 
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor};
-use ferrograd_core::ops::conv::{self, Window};
+use ferrograd_core::ops::conv::{self, Transposed, Window};
 use ferrograd_core::{Result, Tensor};
 use pyo3::prelude::*;
 
 type Pair = (usize, usize);
+
+/// About the multiply-adds of a convolution of `x` by `w`, to decide whether
+/// to release the GIL.
+fn convolution_work(x: &Tensor, w: &Tensor) -> usize {
+    x.numel().saturating_mul(w.numel()) / w.shape().first().copied().unwrap_or(1).max(1)
+}
 
 /// `conv2d(input, weight, bias, stride, padding, dilation, groups)`.
 #[pyfunction]
@@ -23,12 +30,42 @@ fn _conv2d(
     groups: usize,
 ) -> PyResult<PyTensor> {
     let (x, w, b) = (&input.t, &weight.t, bias.as_ref().map(|b| &b.t));
-    let work = x.numel().saturating_mul(w.numel()) / w.shape().first().copied().unwrap_or(1).max(1);
+    let work = convolution_work(x, w);
     Ok(maybe_detach(py, work, || {
         conv::conv2d(x, w, b, stride, padding, dilation, groups)
     })
     .py()?
     .into())
+}
+
+/// `conv_transpose2d(input, weight, bias, stride, padding, output_padding,
+/// groups, dilation)`, in `F.conv_transpose2d`'s order.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _conv_transpose2d(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    weight: PyRef<'_, PyTensor>,
+    bias: Option<PyRef<'_, PyTensor>>,
+    stride: Pair,
+    padding: Pair,
+    output_padding: Pair,
+    groups: usize,
+    dilation: Pair,
+) -> PyResult<PyTensor> {
+    let (x, w, b) = (&input.t, &weight.t, bias.as_ref().map(|b| &b.t));
+    let shape = Transposed {
+        stride,
+        padding,
+        output_padding,
+        dilation,
+    };
+    let work = convolution_work(x, w);
+    Ok(
+        maybe_detach(py, work, || conv::conv_transpose2d(x, w, b, shape, groups))
+            .py()?
+            .into(),
+    )
 }
 
 /// Runs `op` on `input`, with the GIL released when it is large.
@@ -105,6 +142,7 @@ fn _fold(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_conv2d, m)?)?;
+    m.add_function(wrap_pyfunction!(_conv_transpose2d, m)?)?;
     m.add_function(wrap_pyfunction!(_max_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(_unfold, m)?)?;
     m.add_function(wrap_pyfunction!(_fold, m)?)

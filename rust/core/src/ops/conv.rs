@@ -9,7 +9,8 @@ use super::copy::contiguous;
 use super::index::scatter_add_zeros;
 use super::matmul::matmul;
 use super::num::{Arith, Real, RealFloat};
-use super::shape::{permute, reshape, squeeze_dims, unsqueeze};
+use super::pad::pad;
+use super::shape::{permute, reshape, squeeze_dims, transpose, unsqueeze};
 use crate::autograd::{is_grad_enabled, record};
 use crate::tensor::{Element, Tensor};
 use crate::{bail, grads, with_real_float, Result};
@@ -160,13 +161,13 @@ fn unfold_kernel<T: Element + Arith>(
     layout: Columns,
 ) -> Vec<T> {
     let (kw, area, l) = (win.kernel.1, win.kernel.0 * win.kernel.1, oh * ow);
-    let mut out = vec![T::zero(); n * c * area * l];
     // A chunk holds one channel's rows: for one image, or for all of them.
     let images_per_chunk = match layout {
         Columns::PerImage => 1,
         Columns::Interleaved => n,
     };
     let chunk_len = images_per_chunk * area * l;
+    let mut out = vec![T::zero(); n * c * area * l];
     crate::parallel::for_each_chunk_mut(&mut out, chunk_len, |start, chunk| {
         let index = start / chunk_len;
         let (channel, images) = match layout {
@@ -215,9 +216,17 @@ fn fold_kernel<T: Element + Arith>(
             };
             let src = &cols[at..at + l];
             for_each_run(win, (k / kw, k % kw), (h, w), (oh, ow), |s, d, len| {
-                let targets = image_out[s..].iter_mut().step_by(win.stride.1);
-                for (o, &v) in targets.zip(&src[d..d + len]) {
-                    *o = o.add(v);
+                let values = &src[d..d + len];
+                if win.stride.1 == 1 {
+                    // Contiguous runs: a loop over slices vectorises.
+                    for (o, &v) in image_out[s..s + len].iter_mut().zip(values) {
+                        *o = o.add(v);
+                    }
+                } else {
+                    let targets = image_out[s..].iter_mut().step_by(win.stride.1);
+                    for (o, &v) in targets.zip(values) {
+                        *o = o.add(v);
+                    }
                 }
             });
         }
@@ -325,6 +334,27 @@ pub fn fold(cols: &Tensor, output_size: (usize, usize), win: Window) -> Result<T
     fold_columns(cols, cols.shape()[0], output_size, win, Columns::PerImage)
 }
 
+/// A batched convolution's input and weight: real floats of one dtype, a
+/// 4-d weight, at least one group. `kernel` names the op in the dtype error.
+fn check_conv_operands(input: &Tensor, weight: &Tensor, groups: usize, kernel: &str) -> Result<()> {
+    check_real_float(input.dtype(), kernel)?;
+    if weight.ndim() != 4 {
+        bail!(Runtime, "weight should have at least three dimensions");
+    }
+    if weight.dtype() != input.dtype() {
+        bail!(
+            Runtime,
+            "Input type ({}) and weight type ({}) should be the same",
+            dtype_display(input.dtype()),
+            dtype_display(weight.dtype())
+        );
+    }
+    if groups == 0 {
+        bail!(Runtime, "non-positive groups is not supported");
+    }
+    Ok(())
+}
+
 /// `F.conv2d` (cross-correlation) of a `[n, c, h, w]` (or unbatched
 /// `[c, h, w]`) input with a `[o, c/groups, kh, kw]` weight: the windows
 /// of [`unfold`] multiplied by the weight, group by group, in one batched
@@ -357,21 +387,7 @@ pub fn conv2d(
         )?;
         return squeeze_dims(&batched, &[0]);
     }
-    check_real_float(input.dtype(), "slow_conv2d_cpu")?;
-    if weight.ndim() != 4 {
-        bail!(Runtime, "weight should have at least three dimensions");
-    }
-    if weight.dtype() != input.dtype() {
-        bail!(
-            Runtime,
-            "Input type ({}) and weight type ({}) should be the same",
-            dtype_display(input.dtype()),
-            dtype_display(weight.dtype())
-        );
-    }
-    if groups == 0 {
-        bail!(Runtime, "non-positive groups is not supported");
-    }
+    check_conv_operands(input, weight, groups, "slow_conv2d_cpu")?;
     let (n, c, h, w) = dims4(input);
     let (o, cg, kh, kw) = dims4(weight);
     if cg * groups != c {
@@ -422,6 +438,145 @@ pub fn conv2d(
         &permute(&out, &[2, 0, 1, 3])?,
         &[n, o as i64, oh as i64, ow as i64],
     )?;
+    match bias {
+        Some(b) => add(&out, &reshape(b, &[1, o as i64, 1, 1])?),
+        None => Ok(out),
+    }
+}
+
+/// The geometry of a transposed convolution (its kernel is the weight's),
+/// each as (rows, columns): `output_padding` adds rows and columns at the
+/// output's end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transposed {
+    pub stride: (usize, usize),
+    pub padding: (usize, usize),
+    pub output_padding: (usize, usize),
+    pub dilation: (usize, usize),
+}
+
+/// `F.conv_transpose2d` of a `[n, c, h, w]` (or unbatched `[c, h, w]`)
+/// input with a `[c, o/groups, kh, kw]` weight, the adjoint of `conv2d`:
+/// each input position spreads its kernel-sized block of outputs. The
+/// blocks of every image are one product per group (images side by side,
+/// so that the weight's gradient is one product too), and `fold` adds the
+/// overlapping blocks, cropping the padding as it goes.
+pub fn conv_transpose2d(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    shape: Transposed,
+    groups: usize,
+) -> Result<Tensor> {
+    if !matches!(input.ndim(), 3 | 4) {
+        bail!(
+            Runtime,
+            "Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input of size: {:?}",
+            input.shape()
+        );
+    }
+    if input.ndim() == 3 {
+        let batched = conv_transpose2d(&unsqueeze(input, 0)?, weight, bias, shape, groups)?;
+        return squeeze_dims(&batched, &[0]);
+    }
+    check_conv_operands(input, weight, groups, "slow_conv_transpose2d_cpu")?;
+    let (n, c, h, w) = dims4(input);
+    let (wc, per_group, kh, kw) = dims4(weight);
+    if wc % groups != 0 {
+        bail!(Runtime, "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size [{:?}] instead", weight.shape());
+    }
+    if wc == 0 {
+        bail!(Runtime, "Given groups={groups}, expected weight to be at least 1 at dimension 0, but got weight of size {:?} instead", weight.shape());
+    }
+    if wc != c {
+        bail!(
+            Runtime,
+            "Given transposed=1, weight of size {:?}, expected input{:?} to have {wc} channels, but got {c} channels instead",
+            weight.shape(), input.shape()
+        );
+    }
+    if h == 0 || w == 0 {
+        bail!(
+            Runtime,
+            "Only zero batch or zero channel inputs are supported, but got input shape: {:?}",
+            input.shape()
+        );
+    }
+    let o = per_group * groups;
+    if let Some(b) = bias {
+        if b.shape() != [o] {
+            bail!(Runtime, "Given transposed=1, weight of size {:?}, expected bias to be 1-dimensional with {o} elements, but got bias of size {:?} instead", weight.shape(), b.shape());
+        }
+    }
+    let win = Window {
+        kernel: (kh, kw),
+        dilation: shape.dilation,
+        padding: shape.padding,
+        stride: shape.stride,
+    };
+    let extra = shape.output_padding;
+    win.check("conv_transpose2d")?;
+    if (extra.0 >= win.stride.0 && extra.0 >= win.dilation.0)
+        || (extra.1 >= win.stride.1 && extra.1 >= win.dilation.1)
+    {
+        bail!(
+            Runtime,
+            "output padding must be smaller than either stride or dilation, but got output_padding_height: {} output_padding_width: {} stride_height: {} stride_width: {} dilation_height: {} dilation_width: {}",
+            extra.0, extra.1, win.stride.0, win.stride.1, win.dilation.0, win.dilation.1
+        );
+    }
+    // The blocks' whole extent, before the padding is cropped.
+    let full =
+        |size: usize, k: usize, d: usize, s: usize, e: usize| (size - 1) * s + d * (k - 1) + 1 + e;
+    let full = (
+        full(h, kh, win.dilation.0, win.stride.0, extra.0),
+        full(w, kw, win.dilation.1, win.stride.1, extra.1),
+    );
+    let (Some(oh), Some(ow)) = (
+        full.0.checked_sub(2 * win.padding.0).filter(|&s| s > 0),
+        full.1.checked_sub(2 * win.padding.1).filter(|&s| s > 0),
+    ) else {
+        bail!(
+            Runtime,
+            "Given input size per channel: ({h} x {w}). Calculated output size per channel: ({} x {}). Output size is too small",
+            full.0 as i64 - 2 * win.padding.0 as i64,
+            full.1 as i64 - 2 * win.padding.1 as i64
+        );
+    };
+    let (g, cg, l) = (groups as i64, (c / groups) as i64, (n * h * w) as i64);
+    // `[g, c/g, n*h*w]`: every image's positions side by side per channel.
+    let images = reshape(&permute(input, &[1, 0, 2, 3])?, &[g, cg, l])?;
+    let kernels = transpose(
+        &reshape(weight, &[g, cg, (per_group * kh * kw) as i64])?,
+        1,
+        2,
+    )?;
+    let blocks = reshape(&matmul(&kernels, &images)?, &[(o * kh * kw) as i64, l])?;
+    if n == 0 {
+        let empty = reshape(&blocks, &[0, o as i64, oh as i64, ow as i64])?;
+        return match bias {
+            Some(b) => add(&empty, &reshape(b, &[1, o as i64, 1, 1])?),
+            None => Ok(empty),
+        };
+    }
+    // fold with the padding crops it in place, when the output padding
+    // leaves the number of windows at `h x w` (it is below the stride);
+    // otherwise the whole extent is folded and then cropped.
+    let out = if extra.0 < win.stride.0 && extra.1 < win.stride.1 {
+        fold_columns(&blocks, n, (oh, ow), win, Columns::Interleaved)?
+    } else {
+        let unpadded = Window {
+            padding: (0, 0),
+            ..win
+        };
+        let whole = (full.0 - extra.0, full.1 - extra.1);
+        let blocks = fold_columns(&blocks, n, whole, unpadded, Columns::Interleaved)?;
+        let (p, e) = (win.padding, extra);
+        let crop = |p: usize, e: usize| [-(p as i64), e as i64 - p as i64];
+        let [top, bottom] = crop(p.0, e.0);
+        let [left, right] = crop(p.1, e.1);
+        pad(&blocks, &[left, right, top, bottom], "constant", None)?
+    };
     match bias {
         Some(b) => add(&out, &reshape(b, &[1, o as i64, 1, 1])?),
         None => Ok(out),
