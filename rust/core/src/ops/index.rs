@@ -741,21 +741,23 @@ fn resample_rows(x: &Tensor, step: &Resample, adjoint_rows: Option<usize>) -> Re
     let out_rows = adjoint_rows.unwrap_or(picks);
     let mut shape: Shape = x.shape().into();
     shape[step.dim] = out_rows;
+    let source = super::copy::contiguous(&x.detach())?;
     let out = with_dtype!(x.dtype(), T => {
-        let src = super::copy::contiguous(&x.detach())?.to_vec::<T>();
         let terms = typed_terms::<T>(step);
         let mut out = vec![T::zero(); outer * out_rows * inner];
-        let block = |first: usize, dst: &mut [T]| {
-            let blocks = dst.chunks_mut(out_rows * inner);
-            for (b, dst) in (first / (out_rows * inner).max(1)..).zip(blocks) {
-                let src = &src[b * in_rows * inner..(b + 1) * in_rows * inner];
-                match adjoint_rows {
-                    None => add_rows::<T, false>(dst, src, inner, &terms),
-                    Some(_) => add_rows::<T, true>(dst, src, inner, &terms),
+        source.with_contiguous(|src: &[T]| {
+            let block = |first: usize, dst: &mut [T]| {
+                let blocks = dst.chunks_mut(out_rows * inner);
+                for (b, dst) in (first / (out_rows * inner).max(1)..).zip(blocks) {
+                    let src = &src[b * in_rows * inner..(b + 1) * in_rows * inner];
+                    match adjoint_rows {
+                        None => add_rows::<T, false>(dst, src, inner, &terms),
+                        Some(_) => add_rows::<T, true>(dst, src, inner, &terms),
+                    }
                 }
-            }
-        };
-        run_blocks(&mut out, out_rows * inner, block);
+            };
+            run_blocks(&mut out, out_rows * inner, block);
+        });
         Tensor::from_vec(out, &shape)?
     });
     let name = match adjoint_rows {
@@ -786,6 +788,9 @@ fn add_rows<T: Arith, const ADJOINT: bool>(
     inner: usize,
     terms: &[(Vec<usize>, Option<Vec<T>>)],
 ) {
+    if inner == 1 {
+        return add_elements::<T, ADJOINT>(dst, src, terms);
+    }
     for (positions, weights) in terms {
         for (o, &p) in positions.iter().enumerate() {
             let (to, from) = if ADJOINT { (p, o) } else { (o, p) };
@@ -797,6 +802,40 @@ fn add_rows<T: Arith, const ADJOINT: bool>(
                     .zip(from)
                     .for_each(|(d, &v)| *d = d.add(v.mul(w[o]))),
                 None => to.iter_mut().zip(from).for_each(|(d, &v)| *d = d.add(v)),
+            }
+        }
+    }
+}
+
+/// [`add_rows`] along the last dim, where a row is one element: a gather
+/// (or, for the adjoint, a scatter-add) through the positions, without a
+/// slice per element.
+fn add_elements<T: Arith, const ADJOINT: bool>(
+    dst: &mut [T],
+    src: &[T],
+    terms: &[(Vec<usize>, Option<Vec<T>>)],
+) {
+    for (positions, weights) in terms {
+        match (weights, ADJOINT) {
+            (None, false) => {
+                for (d, &p) in dst.iter_mut().zip(positions) {
+                    *d = d.add(src[p]);
+                }
+            }
+            (Some(w), false) => {
+                for ((d, &p), &w) in dst.iter_mut().zip(positions).zip(w) {
+                    *d = d.add(src[p].mul(w));
+                }
+            }
+            (None, true) => {
+                for (&v, &p) in src.iter().zip(positions) {
+                    dst[p] = dst[p].add(v);
+                }
+            }
+            (Some(w), true) => {
+                for ((&v, &p), &w) in src.iter().zip(positions).zip(w) {
+                    dst[p] = dst[p].add(v.mul(w));
+                }
             }
         }
     }
