@@ -216,6 +216,10 @@ def test_divide_rounding_modes(mode):
         got = T.tensor(ia).div(3, rounding_mode=mode)
         if mode is not None:
             np.testing.assert_array_equal(got.numpy(), np.trunc(ia / 3) if mode == "trunc" else ia // 3)
+            # in place: the same values, written into the tensor itself
+            t = T.tensor(ia)
+            assert t.div_(3, rounding_mode=mode) is t
+            np.testing.assert_array_equal(t.numpy(), got.numpy())
     # gradients: true division as usual, zero through rounding (but still recorded)
     x = rand(4, low=0.5, high=2)
     y = rand(4, low=0.5, high=2)

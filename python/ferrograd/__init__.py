@@ -270,8 +270,7 @@ _TENSOR_METHODS = {
     "diag_embed": diag_embed,
     "diff": diff,
     "dist": dist,
-    "div": divide,
-    "divide": divide,
+    "divide": Tensor.div,
     "float_power": float_power,
     "fliplr": fliplr,
     "flipud": flipud,
@@ -308,7 +307,7 @@ _TENSOR_METHODS = {
 }
 _TENSOR_METHODS.update(_functions.INPLACE_METHODS)
 for _name, _fn in _TENSOR_METHODS.items():
-    if _name in ("div", "div_") or not hasattr(Tensor, _name):
+    if not hasattr(Tensor, _name):
         setattr(Tensor, _name, _fn)
 del _name, _fn
 

@@ -536,7 +536,7 @@ def divide(input, other, *, rounding_mode: str | None = None) -> Tensor:
     if not isinstance(input, Tensor):
         input = _as_tensor(input, other if isinstance(other, Tensor) else None)
     if rounding_mode is None:
-        return _orig_div(input, other)
+        return Tensor.div(input, other)
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '"
@@ -560,7 +560,7 @@ def divide(input, other, *, rounding_mode: str | None = None) -> Tensor:
         neg = (input < 0).logical_xor(_as_tensor(b) < 0)
         fix = r.ne(0).logical_and(neg)
         return q + fix.long()
-    quotient = _orig_div(input, other)
+    quotient = Tensor.div(input, other)
     if rounding_mode == "trunc":
         return quotient.trunc()
     return _zero_grad_like(input.floor_divide(other), quotient)
@@ -1301,9 +1301,6 @@ def _contract_pair(a: Tensor, la: list, b: Tensor, lb: list, keep: set, sizes: d
     return out.reshape(bs + ash + bsh), batch + a_only + b_only
 
 
-_orig_div = Tensor.div
-
-
 # --------------------------------------------------------------------------- in-place forms
 
 
@@ -1349,15 +1346,8 @@ def _float_power_(self, exponent):
     return _inplace(float_power, "float_power_")(self, exponent)
 
 
-_orig_div_ = Tensor.div_
+# Tensor.div_ hands a rounding_mode here.
 _divide_inplace = _inplace(divide, "divide_")
-
-
-def div_(self, other, *, rounding_mode: str | None = None):
-    """In-place ``div`` with an optional ``rounding_mode`` (``'trunc'`` or ``'floor'``)."""
-    if rounding_mode is None:
-        return _orig_div_(self, other)
-    return _divide_inplace(self, other, rounding_mode=rounding_mode)
 
 
 # --------------------------------------------------------------------------- scatter
@@ -1984,8 +1974,7 @@ INPLACE_METHODS = {
         "subtract": subtract,
     }.items()
 }
-INPLACE_METHODS["divide_"] = div_
-INPLACE_METHODS["div_"] = div_
+INPLACE_METHODS["divide_"] = Tensor.div_
 INPLACE_METHODS["float_power_"] = _float_power_
 INPLACE_METHODS["scatter_"] = _inplace(scatter, "scatter_")
 INPLACE_METHODS["scatter_add_"] = _inplace(scatter_add, "scatter_add_")

@@ -7,7 +7,7 @@ use crate::tensor::{maybe_detach, PyTensor, TRANSCENDENTAL_COST};
 use ferrograd_core::ops::{binary, reduce, shape, unary};
 use ferrograd_core::{Result, Scalar, Tensor};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
 
 type Binary = fn(&Tensor, &Tensor) -> Result<Tensor>;
 
@@ -57,6 +57,23 @@ fn transcendental_op(
 
 fn to_i64s(v: &[usize]) -> Vec<i64> {
     v.iter().map(|&d| d as i64).collect()
+}
+
+/// `div` and `div_` with a `rounding_mode`: rare forms, composed in
+/// Python (`ferrograd._functions`) of floor division and `trunc`, so that
+/// the plain quotient stays one call into the core.
+pub(crate) fn rounded_division<'py>(
+    function: &str,
+    tensor: &Bound<'py, PyTensor>,
+    other: &Bound<'_, PyAny>,
+    mode: &Bound<'_, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = tensor.py();
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("rounding_mode", mode)?;
+    py.import("ferrograd._functions")?
+        .getattr(function)?
+        .call((tensor, other.as_unbound().bind(py)), Some(&kwargs))
 }
 
 #[pymethods]
@@ -189,8 +206,19 @@ impl PyTensor {
     fn multiply(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         call(py, &self.t, other, binary::mul)
     }
-    fn div(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        call(py, &self.t, other, binary::div)
+    #[pyo3(signature = (other, *, rounding_mode=None))]
+    fn div(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        rounding_mode: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        match rounding_mode.filter(|m| !m.is_none()) {
+            None => Ok(Bound::new(py, call(py, &slf.get().t, other, binary::div)?)?
+                .into_any()
+                .unbind()),
+            Some(mode) => Ok(rounded_division("divide", slf, other, mode)?.unbind()),
+        }
     }
     fn true_divide(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         call(py, &self.t, other, binary::div)

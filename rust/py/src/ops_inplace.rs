@@ -3,6 +3,7 @@
 use crate::convert::{operand, scalar};
 use crate::errors::IntoPyResult;
 use crate::factories::drawing_from;
+use crate::ops::rounded_division;
 use crate::tensor::{maybe_detach, PyTensor};
 use ferrograd_core::ops::{binary, inplace, random, unary};
 use ferrograd_core::{Result, Scalar, Tensor};
@@ -80,7 +81,16 @@ impl PyTensor {
         let b = operand(other)?;
         run(slf, |t| inplace::mul_(t, &b))
     }
-    fn div_<'py>(slf: &Slf<'py>, other: &Bound<'_, PyAny>) -> PyResult<Slf<'py>> {
+    #[pyo3(signature = (other, *, rounding_mode=None))]
+    fn div_<'py>(
+        slf: &Slf<'py>,
+        other: &Bound<'_, PyAny>,
+        rounding_mode: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Slf<'py>> {
+        if let Some(mode) = rounding_mode.filter(|m| !m.is_none()) {
+            rounded_division("_divide_inplace", slf, other, mode)?;
+            return Ok(slf.clone());
+        }
         let b = operand(other)?;
         run(slf, |t| inplace::div_(t, &b))
     }
@@ -102,7 +112,7 @@ impl PyTensor {
         Self::mul_(slf, other).map(drop)
     }
     fn __itruediv__(slf: &Slf<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        Self::div_(slf, other).map(drop)
+        Self::div_(slf, other, None).map(drop)
     }
     #[pyo3(signature = (min=None, max=None))]
     fn clamp_<'py>(
