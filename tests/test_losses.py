@@ -177,3 +177,19 @@ def test_softmax_rows_with_infinities_and_nan(op):
     else:
         want = np.array(SOFTMAX_ROWS_WITH_INFINITIES[op], dtype=np.float32)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    "loss",
+    [
+        lambda F, x, t: F.nll_loss(x, t, size_average=False),
+        lambda F, x, t: F.cross_entropy(x, t, reduce=False),
+        lambda F, x, t: F.kl_div(x, x, reduce=False),
+        lambda F, x, t: F.l1_loss(x, x, reduce=True),
+    ],
+)
+def test_legacy_reduction_arguments_warn_at_the_callers_line(loss):
+    x, t = fg.zeros(3, 4), fg.tensor([0, 1, 3])
+    with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated") as caught:
+        loss(fg.nn.functional, x, t)
+    assert caught[0].filename == __file__

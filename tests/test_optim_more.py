@@ -1,6 +1,6 @@
 """optim.RMSprop and optim.Adagrad: trajectories against a NumPy reference of each algorithm and
 against torch for every combination of options, in float32 and float64; the state they keep,
-state_dict round trips, parameter groups, complex parameters and the hyper-parameter errors."""
+state_dict round trips (AdamW's beside them), parameter groups, complex parameters and the hyper-parameter errors."""
 
 import itertools
 
@@ -199,7 +199,11 @@ def test_adagrad_param_group_added_later_gets_state_on_its_first_step():
 
 @pytest.mark.parametrize(
     "name,kwargs",
-    [("RMSprop", {"lr": 0.1, "momentum": 0.9, "centered": True}), ("Adagrad", {"lr": 0.3, "lr_decay": 0.1})],
+    [
+        ("RMSprop", {"lr": 0.1, "momentum": 0.9, "centered": True}),
+        ("Adagrad", {"lr": 0.3, "lr_decay": 0.1}),
+        ("AdamW", {"lr": 0.1, "amsgrad": True}),
+    ],
 )
 def test_state_dict_round_trip_continues_the_same_trajectory(name, kwargs):
     def make():

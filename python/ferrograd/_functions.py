@@ -133,25 +133,26 @@ def hstack(tensors) -> Tensor:
     return _C.cat(rep, 0 if rep[0].dim() == 1 else 1)
 
 
+def _stack_at_least(tensors, name: str, ndim: int, dim: int) -> Tensor:
+    """``tensors``, each made at least ``ndim``-d, concatenated along ``dim`` (errors name ``name``)."""
+    tensors = _tensors_arg(tensors, name)
+    _check_nonempty(tensors, name)
+    return _C.cat([_atleast_one(t, ndim) for t in tensors], dim)
+
+
 def vstack(tensors) -> Tensor:
     """Stacks tensors vertically (row-wise) after making them at least 2-d."""
-    tensors = _tensors_arg(tensors, "vstack")
-    _check_nonempty(tensors, "vstack")
-    return _C.cat([_atleast_one(t, 2) for t in tensors], 0)
+    return _stack_at_least(tensors, "vstack", 2, 0)
 
 
 def row_stack(tensors) -> Tensor:
     """Alias of :func:`vstack`."""
-    tensors = _tensors_arg(tensors, "row_stack")
-    _check_nonempty(tensors, "row_stack")
-    return _C.cat([_atleast_one(t, 2) for t in tensors], 0)
+    return _stack_at_least(tensors, "row_stack", 2, 0)
 
 
 def dstack(tensors) -> Tensor:
     """Stacks tensors depth-wise (along dim 2) after making them at least 3-d."""
-    tensors = _tensors_arg(tensors, "dstack")
-    _check_nonempty(tensors, "dstack")
-    return _C.cat([_atleast_one(t, 3) for t in tensors], 2)
+    return _stack_at_least(tensors, "dstack", 3, 2)
 
 
 def column_stack(tensors) -> Tensor:

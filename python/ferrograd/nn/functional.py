@@ -202,13 +202,15 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return input.mul_(mask) if inplace else input * mask
 
 
-def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
+def _legacy_reduction(size_average: bool | None, reduce: bool | None, stacklevel: int = 3) -> str:
+    """The reduction the deprecated arguments stand for, with a warning pointing ``stacklevel``
+    frames up (by default at the caller of the function that called this one)."""
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     reduction = ("mean" if size_average else "sum") if reduce else "none"
     warnings.warn(
         f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
     return reduction
 
@@ -261,7 +263,7 @@ def _warn_if_shapes_differ(input: Tensor, target: Tensor) -> None:
 
 def _reduction_arg(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
     if size_average is not None or reduce is not None:
-        reduction = _legacy_reduction(size_average, reduce)
+        reduction = _legacy_reduction(size_average, reduce, stacklevel=4)
     _check_reduction(reduction)
     return reduction
 
@@ -422,9 +424,7 @@ def nll_loss(
     reduce: bool | None = None,
     reduction: str = "mean",
 ) -> Tensor:
-    if size_average is not None or reduce is not None:
-        reduction = _legacy_reduction(size_average, reduce)
-    _check_reduction(reduction)
+    reduction = _reduction_arg(size_average, reduce, reduction)
     if input.dim() == 1:  # unbatched: input (C,), target ()
         loss = nll_loss(
             input.reshape((1, -1)),
@@ -455,9 +455,7 @@ def cross_entropy(
 ) -> Tensor:
     """Cross entropy for class-index targets (int64, input.shape without the class dim)
     or class-probability targets (floating, same shape as input)."""
-    if size_average is not None or reduce is not None:
-        reduction = _legacy_reduction(size_average, reduce)
-    _check_reduction(reduction)
+    reduction = _reduction_arg(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 0 if input.dim() == 1 else 1
@@ -985,15 +983,13 @@ def _conv_transpose(
     stride, padding = _ntuple(stride, spatial, "stride"), _ntuple(padding, spatial, "padding")
     output_padding = _ntuple(output_padding, spatial, "output_padding")
     dilation = _ntuple(dilation, spatial, "dilation")
-    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
-        names = ("height", "width") if spatial == 2 else ("width",)
-        raise RuntimeError(
-            "output padding must be smaller than either stride or dilation, but got "
-            + " ".join(f"output_padding_{k}: {v}" for k, v in zip(names, output_padding)) + " "
-            + " ".join(f"stride_{k}: {v}" for k, v in zip(names, stride)) + " "
-            + " ".join(f"dilation_{k}: {v}" for k, v in zip(names, dilation))
-        )
     if spatial == 1:
+        # (the core checks the 2-d form, whose message would name a height as well)
+        if output_padding[0] >= stride[0] and output_padding[0] >= dilation[0]:
+            raise RuntimeError(
+                "output padding must be smaller than either stride or dilation, but got "
+                f"output_padding_width: {output_padding[0]} stride_width: {stride[0]} dilation_width: {dilation[0]}"
+            )
         out = _conv_transpose("conv_transpose2d", input.unsqueeze(-2), weight.unsqueeze(-2), bias,
                               (1, stride[0]), (0, padding[0]), (0, output_padding[0]), groups, (1, dilation[0]), 2)
         return out.squeeze(-2)

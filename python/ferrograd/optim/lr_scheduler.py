@@ -163,6 +163,10 @@ class LRScheduler:
 
     _get_lr_called_within_step: bool = False
     _is_initial: bool = False
+    # An attribute that state_dict holds in a form of its own (``_saved_form``) and that
+    # load_state_dict leaves in place and brings up to date (``_restore``): callables, child
+    # schedulers.
+    _converted_attribute: str | None = None
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         _require_optimizer(optimizer)
@@ -211,11 +215,30 @@ class LRScheduler:
             )
 
     def state_dict(self) -> dict[str, Any]:
-        """Every attribute except the optimizer."""
-        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
+        """Every attribute except the optimizer (and ``_converted_attribute`` in its saved form)."""
+        key = self._converted_attribute
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", key)}
+        if key is not None:
+            state[key] = self._saved_form()
+        return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        self.__dict__.update(state_dict)
+        key = self._converted_attribute
+        if key is None:
+            self.__dict__.update(state_dict)
+            return
+        saved = state_dict.pop(key)
+        try:
+            self.__dict__.update(state_dict)
+        finally:
+            state_dict[key] = saved
+        self._restore(saved)
+
+    def _saved_form(self) -> Any:
+        raise NotImplementedError
+
+    def _restore(self, saved: Any) -> None:
+        raise NotImplementedError
 
     def get_last_lr(self) -> list[Any]:
         """The learning rates of the last step, one per parameter group."""
@@ -286,18 +309,13 @@ class LambdaLR(LRScheduler):
         self.lr_lambdas = _lambdas_per_group(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
-    def state_dict(self) -> dict[str, Any]:
-        """As the base class's, with the lambdas that are callable objects saved as their ``__dict__``."""
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-        state["lr_lambdas"] = _lambda_state(self.lr_lambdas)
-        return state
+    # The lambdas that are callable objects are saved as their ``__dict__`` (functions as None).
+    _converted_attribute = "lr_lambdas"
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        saved = state_dict.pop("lr_lambdas")
-        try:
-            self.__dict__.update(state_dict)
-        finally:
-            state_dict["lr_lambdas"] = saved
+    def _saved_form(self) -> list[dict[str, Any] | None]:
+        return _lambda_state(self.lr_lambdas)
+
+    def _restore(self, saved: list[dict[str, Any] | None]) -> None:
         for fn, fn_state in zip(self.lr_lambdas, saved):
             if fn_state is not None:
                 fn.__dict__.update(fn_state)
@@ -318,8 +336,9 @@ class MultiplicativeLR(LRScheduler):
                 raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
         super().__init__(optimizer, last_epoch)
 
-    state_dict = LambdaLR.state_dict
-    load_state_dict = LambdaLR.load_state_dict
+    _converted_attribute = LambdaLR._converted_attribute
+    _saved_form = LambdaLR._saved_form
+    _restore = LambdaLR._restore
 
     def get_lr(self) -> list[Any]:
         self._warn_outside_step()
@@ -665,23 +684,21 @@ class CyclicLR(LRScheduler):
                 _set_momentum(group, top - (top - bottom) * scale_factor * scale, self.use_beta1)
         return lrs
 
+    # A custom scale_fn that is a callable object is saved as its ``__dict__`` (a function as None).
+    _converted_attribute = "_scale_fn_custom"
+
     def state_dict(self) -> dict[str, Any]:
         state = super().state_dict()
-        state.pop("_scale_fn_ref", None)
-        fn = state.pop("_scale_fn_custom")
-        state["_scale_fn_custom"] = None
-        if fn is not None and not isinstance(fn, types.FunctionType):
-            state["_scale_fn_custom"] = fn.__dict__.copy()
+        state.pop("_scale_fn_ref", None)  # set again from the mode on loading
         return state
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        fn_state = state_dict.pop("_scale_fn_custom")
-        try:
-            super().load_state_dict(state_dict)
-        finally:
-            state_dict["_scale_fn_custom"] = fn_state
-        if fn_state is not None:
-            self._scale_fn_custom.__dict__.update(fn_state)
+    def _saved_form(self) -> dict[str, Any] | None:
+        fn = self._scale_fn_custom
+        return None if fn is None or isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+
+    def _restore(self, saved: dict[str, Any] | None) -> None:
+        if saved is not None:
+            self._scale_fn_custom.__dict__.update(saved)
         self._init_scale_fn()
 
 
@@ -891,19 +908,14 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self) -> dict[str, Any]:
-        """As the base class's, with the children's state dicts under ``_schedulers``."""
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
+    # The children are saved as their state dicts.
+    _converted_attribute = "_schedulers"
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        children = state_dict.pop("_schedulers")
-        try:
-            self.__dict__.update(state_dict)
-        finally:
-            state_dict["_schedulers"] = children
-        for scheduler, child_state in zip(self._schedulers, children):
+    def _saved_form(self) -> list[dict[str, Any]]:
+        return [s.state_dict() for s in self._schedulers]
+
+    def _restore(self, saved: list[dict[str, Any]]) -> None:
+        for scheduler, child_state in zip(self._schedulers, saved):
             scheduler.load_state_dict(child_state)
 
 
@@ -925,8 +937,9 @@ class ChainedScheduler(LRScheduler):
             scheduler.step()
         self._last_lr = _current(self._schedulers[-1].optimizer)
 
-    state_dict = SequentialLR.state_dict
-    load_state_dict = SequentialLR.load_state_dict
+    _converted_attribute = SequentialLR._converted_attribute
+    _saved_form = SequentialLR._saved_form
+    _restore = SequentialLR._restore
 
 
 class ReduceLROnPlateau(LRScheduler):
