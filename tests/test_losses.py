@@ -162,6 +162,24 @@ def test_row_kernel_of_softmax_ops_matches_the_composed_form(rows, cols, scale, 
     np.testing.assert_allclose(gs.numpy(), gst.numpy().T, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("op", ["log_softmax", "softmax"])
+@pytest.mark.parametrize("cols", [1, 7, 8, 9, 31, 256])
+def test_float32_row_kernels_of_softmax_ops_against_float64(op, cols):
+    """The float32 rows (their exponentials vectorised) within float32 rounding of float64's."""
+    rng = np.random.default_rng(cols)
+    # Both runs start from the same float32 values.
+    a = (rng.standard_normal((33, cols)) * 4).astype(np.float32)
+    g = rng.standard_normal((33, cols)).astype(np.float32)
+    results = {}
+    for dtype in (fg.float32, fg.float64):
+        x = fg.tensor(a, dtype=dtype, requires_grad=True)
+        y = getattr(x, op)(1)
+        y.backward(fg.tensor(g, dtype=dtype))
+        results[dtype] = (y.detach().numpy().astype(np.float64), x.grad.numpy().astype(np.float64))
+    for got, want in zip(results[fg.float32], results[fg.float64]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 SOFTMAX_ROWS_WITH_INFINITIES = {
     "log_softmax": [[np.nan, np.nan], [np.nan, -np.inf], [np.nan, np.nan], [0.0, -np.inf]],
     "softmax": [[np.nan, np.nan], [np.nan, np.nan], [np.nan, np.nan], [1.0, 0.0]],

@@ -33,6 +33,38 @@ def test_binary_ops_broadcast(name, data):
     check_op(BINARY[name], a, b)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+@pytest.mark.parametrize("cols", [1, 3, 8, 17])
+def test_broadcasts_of_strided_operands_over_many_short_rows(dtype, cols):
+    """Sliced operands broadcast against each other: over a million outputs in rows of `cols`,
+    so the pool's pieces start and end inside rows."""
+    rng = np.random.default_rng(cols)
+    a = (rng.standard_normal((300, 40)) * 10).astype(dtype)
+    b = (rng.standard_normal((200, 40)) * 10).astype(dtype)
+    x, y = fg.tensor(a), fg.tensor(b)
+    cases = [
+        (x[:, None, :cols] * y[None, :, :cols], a[:, None, :cols] * b[None, :, :cols]),
+        (x[:, None, :1] - y[None, :, :cols], a[:, None, :1] - b[None, :, :cols]),
+        (x[:, None, :cols] + y[None, :, :1], a[:, None, :cols] + b[None, :, :1]),
+        (x[:, None, :1] * y[None, :, :1], a[:, None, :1] * b[None, :, :1]),
+        (x[:, None, :cols:2] - y[None, :, :cols:2], a[:, None, :cols:2] - b[None, :, :cols:2]),
+    ]
+    for got, want in cases:
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_copies_of_broadcast_tensors_repeat_the_value():
+    x = fg.tensor([[1.5], [-2.0], [4.0]])
+    np.testing.assert_array_equal(
+        x.expand(3, 5).contiguous().numpy(), np.repeat([[1.5], [-2.0], [4.0]], 5, 1)
+    )
+    np.testing.assert_array_equal(fg.tensor(7).expand(2, 3).clone().numpy(), np.full((2, 3), 7))
+    big = fg.tensor(0.25).expand(1000, 1000).contiguous()
+    assert big.is_contiguous()
+    np.testing.assert_array_equal(big.numpy(), np.full((1000, 1000), 0.25, dtype=np.float32))
+
+
 UNARY = {
     "exp": lambda T, a: a.exp(),
     "log": lambda T, a: (a * a + 0.5).log(),

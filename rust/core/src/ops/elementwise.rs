@@ -73,6 +73,8 @@ macro_rules! wide_loop {
     };
 }
 
+pub(crate) use wide_loop;
+
 wide_loop!(map_into<A, O, F>(out: &mut [MaybeUninit<O>], src: &[A], f: &F)
     where [A: Copy, F: Fn(A) -> O] {
     for (o, &x) in out.iter_mut().zip(src) {
@@ -128,6 +130,21 @@ wide_loop!(zip3_pair_into<T, F>(
         let (u, v) = f(x, y, z);
         o.write(u);
         p.write(v);
+    }
+});
+
+wide_loop!(pub(crate) rows_into<T, F>(
+        out: &mut [T],
+        sa: &[T],
+        sb: &[T],
+        row_len: usize,
+        first_row: usize,
+        f: &F
+    )
+    where [T: Copy, F: Fn(usize, &[T], &[T], &mut [T])] {
+    let sources = sa.chunks_exact(row_len).zip(sb.chunks_exact(row_len));
+    for (k, (o, (a, b))) in out.chunks_exact_mut(row_len).zip(sources).enumerate() {
+        f(first_row + k, a, b, o);
     }
 });
 
@@ -202,6 +219,9 @@ pub fn map<A: Element, O: Element>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send)
             for start in outer.offsets() {
                 if stride == 1 {
                     out.extend(data[start..start + len].iter().map(|&x| f(x)));
+                } else if stride == 0 {
+                    // A broadcast row (an expanded gradient): one value.
+                    out.extend(std::iter::repeat_n(f(data[start]), len));
                 } else {
                     out.extend(row(start, len, stride).map(|o| f(data[o])));
                 }
@@ -321,38 +341,71 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
                 _ => (oa.offset_vec(), ob.offset_vec()),
             };
             filled(n, |start, out| {
-                for_row_pieces(start, out.len(), len, |at, r, c| {
-                    let piece = &mut out[at];
-                    let (ra, rb) = (starts_a[r], starts_b[r]);
-                    match (sa, sb) {
-                        // The common broadcasts: a row against a row, a
-                        // number against a row (an outer product), or
-                        // two numbers (a column against a row of one
-                        // repeated value, as the gradient of a `sum`).
-                        (1, 1) => zip_into(piece, &da[ra + c..], &db[rb + c..], &f),
-                        (0, 0) => piece.fill(MaybeUninit::new(f(da[ra], db[rb]))),
-                        (1, 0) => map_into(piece, &da[ra + c..], &{
-                            #[inline(always)]
-                            |x| f(x, db[rb])
-                        }),
-                        (0, 1) => map_into(piece, &db[rb + c..], &{
-                            #[inline(always)]
-                            |y| f(da[ra], y)
-                        }),
-                        _ => {
-                            let pairs = row(ra, len, sa).zip(row(rb, len, sb));
-                            for (o, (i, j)) in piece.iter_mut().zip(pairs.skip(c)) {
-                                o.write(f(da[i], db[j]));
-                            }
-                        }
-                    }
-                })
+                let (a, b) = ((&da[..], &starts_a[..], sa), (&db[..], &starts_b[..], sb));
+                zip_broadcast_rows(out, start, len, a, b, &f)
             })
         }
     };
     drop((da, db));
     Tensor::from_vec(out, &shape)
 }
+
+/// One operand of [`zip_broadcast_rows`]: its elements, the offset of each
+/// row, and the stride along a row.
+type BroadcastRows<'a, T> = (&'a [T], &'a [usize], isize);
+
+wide_loop!(zip_broadcast_rows<A, B, O, F>(
+        out: &mut [MaybeUninit<O>],
+        start: usize,
+        len: usize,
+        a: BroadcastRows<'_, A>,
+        b: BroadcastRows<'_, B>,
+        f: &F
+    )
+    where [A: Copy, B: Copy, O: Copy, F: Fn(A, B) -> O] {
+    // The rows are walked inside one vectorised function rather than by a
+    // call per row: broadcasts over a short last dimension have many rows.
+    let ((da, starts_a, sa), (db, starts_b, sb)) = (a, b);
+    let n = out.len();
+    let piece_of_row = {
+        #[inline(always)]
+        |at: std::ops::Range<usize>, r: usize, c: usize| {
+            let piece = &mut out[at];
+            let (ra, rb) = (starts_a[r], starts_b[r]);
+            match (sa, sb) {
+                // The common broadcasts: a row against a row, a number against
+                // a row (an outer product), or two numbers (a column against a
+                // row of one repeated value, as the gradient of a `sum`).
+                (1, 1) => {
+                    let pairs = da[ra + c..].iter().zip(&db[rb + c..]);
+                    for (o, (&x, &y)) in piece.iter_mut().zip(pairs) {
+                        o.write(f(x, y));
+                    }
+                }
+                (0, 0) => piece.fill(MaybeUninit::new(f(da[ra], db[rb]))),
+                (1, 0) => {
+                    let y = db[rb];
+                    for (o, &x) in piece.iter_mut().zip(&da[ra + c..]) {
+                        o.write(f(x, y));
+                    }
+                }
+                (0, 1) => {
+                    let x = da[ra];
+                    for (o, &y) in piece.iter_mut().zip(&db[rb + c..]) {
+                        o.write(f(x, y));
+                    }
+                }
+                _ => {
+                    let pairs = row(ra, len, sa).zip(row(rb, len, sb));
+                    for (o, (i, j)) in piece.iter_mut().zip(pairs.skip(c)) {
+                        o.write(f(da[i], db[j]));
+                    }
+                }
+            }
+        }
+    };
+    for_row_pieces(start, n, len, piece_of_row)
+});
 
 /// `f` applied over three broadcast operands (e.g. `where`).
 pub fn zip3_map<A: Element, B: Element, C: Element, O: Element>(

@@ -1,6 +1,7 @@
 //! Reductions over dimensions.
 
 use super::copy::cast;
+use super::elementwise::wide_loop;
 use super::num::{Arith, Real, RealFloat};
 use super::shape::{expand_to, reshape};
 use crate::autograd::{is_grad_enabled, record, SavedTensor};
@@ -226,6 +227,7 @@ fn reduced_dims_lead_in_memory(l: &Layout, dims: &[usize]) -> bool {
 /// for the last (floating-point folds cannot be reordered by the
 /// compiler); independent lanes vectorise. `init` must be an identity of
 /// `combine`, as it is for every reduction here.
+#[inline(always)]
 pub(crate) fn fold_lanes<T: Copy, O: Copy>(
     xs: &[T],
     init: O,
@@ -715,7 +717,7 @@ pub fn softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
     let (d, dims) = softmax_dims(t, dim)?;
     let out = match by_rows(t, d) {
         Some(row_len) => with_real_float!(t.dtype(), T => {
-            map_rows::<T>(t, t, row_len, softmax_row)
+            map_rows::<T>(t, t, row_len, |_, x, _, o| softmax_row(x, o))
         }, unreachable!("checked to be a real float")),
         None => {
             let (z, _) = shifted(&t.detach(), &dims)?;
@@ -731,9 +733,9 @@ pub fn softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
         || SavedTensor::output(&out, 0),
         move |ctx, so, g| {
             let y = so.unpack(ctx)?;
-            if let Some(dx) =
-                fused_row_backward(&y, g, d, (softmax_backward_row, softmax_backward_row))?
-            {
+            let row32 = |_, y: &[f32], g: &[f32], o: &mut [f32]| softmax_backward_row(y, g, o);
+            let row64 = |_, y: &[f64], g: &[f64], o: &mut [f64]| softmax_backward_row(y, g, o);
+            if let Some(dx) = fused_row_backward(&y, g, d, row32, row64)? {
                 return Ok(grads![Some(dx)]);
             }
             let dot = sum(&super::binary::mul(g, &y)?, &sd, true)?;
@@ -752,7 +754,7 @@ pub fn log_softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
     let (d, dims) = softmax_dims(t, dim)?;
     let out = match by_rows(t, d) {
         Some(row_len) => with_real_float!(t.dtype(), T => {
-            map_rows::<T>(t, t, row_len, log_softmax_row)
+            map_rows::<T>(t, t, row_len, |_, x, _, o| log_softmax_row(x, o))
         }, unreachable!("checked to be a real float")),
         None => {
             // Unlike `shifted`, an infinite maximum is kept, as in PyTorch:
@@ -771,12 +773,9 @@ pub fn log_softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
         || SavedTensor::output(&out, 0),
         move |ctx, so, g| {
             let y = so.unpack(ctx)?;
-            if let Some(dx) = fused_row_backward(
-                &y,
-                g,
-                d,
-                (log_softmax_backward_row, log_softmax_backward_row),
-            )? {
+            let row32 = |_, y: &[f32], g: &[f32], o: &mut [f32]| log_softmax_backward_row(y, g, o);
+            let row64 = |_, y: &[f64], g: &[f64], o: &mut [f64]| log_softmax_backward_row(y, g, o);
+            if let Some(dx) = fused_row_backward(&y, g, d, row32, row64)? {
                 return Ok(grads![Some(dx)]);
             }
             let s = sum(g, &sd, true)?;
@@ -817,15 +816,8 @@ pub(crate) fn map_rows<T: Element + Arith>(
     let mut out = vec![T::zero(); n];
     let rows_per_span = (super::elementwise::CHUNK / row_len).max(1);
     crate::parallel::for_each_span_mut(&mut out, rows_per_span * row_len, |start, span| {
-        for (k, o) in span.chunks_exact_mut(row_len).enumerate() {
-            let at = start + k * row_len;
-            row(
-                at / row_len,
-                &sa[at..at + row_len],
-                &sb[at..at + row_len],
-                o,
-            );
-        }
+        let (a, b) = (&sa[start..], &sb[start..]);
+        super::elementwise::rows_into(span, a, b, row_len, start / row_len, &row);
     });
     drop((da, db));
     Tensor::from_vec(out, a.shape()).expect("sized")
@@ -839,7 +831,8 @@ fn fused_row_backward(
     y: &Tensor,
     g: &Tensor,
     dim: usize,
-    (row32, row64): (RowKernel<f32>, RowKernel<f64>),
+    row32: impl Fn(usize, &[f32], &[f32], &mut [f32]) + Sync,
+    row64: impl Fn(usize, &[f64], &[f64], &mut [f64]) + Sync,
 ) -> Result<Option<Tensor>> {
     let Some(row_len) = by_rows(y, dim).filter(|_| !is_grad_enabled()) else {
         return Ok(None);
@@ -857,10 +850,8 @@ fn fused_row_backward(
     }))
 }
 
-/// A row kernel for [`map_rows`]: `(row index, a row, b row, out row)`.
-type RowKernel<T> = fn(usize, &[T], &[T], &mut [T]);
-
 /// The maximum of a non-empty row, NaN if it holds one.
+#[inline(always)]
 fn row_max<T: Real>(x: &[T]) -> T {
     fold_lanes(x, x[0], &|a: T, v: T| a.max_nan(v), &|a: T, b: T| {
         a.max_nan(b)
@@ -868,13 +859,18 @@ fn row_max<T: Real>(x: &[T]) -> T {
 }
 
 /// The sum of a row.
+#[inline(always)]
 fn row_sum<T: Arith>(x: &[T]) -> T {
     fold_lanes(x, T::zero(), &|a: T, v: T| a.add(v), &|a: T, b: T| a.add(b))
 }
 
-/// One row of `softmax`: `exp(x - m) / sum(exp(x - m))` with `m` the row's
-/// maximum (a row holding +inf or NaN is all NaN, as in PyTorch).
-fn softmax_row<T: RealFloat + Real>(_: usize, x: &[T], _: &[T], out: &mut [T]) {
+// The row kernels of the softmax family dispatch to an AVX2 copy per row,
+// so that their `exp` runs eight lanes wide: passed to `map_rows` as they
+// are, they were compiled for the baseline target only.
+
+wide_loop!(softmax_row<T>(x: &[T], out: &mut [T]) where [T: RealFloat + Real] {
+    // `exp(x - m) / sum(exp(x - m))` with `m` the row's maximum (a row
+    // holding +inf or NaN is all NaN, as in PyTorch).
     let m = row_max(x);
     for (o, &v) in out.iter_mut().zip(x) {
         *o = v.sub(m).exp();
@@ -883,10 +879,10 @@ fn softmax_row<T: RealFloat + Real>(_: usize, x: &[T], _: &[T], out: &mut [T]) {
     for o in out.iter_mut() {
         *o = o.mul(scale);
     }
-}
+});
 
-/// One row of the gradient of `softmax`: `y * (g - sum(g * y))`.
-fn softmax_backward_row<T: RealFloat + Real>(_: usize, y: &[T], g: &[T], out: &mut [T]) {
+wide_loop!(softmax_backward_row<T>(y: &[T], g: &[T], out: &mut [T]) where [T: RealFloat + Real] {
+    // `y * (g - sum(g * y))`.
     for ((o, &yv), &gv) in out.iter_mut().zip(y).zip(g) {
         *o = yv.mul(gv);
     }
@@ -894,31 +890,29 @@ fn softmax_backward_row<T: RealFloat + Real>(_: usize, y: &[T], g: &[T], out: &m
     for ((o, &yv), &gv) in out.iter_mut().zip(y).zip(g) {
         *o = yv.mul(gv.sub(dot));
     }
-}
+});
 
-/// One row of `log_softmax`: `x - m - log(sum(exp(x - m)))` with `m` the
-/// row's maximum.
-fn log_softmax_row<T: RealFloat + Real>(_: usize, x: &[T], _: &[T], out: &mut [T]) {
+wide_loop!(log_softmax_row<T>(x: &[T], out: &mut [T]) where [T: RealFloat + Real] {
+    // `x - m - log(sum(exp(x - m)))` with `m` the row's maximum; the
+    // exponentials go through `out` so that they vectorise apart from the
+    // sum.
     let m = row_max(x);
-    let sum_exp = fold_lanes(
-        x,
-        T::zero(),
-        &|a: T, v: T| a.add((v.sub(m)).exp()),
-        &|a: T, b: T| a.add(b),
-    );
-    let lse = sum_exp.ln();
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = v.sub(m).exp();
+    }
+    let lse = row_sum(out).ln();
     for (o, &v) in out.iter_mut().zip(x) {
         *o = v.sub(m).sub(lse);
     }
-}
+});
 
-/// One row of the gradient of `log_softmax`: `g - exp(y) * sum(g)`.
-fn log_softmax_backward_row<T: RealFloat + Real>(_: usize, y: &[T], g: &[T], out: &mut [T]) {
+wide_loop!(log_softmax_backward_row<T>(y: &[T], g: &[T], out: &mut [T]) where [T: RealFloat + Real] {
+    // `g - exp(y) * sum(g)`.
     let total = row_sum(g);
     for ((o, &yv), &gv) in out.iter_mut().zip(y).zip(g) {
         *o = gv.sub(yv.exp().mul(total));
     }
-}
+});
 
 /// `logsumexp(dim, keepdim)` (`LogsumexpBackward0`).
 pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
