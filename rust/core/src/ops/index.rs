@@ -626,19 +626,25 @@ fn inverse(perm: &[i64]) -> Vec<i64> {
 /// dim): a copy (`IndexBackward0`).
 pub fn index(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor> {
     let indices = normalize_indices(t, indices)?;
-    let p = plan(t.layout(), &indices)?;
-    let flat = with_dtype!(t.dtype(), T => {
-        let data = t.storage().read::<T>();
-        let mut out: Vec<T> = Vec::with_capacity(crate::tensor::layout::numel(&p.flat_shape));
-        p.for_rows(|start, len, stride| match stride {
-            1 => out.extend_from_slice(&data[start..start + len]),
-            _ => out.extend(row(start, len, stride).map(|o| data[o])),
-        });
-        Tensor::from_vec(out, &p.flat_shape)?
-    });
-    let out = match &p.perm {
-        Some(perm) => super::copy::clone(&super::shape::permute(&flat, perm)?)?.detach(),
-        None => flat,
+    let out = match single_index_gather(t.shape(), &indices)? {
+        Some(step) => resample_rows(&t.detach(), &step, None)?,
+        None => {
+            let p = plan(t.layout(), &indices)?;
+            let flat = with_dtype!(t.dtype(), T => {
+                let data = t.storage().read::<T>();
+                let numel = crate::tensor::layout::numel(&p.flat_shape);
+                let mut out: Vec<T> = Vec::with_capacity(numel);
+                p.for_rows(|start, len, stride| match stride {
+                    1 => out.extend_from_slice(&data[start..start + len]),
+                    _ => out.extend(row(start, len, stride).map(|o| data[o])),
+                });
+                Tensor::from_vec(out, &p.flat_shape)?
+            });
+            match &p.perm {
+                Some(perm) => super::copy::clone(&super::shape::permute(&flat, perm)?)?.detach(),
+                None => flat,
+            }
+        }
     };
     let in_shape: Shape = t.shape().into();
     record(
@@ -658,8 +664,19 @@ pub fn index_put_zeros(
     shape: &[usize],
     indices: &[Option<Tensor>],
 ) -> Result<Tensor> {
-    let out = Tensor::zeros(shape, values.dtype());
-    put(&out, indices, values, true)?;
+    let gather = single_index_gather(shape, indices)?.filter(|step| {
+        let mut gathered: Shape = shape.into();
+        gathered[step.dim] = step.terms[0].0.len();
+        values.shape() == &gathered[..]
+    });
+    let out = match gather {
+        Some(step) => resample_rows(&values.detach(), &step, Some(shape[step.dim]))?,
+        _ => {
+            let out = Tensor::zeros(shape, values.dtype());
+            put(&out, indices, values, true)?;
+            out
+        }
+    };
     let idx = indices.to_vec();
     record(
         "IndexPutBackward0",
@@ -669,6 +686,38 @@ pub fn index_put_zeros(
         move |_, _, gg| Ok(grads![Some(index(gg, &idx)?)]),
     );
     Ok(out)
+}
+
+/// Indexing by one 1-d index tensor (`x[:, idx]`, `index_select`) as a
+/// gather along its dim, which copies whole runs rather than walking a
+/// plan's rows; `None` for any other indexing. Checks the bounds.
+fn single_index_gather(shape: &[usize], indices: &[Option<Tensor>]) -> Result<Option<Resample>> {
+    let mut given = indices
+        .iter()
+        .enumerate()
+        .filter_map(|(d, i)| Some((d, i.as_ref()?)));
+    let (Some((dim, idx)), None) = (given.next(), given.next()) else {
+        return Ok(None);
+    };
+    if idx.ndim() != 1 || dim >= shape.len() {
+        return Ok(None);
+    }
+    let size = shape[dim] as i64;
+    let positions = idx
+        .to_vec::<i64>()
+        .into_iter()
+        .map(|v| match v < -size || v >= size {
+            true => bail!(
+                Index,
+                "index {} is out of bounds for dimension {} with size {}",
+                v,
+                dim,
+                size
+            ),
+            false => Ok(if v < 0 { v + size } else { v }),
+        })
+        .collect::<Result<Vec<i64>>>()?;
+    Ok(Some(Resample::gather(dim, positions)))
 }
 
 /// One step of [`resample`]: along `dim`, each output position a weighted
@@ -788,6 +837,21 @@ fn add_rows<T: Arith, const ADJOINT: bool>(
     inner: usize,
     terms: &[(Vec<usize>, Option<Vec<T>>)],
 ) {
+    if let ([(positions, None)], false) = (terms, ADJOINT) {
+        // A plain gather copies: adding to zero would turn -0.0 into 0.0.
+        match inner {
+            1 => dst
+                .iter_mut()
+                .zip(positions)
+                .for_each(|(d, &p)| *d = src[p]),
+            _ => {
+                for (to, &p) in dst.chunks_exact_mut(inner).zip(positions) {
+                    to.copy_from_slice(&src[p * inner..(p + 1) * inner]);
+                }
+            }
+        }
+        return;
+    }
     if inner == 1 {
         return add_elements::<T, ADJOINT>(dst, src, terms);
     }
