@@ -88,3 +88,10 @@ def test_constant_pad_of_integers_and_an_input_it_does_not_alias():
 )
 def test_errors_match_pytorch(fn, kind, message):
     assert_raises_like_torch(fn, kind, message)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_padding_by_copy_keeps_signed_zeros(mode):
+    x = fg.tensor([[[-0.0, 1.0, -0.0, 2.0]]])
+    out = fg.nn.functional.pad(x, (2, 2), mode=mode).numpy()
+    assert np.signbit(out[out == 0]).all()
