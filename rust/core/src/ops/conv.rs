@@ -334,6 +334,19 @@ pub fn fold(cols: &Tensor, output_size: (usize, usize), win: Window) -> Result<T
     fold_columns(cols, cols.shape()[0], output_size, win, Columns::PerImage)
 }
 
+/// `op` of an unbatched `[c, h, w]` input, run as a batch of one.
+fn as_batch_of_one(input: &Tensor, op: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<Tensor> {
+    squeeze_dims(&op(&unsqueeze(input, 0)?)?, &[0])
+}
+
+/// `out` (`[n, channels, h, w]`) plus a bias per channel, if any.
+fn add_channel_bias(out: Tensor, bias: Option<&Tensor>, channels: usize) -> Result<Tensor> {
+    match bias {
+        Some(b) => add(&out, &reshape(b, &[1, channels as i64, 1, 1])?),
+        None => Ok(out),
+    }
+}
+
 /// A batched convolution's input and weight: real floats of one dtype, a
 /// 4-d weight, at least one group. `kernel` names the op in the dtype error.
 fn check_conv_operands(input: &Tensor, weight: &Tensor, groups: usize, kernel: &str) -> Result<()> {
@@ -376,16 +389,9 @@ pub fn conv2d(
         );
     }
     if input.ndim() == 3 {
-        let batched = conv2d(
-            &unsqueeze(input, 0)?,
-            weight,
-            bias,
-            stride,
-            padding,
-            dilation,
-            groups,
-        )?;
-        return squeeze_dims(&batched, &[0]);
+        return as_batch_of_one(input, |x| {
+            conv2d(x, weight, bias, stride, padding, dilation, groups)
+        });
     }
     check_conv_operands(input, weight, groups, "slow_conv2d_cpu")?;
     let (n, c, h, w) = dims4(input);
@@ -438,10 +444,7 @@ pub fn conv2d(
         &permute(&out, &[2, 0, 1, 3])?,
         &[n, o as i64, oh as i64, ow as i64],
     )?;
-    match bias {
-        Some(b) => add(&out, &reshape(b, &[1, o as i64, 1, 1])?),
-        None => Ok(out),
-    }
+    add_channel_bias(out, bias, o)
 }
 
 /// The geometry of a transposed convolution (its kernel is the weight's),
@@ -476,8 +479,7 @@ pub fn conv_transpose2d(
         );
     }
     if input.ndim() == 3 {
-        let batched = conv_transpose2d(&unsqueeze(input, 0)?, weight, bias, shape, groups)?;
-        return squeeze_dims(&batched, &[0]);
+        return as_batch_of_one(input, |x| conv_transpose2d(x, weight, bias, shape, groups));
     }
     check_conv_operands(input, weight, groups, "slow_conv_transpose2d_cpu")?;
     let (n, c, h, w) = dims4(input);
@@ -554,10 +556,7 @@ pub fn conv_transpose2d(
     let blocks = reshape(&matmul(&kernels, &images)?, &[(o * kh * kw) as i64, l])?;
     if n == 0 {
         let empty = reshape(&blocks, &[0, o as i64, oh as i64, ow as i64])?;
-        return match bias {
-            Some(b) => add(&empty, &reshape(b, &[1, o as i64, 1, 1])?),
-            None => Ok(empty),
-        };
+        return add_channel_bias(empty, bias, o);
     }
     // fold with the padding crops it in place, when the output padding
     // leaves the number of windows at `h x w` (it is below the stride);
@@ -577,10 +576,7 @@ pub fn conv_transpose2d(
         let [left, right] = crop(p.1, e.1);
         pad(&blocks, &[left, right, top, bottom], "constant", None)?
     };
-    match bias {
-        Some(b) => add(&out, &reshape(b, &[1, o as i64, 1, 1])?),
-        None => Ok(out),
-    }
+    add_channel_bias(out, bias, o)
 }
 
 /// `F.max_pool2d` of a `[n, c, h, w]` (or `[c, h, w]`) input: each window's

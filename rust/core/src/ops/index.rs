@@ -575,18 +575,7 @@ fn plan(l: &Layout, indices: &[Option<Tensor>]) -> Result<Plan> {
         let bl = Layout::contiguous(idx.shape()).broadcast_to(&bshape)?;
         let size = l.shape[d] as i64;
         for (b, o) in bases.iter_mut().zip(bl.offsets()) {
-            let v = vals[o];
-            if v < -size || v >= size {
-                bail!(
-                    Index,
-                    "index {} is out of bounds for dimension {} with size {}",
-                    v,
-                    d,
-                    size
-                );
-            }
-            let v = if v < 0 { v + size } else { v };
-            *b += v as isize * l.strides[d];
+            *b += index_position(vals[o], d, size)? as isize * l.strides[d];
         }
     }
     let rest_layout = Layout {
@@ -706,18 +695,24 @@ fn single_index_gather(shape: &[usize], indices: &[Option<Tensor>]) -> Result<Op
     let positions = idx
         .to_vec::<i64>()
         .into_iter()
-        .map(|v| match v < -size || v >= size {
-            true => bail!(
-                Index,
-                "index {} is out of bounds for dimension {} with size {}",
-                v,
-                dim,
-                size
-            ),
-            false => Ok(if v < 0 { v + size } else { v }),
-        })
+        .map(|v| index_position(v, dim, size))
         .collect::<Result<Vec<i64>>>()?;
     Ok(Some(Resample::gather(dim, positions)))
+}
+
+/// Index `v` into dim `dim` of `size` elements, negatives counted from the
+/// end, as a position; out of range is an `IndexError`.
+fn index_position(v: i64, dim: usize, size: i64) -> Result<i64> {
+    if v < -size || v >= size {
+        bail!(
+            Index,
+            "index {} is out of bounds for dimension {} with size {}",
+            v,
+            dim,
+            size
+        );
+    }
+    Ok(if v < 0 { v + size } else { v })
 }
 
 /// One step of [`resample`]: along `dim`, each output position a weighted

@@ -717,7 +717,7 @@ pub fn softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
     let (d, dims) = softmax_dims(t, dim)?;
     let out = match by_rows(t, d) {
         Some(row_len) => with_real_float!(t.dtype(), T => {
-            map_rows::<T>(t, t, row_len, |_, x, _, o| softmax_row(x, o))
+            map_rows::<T>(t, t, row_len, softmax_row)
         }, unreachable!("checked to be a real float")),
         None => {
             let (z, _) = shifted(&t.detach(), &dims)?;
@@ -733,9 +733,9 @@ pub fn softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
         || SavedTensor::output(&out, 0),
         move |ctx, so, g| {
             let y = so.unpack(ctx)?;
-            let row32 = |_, y: &[f32], g: &[f32], o: &mut [f32]| softmax_backward_row(y, g, o);
-            let row64 = |_, y: &[f64], g: &[f64], o: &mut [f64]| softmax_backward_row(y, g, o);
-            if let Some(dx) = fused_row_backward(&y, g, d, row32, row64)? {
+            let rows: (RowKernel<f32>, RowKernel<f64>) =
+                (softmax_backward_row, softmax_backward_row);
+            if let Some(dx) = fused_row_backward(&y, g, d, rows)? {
                 return Ok(grads![Some(dx)]);
             }
             let dot = sum(&super::binary::mul(g, &y)?, &sd, true)?;
@@ -754,7 +754,7 @@ pub fn log_softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
     let (d, dims) = softmax_dims(t, dim)?;
     let out = match by_rows(t, d) {
         Some(row_len) => with_real_float!(t.dtype(), T => {
-            map_rows::<T>(t, t, row_len, |_, x, _, o| log_softmax_row(x, o))
+            map_rows::<T>(t, t, row_len, log_softmax_row)
         }, unreachable!("checked to be a real float")),
         None => {
             // Unlike `shifted`, an infinite maximum is kept, as in PyTorch:
@@ -773,9 +773,9 @@ pub fn log_softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
         || SavedTensor::output(&out, 0),
         move |ctx, so, g| {
             let y = so.unpack(ctx)?;
-            let row32 = |_, y: &[f32], g: &[f32], o: &mut [f32]| log_softmax_backward_row(y, g, o);
-            let row64 = |_, y: &[f64], g: &[f64], o: &mut [f64]| log_softmax_backward_row(y, g, o);
-            if let Some(dx) = fused_row_backward(&y, g, d, row32, row64)? {
+            let rows: (RowKernel<f32>, RowKernel<f64>) =
+                (log_softmax_backward_row, log_softmax_backward_row);
+            if let Some(dx) = fused_row_backward(&y, g, d, rows)? {
                 return Ok(grads![Some(dx)]);
             }
             let s = sum(g, &sd, true)?;
@@ -831,8 +831,7 @@ fn fused_row_backward(
     y: &Tensor,
     g: &Tensor,
     dim: usize,
-    row32: impl Fn(usize, &[f32], &[f32], &mut [f32]) + Sync,
-    row64: impl Fn(usize, &[f64], &[f64], &mut [f64]) + Sync,
+    (row32, row64): (RowKernel<f32>, RowKernel<f64>),
 ) -> Result<Option<Tensor>> {
     let Some(row_len) = by_rows(y, dim).filter(|_| !is_grad_enabled()) else {
         return Ok(None);
@@ -850,6 +849,9 @@ fn fused_row_backward(
     }))
 }
 
+/// A row kernel for [`map_rows`]: `(row index, a row, b row, out row)`.
+type RowKernel<T> = fn(usize, &[T], &[T], &mut [T]);
+
 /// The maximum of a non-empty row, NaN if it holds one.
 #[inline(always)]
 fn row_max<T: Real>(x: &[T]) -> T {
@@ -865,10 +867,10 @@ fn row_sum<T: Arith>(x: &[T]) -> T {
 }
 
 // The row kernels of the softmax family dispatch to an AVX2 copy per row,
-// so that their `exp` runs eight lanes wide: passed to `map_rows` as they
-// are, they were compiled for the baseline target only.
+// so that their `exp` runs eight lanes wide: as plain functions they were
+// compiled for the baseline target only. They are `RowKernel`s.
 
-wide_loop!(softmax_row<T>(x: &[T], out: &mut [T]) where [T: RealFloat + Real] {
+wide_loop!(softmax_row<T>(_row: usize, x: &[T], _same: &[T], out: &mut [T]) where [T: RealFloat + Real] {
     // `exp(x - m) / sum(exp(x - m))` with `m` the row's maximum (a row
     // holding +inf or NaN is all NaN, as in PyTorch).
     let m = row_max(x);
@@ -881,7 +883,7 @@ wide_loop!(softmax_row<T>(x: &[T], out: &mut [T]) where [T: RealFloat + Real] {
     }
 });
 
-wide_loop!(softmax_backward_row<T>(y: &[T], g: &[T], out: &mut [T]) where [T: RealFloat + Real] {
+wide_loop!(softmax_backward_row<T>(_row: usize, y: &[T], g: &[T], out: &mut [T]) where [T: RealFloat + Real] {
     // `y * (g - sum(g * y))`.
     for ((o, &yv), &gv) in out.iter_mut().zip(y).zip(g) {
         *o = yv.mul(gv);
@@ -892,7 +894,7 @@ wide_loop!(softmax_backward_row<T>(y: &[T], g: &[T], out: &mut [T]) where [T: Re
     }
 });
 
-wide_loop!(log_softmax_row<T>(x: &[T], out: &mut [T]) where [T: RealFloat + Real] {
+wide_loop!(log_softmax_row<T>(_row: usize, x: &[T], _same: &[T], out: &mut [T]) where [T: RealFloat + Real] {
     // `x - m - log(sum(exp(x - m)))` with `m` the row's maximum; the
     // exponentials go through `out` so that they vectorise apart from the
     // sum.
@@ -906,7 +908,7 @@ wide_loop!(log_softmax_row<T>(x: &[T], out: &mut [T]) where [T: RealFloat + Real
     }
 });
 
-wide_loop!(log_softmax_backward_row<T>(y: &[T], g: &[T], out: &mut [T]) where [T: RealFloat + Real] {
+wide_loop!(log_softmax_backward_row<T>(_row: usize, y: &[T], g: &[T], out: &mut [T]) where [T: RealFloat + Real] {
     // `g - exp(y) * sum(g)`.
     let total = row_sum(g);
     for ((o, &yv), &gv) in out.iter_mut().zip(y).zip(g) {
