@@ -7,13 +7,14 @@ build-dev:
 format:
 	cargo fmt --all
 	python3 scripts/gen_stubs.py
-	ruff format python tests benches examples
+	ruff format python tests benches examples scripts
 	ruff check --fix python tests benches examples
 
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	ruff check python tests benches examples scripts
+	ruff format --check python tests benches examples scripts
 	python3 -m mypy.stubtest ferrograd._C --allowlist scripts/stubtest_allowlist.txt
 
 test-rs:

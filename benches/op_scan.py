@@ -118,7 +118,9 @@ IMAGE_CASES = {
     "adaptive_avg": lambda T, x, w: T.nn.functional.adaptive_avg_pool2d(x, 1),
     "batch_norm": lambda T, x, w: T.nn.functional.batch_norm(x, None, None, training=True),
     "group_norm": lambda T, x, w: T.nn.functional.group_norm(x, 4),
-    "group_norm_affine": lambda T, x, w: T.nn.functional.group_norm(x, 4, w.flatten()[:16], w.flatten()[16:32]),
+    "group_norm_affine": lambda T, x, w: T.nn.functional.group_norm(
+        x, 4, w.flatten()[:16], w.flatten()[16:32]
+    ),
     "nearest2x": lambda T, x, w: T.nn.functional.interpolate(x, scale_factor=2),
     "bilinear2x": lambda T, x, w: T.nn.functional.interpolate(x, scale_factor=2, mode="bilinear"),
     "pad_reflect": lambda T, x, w: T.nn.functional.pad(x, (2, 2, 2, 2), mode="reflect"),
@@ -142,7 +144,9 @@ def scan(cases, inputs) -> None:
             times.append(best_time(step))
         ratio = times[0] / times[1]
         mark = "<<<" if ratio > 1.5 else ""
-        print(f"{name:16s} {ratio:6.2f} {mark:3s} ferrograd {times[0] * 1e6:9.1f} us  torch {times[1] * 1e6:9.1f} us")
+        print(
+            f"{name:16s} {ratio:6.2f} {mark:3s} ferrograd {times[0] * 1e6:9.1f} us  torch {times[1] * 1e6:9.1f} us"
+        )
 
 
 scan(MATRIX_CASES, [A, B])

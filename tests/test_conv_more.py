@@ -98,8 +98,11 @@ def test_conv3d_values_and_gradients(case):
 
 def test_conv3d_of_an_unbatched_input():
     rng = np.random.default_rng(11)
-    check_op(lambda T, a, w: T.nn.functional.conv3d(a, w, stride=(2, 1, 1), padding=1),
-             rng.standard_normal((2, 3, 3, 4)), rng.standard_normal((2, 2, 2, 2, 1)))
+    check_op(
+        lambda T, a, w: T.nn.functional.conv3d(a, w, stride=(2, 1, 1), padding=1),
+        rng.standard_normal((2, 3, 3, 4)),
+        rng.standard_normal((2, 2, 2, 2, 1)),
+    )
 
 
 @st.composite
@@ -120,8 +123,12 @@ def conv_transpose_case(draw, dims):
         x = x[0]
     weight = rng.standard_normal((c, o // groups, *kernel))
     bias = rng.standard_normal(o) if draw(st.booleans()) else None
-    return x, weight, bias, dict(stride=stride, padding=padding, output_padding=output_padding, groups=groups,
-                                 dilation=dilation)
+    return (
+        x,
+        weight,
+        bias,
+        dict(stride=stride, padding=padding, output_padding=output_padding, groups=groups, dilation=dilation),
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -147,8 +154,14 @@ def test_conv_transpose2d_is_the_input_gradient_of_conv2d(case):
         x = x[None]
     y = fg.nn.functional.conv_transpose2d(fg.tensor(x), fg.tensor(weight), **kw)
     probe = np.random.default_rng(0).standard_normal(y.shape)
-    forward = fg.nn.functional.conv2d(fg.tensor(probe), fg.tensor(weight), stride=kw["stride"],
-                                      padding=kw["padding"], dilation=kw["dilation"], groups=kw["groups"])
+    forward = fg.nn.functional.conv2d(
+        fg.tensor(probe),
+        fg.tensor(weight),
+        stride=kw["stride"],
+        padding=kw["padding"],
+        dilation=kw["dilation"],
+        groups=kw["groups"],
+    )
     # an output padding of at least the stride (allowed below the dilation) adds outputs conv2d maps
     # to more positions than the input has: those lie after it
     assert forward.shape[:2] == x.shape[:2] and forward.shape[2:] >= x.shape[2:]
@@ -163,13 +176,18 @@ def test_float32_matches_torch(name):
     dims = 3 if name == "conv3d" else 2 if name.endswith("2d") else 1
     x = rng.standard_normal((4, 6, *(7,) * dims)).astype(np.float32)
     # six input channels and four output channels in two groups
-    w = rng.standard_normal((6, 2, *(3,) * dims) if "transpose" in name else (4, 3, *(3,) * dims)).astype(np.float32)
+    w = rng.standard_normal((6, 2, *(3,) * dims) if "transpose" in name else (4, 3, *(3,) * dims)).astype(
+        np.float32
+    )
     b = rng.standard_normal(4).astype(np.float32)
     kw = dict(stride=2, padding=1, groups=2)
     if "transpose" in name:
         kw["output_padding"] = 1
-    g = rng.standard_normal(tuple(getattr(torch.nn.functional, name)(
-        torch.tensor(x), torch.tensor(w), torch.tensor(b), **kw).shape)).astype(np.float32)
+    g = rng.standard_normal(
+        tuple(
+            getattr(torch.nn.functional, name)(torch.tensor(x), torch.tensor(w), torch.tensor(b), **kw).shape
+        )
+    ).astype(np.float32)
     results = []
     for T in (fg, torch):
         ts = [T.tensor(a, requires_grad=True) for a in (x, w, b)]
@@ -188,17 +206,25 @@ def test_convolutions_gradcheck_without_torch():
         return fg.tensor(rng.standard_normal(shape), requires_grad=True)
 
     F = fg.nn.functional
-    assert fg.autograd.gradcheck(lambda a, w, b: F.conv1d(a, w, b, stride=2, padding=1, dilation=2),
-                                 (t(2, 2, 7), t(3, 2, 2), t(3)))
-    assert fg.autograd.gradcheck(lambda a, w: F.conv3d(a, w, padding=(1, 0, 1), stride=(1, 2, 1)),
-                                 (t(1, 2, 3, 4, 3), t(2, 2, 2, 2, 2)))
     assert fg.autograd.gradcheck(
-        lambda a, w, b: F.conv_transpose2d(a, w, b, stride=(2, 3), padding=1, output_padding=(1, 2), groups=2),
-        (t(1, 4, 3, 2), t(4, 1, 3, 3), t(2)))
-    assert fg.autograd.gradcheck(lambda a, w: F.conv_transpose1d(a, w, stride=3, dilation=2, output_padding=1),
-                                 (t(2, 2, 3), t(2, 3, 2)))
-    assert fg.autograd.gradgradcheck(lambda a, w: F.conv_transpose2d(a, w, stride=2).tanh(),
-                                     (t(1, 2, 2, 2), t(2, 1, 2, 2)))
+        lambda a, w, b: F.conv1d(a, w, b, stride=2, padding=1, dilation=2), (t(2, 2, 7), t(3, 2, 2), t(3))
+    )
+    assert fg.autograd.gradcheck(
+        lambda a, w: F.conv3d(a, w, padding=(1, 0, 1), stride=(1, 2, 1)), (t(1, 2, 3, 4, 3), t(2, 2, 2, 2, 2))
+    )
+    assert fg.autograd.gradcheck(
+        lambda a, w, b: F.conv_transpose2d(
+            a, w, b, stride=(2, 3), padding=1, output_padding=(1, 2), groups=2
+        ),
+        (t(1, 4, 3, 2), t(4, 1, 3, 3), t(2)),
+    )
+    assert fg.autograd.gradcheck(
+        lambda a, w: F.conv_transpose1d(a, w, stride=3, dilation=2, output_padding=1),
+        (t(2, 2, 3), t(2, 3, 2)),
+    )
+    assert fg.autograd.gradgradcheck(
+        lambda a, w: F.conv_transpose2d(a, w, stride=2).tanh(), (t(1, 2, 2, 2), t(2, 1, 2, 2))
+    )
 
 
 def test_conv_transpose2d_of_an_empty_batch():
@@ -214,8 +240,9 @@ def test_conv_transpose2d_of_a_single_pixel_is_the_kernel():
     w = np.arange(18.0).reshape(1, 2, 3, 3)
     out = fg.nn.functional.conv_transpose2d(fg.ones(1, 1, 1, 1, dtype=fg.float64), fg.tensor(w))
     np.testing.assert_array_equal(out.numpy(), w)
-    strided = fg.nn.functional.conv_transpose2d(fg.ones(1, 1, 2, 1, dtype=fg.float64), fg.tensor(w[:, :1]),
-                                                stride=3, output_padding=(2, 0))
+    strided = fg.nn.functional.conv_transpose2d(
+        fg.ones(1, 1, 2, 1, dtype=fg.float64), fg.tensor(w[:, :1]), stride=3, output_padding=(2, 0)
+    )
     np.testing.assert_array_equal(strided.numpy()[0, 0], np.concatenate([w[0, 0], w[0, 0], np.zeros((2, 3))]))
 
 
@@ -223,8 +250,9 @@ def test_conv_transpose2d_of_a_single_pixel_is_the_kernel():
 @pytest.mark.parametrize("dims", [1, 2, 3])
 def test_conv_padding_modes_pad_the_input_first(mode, dims):
     fg.manual_seed(0)
-    conv = getattr(fg.nn, f"Conv{dims}d")(2, 3, 3, padding=(1,) * dims if dims > 1 else 2, padding_mode=mode,
-                                          dilation=2 if dims == 1 else 1).double()
+    conv = getattr(fg.nn, f"Conv{dims}d")(
+        2, 3, 3, padding=(1,) * dims if dims > 1 else 2, padding_mode=mode, dilation=2 if dims == 1 else 1
+    ).double()
     x = fg.randn(2, 2, *(5,) * dims, dtype=fg.float64)
     out = conv(x)
     padded = fg.nn.functional.pad(x, conv._reversed_padding_repeated_twice, mode=mode)
@@ -232,13 +260,15 @@ def test_conv_padding_modes_pad_the_input_first(mode, dims):
     np.testing.assert_allclose(out.detach().numpy(), direct.detach().numpy(), rtol=1e-12)
     assert out.shape == (2, 3, *(5,) * dims)
     if torch is not None:
-        theirs = getattr(torch.nn, f"Conv{dims}d")(2, 3, 3, padding=(1,) * dims if dims > 1 else 2,
-                                                   padding_mode=mode, dilation=2 if dims == 1 else 1).double()
+        theirs = getattr(torch.nn, f"Conv{dims}d")(
+            2, 3, 3, padding=(1,) * dims if dims > 1 else 2, padding_mode=mode, dilation=2 if dims == 1 else 1
+        ).double()
         with torch.no_grad():
             theirs.weight.copy_(torch.tensor(conv.weight.detach().numpy()))
             theirs.bias.copy_(torch.tensor(conv.bias.detach().numpy()))
-        np.testing.assert_allclose(out.detach().numpy(), theirs(torch.tensor(x.numpy())).detach().numpy(),
-                                   rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(
+            out.detach().numpy(), theirs(torch.tensor(x.numpy())).detach().numpy(), rtol=1e-10, atol=1e-12
+        )
 
 
 @needs_torch
@@ -252,8 +282,9 @@ def test_conv_same_padding_with_a_padding_mode_matches_torch(mode):
         conv = T.nn.Conv2d(2, 2, (4, 3), padding="same", padding_mode=mode, dilation=(1, 2)).double()
         with T.no_grad():
             conv.weight.copy_(T.tensor(rng.standard_normal((2, 2, 4, 3)) if T is fg else results[0][1]))
-        results.append((conv(T.tensor(x)).detach().numpy(), conv.weight.detach().numpy(),
-                        conv.bias.detach().numpy()))
+        results.append(
+            (conv(T.tensor(x)).detach().numpy(), conv.weight.detach().numpy(), conv.bias.detach().numpy())
+        )
     bias_shift = (results[0][2] - results[1][2]).reshape(1, 2, 1, 1)
     np.testing.assert_allclose(results[0][0], results[1][0] + bias_shift, rtol=1e-10, atol=1e-12)
 
@@ -293,12 +324,15 @@ def test_module_reprs_and_parameters_match_torch(name):
     ]
 
 
-@pytest.mark.parametrize("cls, args, fan_in", [
-    ("Conv1d", (4, 6, 3), 4 * 3),
-    ("Conv3d", (2, 4, (1, 2, 3), 1, 0, 1, 2), 1 * 6),
-    ("ConvTranspose1d", (4, 6, 3), 6 * 3),
-    ("ConvTranspose2d", (6, 4, (2, 3), 1, 0, 0, 2), 2 * 6),
-])
+@pytest.mark.parametrize(
+    "cls, args, fan_in",
+    [
+        ("Conv1d", (4, 6, 3), 4 * 3),
+        ("Conv3d", (2, 4, (1, 2, 3), 1, 0, 1, 2), 1 * 6),
+        ("ConvTranspose1d", (4, 6, 3), 6 * 3),
+        ("ConvTranspose2d", (6, 4, (2, 3), 1, 0, 0, 2), 2 * 6),
+    ],
+)
 def test_conv_modules_initialise_within_the_fan_in_bound(cls, args, fan_in):
     fg.manual_seed(1)
     module = getattr(fg.nn, cls)(*args)
@@ -347,7 +381,9 @@ def test_a_dilated_window_wholly_in_the_padding_gives_minus_infinity_at_an_input
     z = fg.tensor(np.arange(4.0).reshape(1, 1, 4), requires_grad=True)
     out = fg.nn.functional.max_pool1d(z, 2, 1, padding=1, dilation=3)
     if torch is not None:
-        expected = torch.nn.functional.max_pool1d(torch.arange(4.0).reshape(1, 1, 4), 2, 1, padding=1, dilation=3)
+        expected = torch.nn.functional.max_pool1d(
+            torch.arange(4.0).reshape(1, 1, 4), 2, 1, padding=1, dilation=3
+        )
         np.testing.assert_array_equal(out.detach().numpy(), expected.numpy())
 
 
@@ -372,8 +408,13 @@ def test_max_pool1d(case, ceil_mode):
     if not _every_window_meets_the_input(x.shape[-1], k, stride, padding, dilation, ceil_mode):
         return
     check_op(lambda T, a: T.nn.functional.max_pool1d(a, k, stride, padding, dilation, ceil_mode), x)
-    check_op(lambda T, a: T.nn.functional.max_pool1d(a, k, stride, padding, dilation, ceil_mode,
-                                                     return_indices=True)[1], x, grad=False)
+    check_op(
+        lambda T, a: T.nn.functional.max_pool1d(
+            a, k, stride, padding, dilation, ceil_mode, return_indices=True
+        )[1],
+        x,
+        grad=False,
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -409,18 +450,25 @@ def test_avg_pool2d_ceil_mode(case, include_pad, divisor):
 @given(case=pool2d_case(), ceil_mode=st.booleans(), dilation=st.sampled_from([1, 2]))
 def test_max_pool2d_return_indices(case, ceil_mode, dilation):
     x, k, stride, padding = case
-    if any(dilation * (kk - 1) + 1 > n + 2 * p
-           or not _every_window_meets_the_input(n, kk, s, p, dilation, ceil_mode)
-           for n, kk, s, p in zip(x.shape[-2:], k, stride, padding)):
+    if any(
+        dilation * (kk - 1) + 1 > n + 2 * p
+        or not _every_window_meets_the_input(n, kk, s, p, dilation, ceil_mode)
+        for n, kk, s, p in zip(x.shape[-2:], k, stride, padding)
+    ):
         return
     out, idx = fg.nn.functional.max_pool2d(fg.tensor(x), k, stride, padding, dilation, ceil_mode, True)
     assert idx.dtype == fg.int64 and idx.shape == out.shape
     # every index names the maximum it was returned with
     flat = x.reshape(*x.shape[:-2], -1)
-    np.testing.assert_array_equal(np.take_along_axis(flat, idx.numpy().reshape(*idx.shape[:-2], -1), -1),
-                                  out.numpy().reshape(*out.shape[:-2], -1))
-    check_op(lambda T, a: T.nn.functional.max_pool2d(a, k, stride, padding, dilation, ceil_mode, True)[1],
-             x, grad=False)
+    np.testing.assert_array_equal(
+        np.take_along_axis(flat, idx.numpy().reshape(*idx.shape[:-2], -1), -1),
+        out.numpy().reshape(*out.shape[:-2], -1),
+    )
+    check_op(
+        lambda T, a: T.nn.functional.max_pool2d(a, k, stride, padding, dilation, ceil_mode, True)[1],
+        x,
+        grad=False,
+    )
 
 
 @needs_torch
@@ -428,7 +476,10 @@ def test_max_pool2d_indices_of_ties_and_nan_match_torch():
     x = np.zeros((1, 2, 5, 6))
     x[0, 1, 2:, 3:] = 1.0
     x[0, 0, 1, 1] = np.nan
-    for kw in (dict(kernel_size=3, stride=2, padding=1, dilation=(1, 2), ceil_mode=True), dict(kernel_size=2)):
+    for kw in (
+        dict(kernel_size=3, stride=2, padding=1, dilation=(1, 2), ceil_mode=True),
+        dict(kernel_size=2),
+    ):
         ours = fg.nn.functional.max_pool2d(fg.tensor(x), return_indices=True, **kw)[1].numpy()
         theirs = torch.nn.functional.max_pool2d(torch.tensor(x), return_indices=True, **kw)[1].numpy()
         np.testing.assert_array_equal(ours, theirs)
@@ -447,7 +498,9 @@ def test_adaptive_1d_pools(size):
     x = np.random.default_rng(6).permutation(2 * 3 * 7).reshape(2, 3, 7) * 0.1
     check_op(lambda T, a: T.nn.functional.adaptive_avg_pool1d(a, size), x)
     check_op(lambda T, a: T.nn.functional.adaptive_max_pool1d(a, size), x)
-    check_op(lambda T, a: T.nn.functional.adaptive_max_pool1d(a, size, return_indices=True)[1], x[0], grad=False)
+    check_op(
+        lambda T, a: T.nn.functional.adaptive_max_pool1d(a, size, return_indices=True)[1], x[0], grad=False
+    )
 
 
 def test_adaptive_max_pool_takes_the_maximum_of_overlapping_bins_without_torch():
@@ -475,8 +528,10 @@ def test_lp_pool2d_of_norm_one_is_the_window_sum():
     np.testing.assert_allclose(out, x.reshape(1, 1, 2, 2, 2, 2).sum((3, 5)), rtol=1e-12)
 
 
-@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
-                                dict(kernel_size=(2, 3), stride=(1, 2))])
+@pytest.mark.parametrize(
+    "kw",
+    [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=(2, 3), stride=(1, 2))],
+)
 def test_max_unpool2d_inverts_max_pool2d_at_the_maxima(kw):
     x = np.random.default_rng(9).permutation(2 * 3 * 5 * 6).reshape(2, 3, 5, 6) * 0.1
     pooled, idx = fg.nn.functional.max_pool2d(fg.tensor(x), return_indices=True, **kw)
@@ -486,8 +541,10 @@ def test_max_unpool2d_inverts_max_pool2d_at_the_maxima(kw):
     np.testing.assert_array_equal(restored[kept], x[kept])
     np.testing.assert_array_equal(np.sort(restored[kept]), np.unique(pooled.numpy()))
     if kw == dict(kernel_size=2):  # distinct indices: the finite differences are well defined
-        check_op(lambda T, a: T.nn.functional.max_unpool2d(a, T.tensor(idx.numpy()), output_size=size, **kw),
-                 pooled.numpy())
+        check_op(
+            lambda T, a: T.nn.functional.max_unpool2d(a, T.tensor(idx.numpy()), output_size=size, **kw),
+            pooled.numpy(),
+        )
     # overlapping windows repeat an index: each copy's gradient is the output's gradient there
     p = fg.tensor(pooled.numpy(), requires_grad=True)
     g = np.random.default_rng(1).standard_normal((2, 3, *size))
@@ -514,90 +571,189 @@ def test_max_unpool2d_module_and_default_size():
 # ---- errors ------------------------------------------------------------------------------
 
 ERRORS = {
-    "conv1d dims": (lambda F, T: F.conv1d(T.zeros(3), T.zeros(1, 3, 1)),
-                    RuntimeError, r"Expected 2D \(unbatched\) or 3D \(batched\) input to conv1d, but got input of "
-                    r"size: \[3\]"),
-    "conv1d channels": (lambda F, T: F.conv1d(T.zeros(1, 2, 5), T.zeros(4, 3, 3)), RuntimeError,
-                        r"Given groups=1, weight of size \[4, 3, 3\], expected input\[1, 2, 5\] to have 3 channels, "
-                        "but got 2 channels instead"),
-    "conv1d kernel": (lambda F, T: F.conv1d(T.zeros(1, 1, 2), T.zeros(1, 1, 3)), RuntimeError,
-                      r"Calculated padded input size per channel: \(2\). Kernel size: \(3\). Kernel size can't"),
-    "conv1d weight dims": (lambda F, T: F.conv1d(T.zeros(1, 1, 5), T.zeros(1, 1, 3, 3)), RuntimeError,
-                           "Expected 4-dimensional input for 4-dimensional weight"),
-    "conv1d stride": (lambda F, T: F.conv1d(T.zeros(1, 1, 5), T.zeros(1, 1, 3), stride=(1, 2)), RuntimeError,
-                      r"expected stride to be a single integer value or a list of 1 values to match the convolution "
-                      r"dimensions, but got stride=\[1, 2\]"),
-    "conv1d same stride": (lambda F, T: F.conv1d(T.zeros(1, 1, 5), T.zeros(1, 1, 3), stride=2, padding="same"),
-                           RuntimeError, "padding='same' is not supported for strided convolutions"),
-    "conv3d dims": (lambda F, T: F.conv3d(T.zeros(1, 1, 3), T.zeros(1, 1, 1, 1, 1)), RuntimeError,
-                    r"Expected 4D \(unbatched\) or 5D \(batched\) input to conv3d"),
-    "conv3d channels": (lambda F, T: F.conv3d(T.zeros(1, 2, 3, 3, 3), T.zeros(1, 1, 1, 1, 1)), RuntimeError,
-                        r"expected input\[1, 2, 3, 3, 3\] to have 1 channels, but got 2 channels instead"),
-    "conv3d kernel": (lambda F, T: F.conv3d(T.zeros(1, 1, 2, 3, 3), T.zeros(1, 1, 3, 1, 1)), RuntimeError,
-                      "Kernel size can't be greater than actual input size"),
-    "convt channels": (lambda F, T: F.conv_transpose2d(T.zeros(1, 2, 5, 5), T.zeros(4, 3, 3, 3)), RuntimeError,
-                       r"Given transposed=1, weight of size \[4, 3, 3, 3\], expected input\[1, 2, 5, 5\] to have 4 "
-                       "channels, but got 2 channels instead"),
+    "conv1d dims": (
+        lambda F, T: F.conv1d(T.zeros(3), T.zeros(1, 3, 1)),
+        RuntimeError,
+        r"Expected 2D \(unbatched\) or 3D \(batched\) input to conv1d, but got input of "
+        r"size: \[3\]",
+    ),
+    "conv1d channels": (
+        lambda F, T: F.conv1d(T.zeros(1, 2, 5), T.zeros(4, 3, 3)),
+        RuntimeError,
+        r"Given groups=1, weight of size \[4, 3, 3\], expected input\[1, 2, 5\] to have 3 channels, "
+        "but got 2 channels instead",
+    ),
+    "conv1d kernel": (
+        lambda F, T: F.conv1d(T.zeros(1, 1, 2), T.zeros(1, 1, 3)),
+        RuntimeError,
+        r"Calculated padded input size per channel: \(2\). Kernel size: \(3\). Kernel size can't",
+    ),
+    "conv1d weight dims": (
+        lambda F, T: F.conv1d(T.zeros(1, 1, 5), T.zeros(1, 1, 3, 3)),
+        RuntimeError,
+        "Expected 4-dimensional input for 4-dimensional weight",
+    ),
+    "conv1d stride": (
+        lambda F, T: F.conv1d(T.zeros(1, 1, 5), T.zeros(1, 1, 3), stride=(1, 2)),
+        RuntimeError,
+        r"expected stride to be a single integer value or a list of 1 values to match the convolution "
+        r"dimensions, but got stride=\[1, 2\]",
+    ),
+    "conv1d same stride": (
+        lambda F, T: F.conv1d(T.zeros(1, 1, 5), T.zeros(1, 1, 3), stride=2, padding="same"),
+        RuntimeError,
+        "padding='same' is not supported for strided convolutions",
+    ),
+    "conv3d dims": (
+        lambda F, T: F.conv3d(T.zeros(1, 1, 3), T.zeros(1, 1, 1, 1, 1)),
+        RuntimeError,
+        r"Expected 4D \(unbatched\) or 5D \(batched\) input to conv3d",
+    ),
+    "conv3d channels": (
+        lambda F, T: F.conv3d(T.zeros(1, 2, 3, 3, 3), T.zeros(1, 1, 1, 1, 1)),
+        RuntimeError,
+        r"expected input\[1, 2, 3, 3, 3\] to have 1 channels, but got 2 channels instead",
+    ),
+    "conv3d kernel": (
+        lambda F, T: F.conv3d(T.zeros(1, 1, 2, 3, 3), T.zeros(1, 1, 3, 1, 1)),
+        RuntimeError,
+        "Kernel size can't be greater than actual input size",
+    ),
+    "convt channels": (
+        lambda F, T: F.conv_transpose2d(T.zeros(1, 2, 5, 5), T.zeros(4, 3, 3, 3)),
+        RuntimeError,
+        r"Given transposed=1, weight of size \[4, 3, 3, 3\], expected input\[1, 2, 5, 5\] to have 4 "
+        "channels, but got 2 channels instead",
+    ),
     "convt output padding": (
         lambda F, T: F.conv_transpose2d(T.zeros(1, 4, 5, 5), T.zeros(4, 3, 3, 3), stride=2, output_padding=2),
-        RuntimeError, "output padding must be smaller than either stride or dilation, but got output_padding_height: "
-        "2 output_padding_width: 2 stride_height: 2 stride_width: 2 dilation_height: 1 dilation_width: 1"),
+        RuntimeError,
+        "output padding must be smaller than either stride or dilation, but got output_padding_height: "
+        "2 output_padding_width: 2 stride_height: 2 stride_width: 2 dilation_height: 1 dilation_width: 1",
+    ),
     "convt1d output padding": (
         lambda F, T: F.conv_transpose1d(T.zeros(1, 4, 5), T.zeros(4, 3, 3), stride=2, output_padding=3),
-        RuntimeError, "output padding must be smaller than either stride or dilation"),
-    "convt dims": (lambda F, T: F.conv_transpose2d(T.zeros(4, 5), T.zeros(4, 3, 3, 3)), RuntimeError,
-                   r"Expected 3D \(unbatched\) or 4D \(batched\) input to conv_transpose2d, but got input of size: "
-                   r"\[4, 5\]"),
-    "convt1d dims": (lambda F, T: F.conv_transpose1d(T.zeros(4), T.zeros(4, 3, 3)), RuntimeError,
-                     r"Expected 2D \(unbatched\) or 3D \(batched\) input to conv_transpose1d"),
-    "convt empty plane": (lambda F, T: F.conv_transpose2d(T.zeros(1, 3, 0, 4), T.zeros(3, 2, 3, 3)), RuntimeError,
-                          r"Only zero batch or zero channel inputs are supported, but got input shape: \[1, 3, 0, 4\]"),
-    "convt too small": (lambda F, T: F.conv_transpose2d(T.zeros(1, 1, 1, 1), T.zeros(1, 1, 1, 1), padding=1),
-                        RuntimeError, r"Calculated output size per channel: \(-1 x -1\). Output size is too small"),
-    "convt groups": (lambda F, T: F.conv_transpose2d(T.zeros(1, 4, 5, 5), T.zeros(4, 3, 3, 3), groups=3),
-                     RuntimeError, "Given groups=3, expected weight to be divisible by 3 at dimension 0"),
-    "convt module mode": (lambda F, T: T.nn.ConvTranspose2d(1, 1, 3, padding_mode="reflect"), ValueError,
-                          'Only "zeros" padding mode is supported for ConvTranspose2d'),
-    "convt1d module mode": (lambda F, T: T.nn.ConvTranspose1d(1, 1, 3, padding_mode="circular"), ValueError,
-                            'Only "zeros" padding mode is supported for ConvTranspose1d'),
-    "conv module mode": (lambda F, T: T.nn.Conv1d(1, 1, 3, padding_mode="foo"), ValueError,
-                         "padding_mode must be one of .*, but got padding_mode='foo'"),
-    "conv3d module groups": (lambda F, T: T.nn.Conv3d(2, 3, 1, groups=2), ValueError,
-                             "out_channels must be divisible by groups"),
-    "conv1d module same stride": (lambda F, T: T.nn.Conv1d(1, 1, 3, stride=2, padding="same"), ValueError,
-                                  "padding='same' is not supported for strided convolutions"),
+        RuntimeError,
+        "output padding must be smaller than either stride or dilation",
+    ),
+    "convt dims": (
+        lambda F, T: F.conv_transpose2d(T.zeros(4, 5), T.zeros(4, 3, 3, 3)),
+        RuntimeError,
+        r"Expected 3D \(unbatched\) or 4D \(batched\) input to conv_transpose2d, but got input of size: "
+        r"\[4, 5\]",
+    ),
+    "convt1d dims": (
+        lambda F, T: F.conv_transpose1d(T.zeros(4), T.zeros(4, 3, 3)),
+        RuntimeError,
+        r"Expected 2D \(unbatched\) or 3D \(batched\) input to conv_transpose1d",
+    ),
+    "convt empty plane": (
+        lambda F, T: F.conv_transpose2d(T.zeros(1, 3, 0, 4), T.zeros(3, 2, 3, 3)),
+        RuntimeError,
+        r"Only zero batch or zero channel inputs are supported, but got input shape: \[1, 3, 0, 4\]",
+    ),
+    "convt too small": (
+        lambda F, T: F.conv_transpose2d(T.zeros(1, 1, 1, 1), T.zeros(1, 1, 1, 1), padding=1),
+        RuntimeError,
+        r"Calculated output size per channel: \(-1 x -1\). Output size is too small",
+    ),
+    "convt groups": (
+        lambda F, T: F.conv_transpose2d(T.zeros(1, 4, 5, 5), T.zeros(4, 3, 3, 3), groups=3),
+        RuntimeError,
+        "Given groups=3, expected weight to be divisible by 3 at dimension 0",
+    ),
+    "convt module mode": (
+        lambda F, T: T.nn.ConvTranspose2d(1, 1, 3, padding_mode="reflect"),
+        ValueError,
+        'Only "zeros" padding mode is supported for ConvTranspose2d',
+    ),
+    "convt1d module mode": (
+        lambda F, T: T.nn.ConvTranspose1d(1, 1, 3, padding_mode="circular"),
+        ValueError,
+        'Only "zeros" padding mode is supported for ConvTranspose1d',
+    ),
+    "conv module mode": (
+        lambda F, T: T.nn.Conv1d(1, 1, 3, padding_mode="foo"),
+        ValueError,
+        "padding_mode must be one of .*, but got padding_mode='foo'",
+    ),
+    "conv3d module groups": (
+        lambda F, T: T.nn.Conv3d(2, 3, 1, groups=2),
+        ValueError,
+        "out_channels must be divisible by groups",
+    ),
+    "conv1d module same stride": (
+        lambda F, T: T.nn.Conv1d(1, 1, 3, stride=2, padding="same"),
+        ValueError,
+        "padding='same' is not supported for strided convolutions",
+    ),
     "convt output size": (
         lambda F, T: T.nn.ConvTranspose2d(1, 1, 3, stride=2)(T.zeros(1, 1, 4, 4), output_size=(20, 20)),
-        ValueError, r"requested an output size of \(20, 20\), but valid sizes range from \[9, 9\] to \[10, 10\]"),
+        ValueError,
+        r"requested an output size of \(20, 20\), but valid sizes range from \[9, 9\] to \[10, 10\]",
+    ),
     "convt output size length": (
         lambda F, T: T.nn.ConvTranspose2d(1, 1, 3, stride=2)(T.zeros(1, 1, 4, 4), output_size=(20,)),
-        ValueError, r"ConvTranspose2D: for 4D input, output_size must have 2 or 4 elements \(got 1\)"),
-    "max_pool1d dims": (lambda F, T: F.max_pool1d(T.zeros(1, 1, 1, 4), 2), RuntimeError,
-                        r"max_pool1d: Expected 2D or 3D \(batch mode\) tensor with optional 0 dim batch size for "
-                        r"input, but got:\[1, 1, 1, 4\]"),
-    "max_pool1d padding": (lambda F, T: F.max_pool1d(T.zeros(1, 1, 4), 2, padding=2), RuntimeError,
-                           r"max_pool1d\(\) padding should be at most half of kernel size, but got padding=2 and "
-                           "kernel_size=2"),
-    "avg_pool1d dims": (lambda F, T: F.avg_pool1d(T.zeros(1, 1, 1, 4), 2), RuntimeError,
-                        r"Expected 2 to 3 dimensions, but got 4-dimensional tensor for argument #1 'self' \(while "
-                        r"checking arguments for avg_pool1d\)"),
-    "avg_pool2d padding": (lambda F, T: F.avg_pool2d(T.zeros(1, 1, 4, 4), 2, padding=2), RuntimeError,
-                           "pad should be at most half of effective kernel size, but got pad=2, kernel_size=2 and "
-                           "dilation=1"),
-    "avg_pool2d divisor": (lambda F, T: F.avg_pool2d(T.zeros(1, 1, 4, 4), 2, divisor_override=0), RuntimeError,
-                           "divisor must be not zero"),
-    "adaptive_avg_pool1d dims": (lambda F, T: F.adaptive_avg_pool1d(T.zeros(1, 1, 1, 4), 2), RuntimeError,
-                                 "4-dimensional tensor for argument #1 'self' .*adaptive_avg_pool1d"),
-    "adaptive_max_pool1d size": (lambda F, T: F.adaptive_max_pool1d(T.zeros(1, 1, 4), (2, 2)), RuntimeError,
-                                 r"adaptive_max_pool1d\(\) argument 'output_size' should contain one int \(got 2\)"),
-    "adaptive_max_pool2d dims": (lambda F, T: F.adaptive_max_pool2d(T.zeros(4, 4), 2), RuntimeError,
-                                 r"adaptive_max_pool2d\(\): Expected 3D or 4D tensor, but got: \[4, 4\]"),
+        ValueError,
+        r"ConvTranspose2D: for 4D input, output_size must have 2 or 4 elements \(got 1\)",
+    ),
+    "max_pool1d dims": (
+        lambda F, T: F.max_pool1d(T.zeros(1, 1, 1, 4), 2),
+        RuntimeError,
+        r"max_pool1d: Expected 2D or 3D \(batch mode\) tensor with optional 0 dim batch size for "
+        r"input, but got:\[1, 1, 1, 4\]",
+    ),
+    "max_pool1d padding": (
+        lambda F, T: F.max_pool1d(T.zeros(1, 1, 4), 2, padding=2),
+        RuntimeError,
+        r"max_pool1d\(\) padding should be at most half of kernel size, but got padding=2 and "
+        "kernel_size=2",
+    ),
+    "avg_pool1d dims": (
+        lambda F, T: F.avg_pool1d(T.zeros(1, 1, 1, 4), 2),
+        RuntimeError,
+        r"Expected 2 to 3 dimensions, but got 4-dimensional tensor for argument #1 'self' \(while "
+        r"checking arguments for avg_pool1d\)",
+    ),
+    "avg_pool2d padding": (
+        lambda F, T: F.avg_pool2d(T.zeros(1, 1, 4, 4), 2, padding=2),
+        RuntimeError,
+        "pad should be at most half of effective kernel size, but got pad=2, kernel_size=2 and dilation=1",
+    ),
+    "avg_pool2d divisor": (
+        lambda F, T: F.avg_pool2d(T.zeros(1, 1, 4, 4), 2, divisor_override=0),
+        RuntimeError,
+        "divisor must be not zero",
+    ),
+    "adaptive_avg_pool1d dims": (
+        lambda F, T: F.adaptive_avg_pool1d(T.zeros(1, 1, 1, 4), 2),
+        RuntimeError,
+        "4-dimensional tensor for argument #1 'self' .*adaptive_avg_pool1d",
+    ),
+    "adaptive_max_pool1d size": (
+        lambda F, T: F.adaptive_max_pool1d(T.zeros(1, 1, 4), (2, 2)),
+        RuntimeError,
+        r"adaptive_max_pool1d\(\) argument 'output_size' should contain one int \(got 2\)",
+    ),
+    "adaptive_max_pool2d dims": (
+        lambda F, T: F.adaptive_max_pool2d(T.zeros(4, 4), 2),
+        RuntimeError,
+        r"adaptive_max_pool2d\(\): Expected 3D or 4D tensor, but got: \[4, 4\]",
+    ),
     "max_unpool2d size": (
-        lambda F, T: F.max_unpool2d(T.zeros(1, 1, 2, 2), T.zeros(1, 1, 2, 2, dtype=T.int64), 2, output_size=(9, 9)),
-        ValueError, r'invalid output_size "\(9, 9\)" \(dim 0 must be between 2 and 6\)'),
+        lambda F, T: F.max_unpool2d(
+            T.zeros(1, 1, 2, 2), T.zeros(1, 1, 2, 2, dtype=T.int64), 2, output_size=(9, 9)
+        ),
+        ValueError,
+        r'invalid output_size "\(9, 9\)" \(dim 0 must be between 2 and 6\)',
+    ),
     "max_unpool2d boundary": (
-        lambda F, T: F.max_unpool2d(T.zeros(1, 1, 2, 2), T.zeros(1, 1, 2, 2, dtype=T.int64), 2, output_size=(4, 6)),
-        ValueError, r"dim 1 must be between 2 and 6"),
+        lambda F, T: F.max_unpool2d(
+            T.zeros(1, 1, 2, 2), T.zeros(1, 1, 2, 2, dtype=T.int64), 2, output_size=(4, 6)
+        ),
+        ValueError,
+        r"dim 1 must be between 2 and 6",
+    ),
 }
 
 

@@ -17,7 +17,6 @@ except ImportError:  # pragma: no cover - torch is optional
     torch = None
 
 
-
 @st.composite
 def conv_case(draw):
     groups = draw(st.sampled_from([1, 2]))
@@ -58,10 +57,14 @@ def test_conv2d_unbatched_and_same_padding():
 def test_conv2d_second_order_matches_torch():
     rng = np.random.default_rng(1)
     x, w = rng.standard_normal((1, 2, 4, 4)), rng.standard_normal((2, 2, 3, 3))
-    assert fg.autograd.gradcheck(lambda a, k: fg.nn.functional.conv2d(a, k, padding=1).tanh(),
-                                 (fg.tensor(x, requires_grad=True), fg.tensor(w, requires_grad=True)))
-    assert fg.autograd.gradgradcheck(lambda a, k: fg.nn.functional.conv2d(a, k, stride=2).tanh(),
-                                     (fg.tensor(x, requires_grad=True), fg.tensor(w, requires_grad=True)))
+    assert fg.autograd.gradcheck(
+        lambda a, k: fg.nn.functional.conv2d(a, k, padding=1).tanh(),
+        (fg.tensor(x, requires_grad=True), fg.tensor(w, requires_grad=True)),
+    )
+    assert fg.autograd.gradgradcheck(
+        lambda a, k: fg.nn.functional.conv2d(a, k, stride=2).tanh(),
+        (fg.tensor(x, requires_grad=True), fg.tensor(w, requires_grad=True)),
+    )
 
 
 @settings(max_examples=20, deadline=None)
@@ -172,8 +175,12 @@ def test_batch_norm_values_and_gradients(case):
     if weight is None:
         check_op(lambda T, a: T.nn.functional.batch_norm(a, *running(T), training=training), x)
     else:
-        check_op(lambda T, a, w, b: T.nn.functional.batch_norm(a, *running(T), w, b, training=training),
-                 x, weight, bias)
+        check_op(
+            lambda T, a, w, b: T.nn.functional.batch_norm(a, *running(T), w, b, training=training),
+            x,
+            weight,
+            bias,
+        )
 
 
 @pytest.mark.parametrize("training", [True, False])
@@ -183,7 +190,11 @@ def test_batch_norm_second_order(shape, training):
     x = fg.tensor(rng.standard_normal(shape), requires_grad=True)
     w = fg.tensor(rng.standard_normal(shape[1]), requires_grad=True)
     b = fg.tensor(rng.standard_normal(shape[1]), requires_grad=True)
-    stats = (None, None) if training else (fg.tensor(rng.standard_normal(shape[1])), fg.tensor(rng.random(shape[1]) + 0.5))
+    stats = (
+        (None, None)
+        if training
+        else (fg.tensor(rng.standard_normal(shape[1])), fg.tensor(rng.random(shape[1]) + 0.5))
+    )
 
     def fn(a, g, c):
         return fg.nn.functional.batch_norm(a, *stats, g, c, training=training)
@@ -238,8 +249,11 @@ def test_kernel_outputs_and_gradients_are_fresh_tensors_not_views(op):
     # every batch norm of a ResNet does).
     x = fg.randn(2, 3, 4, 4, requires_grad=True)
     w = fg.ones(3, requires_grad=True)
-    out = (fg.nn.functional.batch_norm(x, None, None, w, training=True) if op == "batch_norm"
-           else fg.nn.functional.max_pool2d(x, 2))
+    out = (
+        fg.nn.functional.batch_norm(x, None, None, w, training=True)
+        if op == "batch_norm"
+        else fg.nn.functional.max_pool2d(x, 2)
+    )
     assert out._base is None
     out.relu_().sum().backward()
     assert x.grad._base is None and (op != "batch_norm" or w.grad._base is None)
@@ -274,7 +288,14 @@ def test_batch_norm_module_tracks_running_statistics_as_torch(momentum):
             bn(T.tensor(xb)).sum()
         bn.eval()
         out = bn(T.tensor(batches[0]))
-        results.append((bn.running_mean.numpy(), bn.running_var.numpy(), int(bn.num_batches_tracked), out.detach().numpy()))
+        results.append(
+            (
+                bn.running_mean.numpy(),
+                bn.running_var.numpy(),
+                int(bn.num_batches_tracked),
+                out.detach().numpy(),
+            )
+        )
     for got, want in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
@@ -311,45 +332,108 @@ def test_conv2d_module_initialises_within_torch_bounds():
 
 
 ERRORS = {
-    "conv input dims": (lambda F, T: F.conv2d(T.zeros(2, 3), T.zeros(1, 3, 1, 1)),
-                        RuntimeError, r"Expected 3D \(unbatched\) or 4D \(batched\) input to conv2d"),
-    "conv channels": (lambda F, T: F.conv2d(T.zeros(1, 2, 5, 5), T.zeros(4, 3, 3, 3)),
-                      RuntimeError, "expected input.* to have 3 channels, but got 2 channels instead"),
-    "conv kernel too large": (lambda F, T: F.conv2d(T.zeros(1, 1, 2, 2), T.zeros(1, 1, 3, 3)),
-                              RuntimeError, "Kernel size can't be greater than actual input size"),
-    "conv padding string": (lambda F, T: F.conv2d(T.zeros(1, 1, 3, 3), T.zeros(1, 1, 1, 1), padding="full"),
-                            RuntimeError, "Invalid padding string: 'full'"),
-    "same with stride": (lambda F, T: F.conv2d(T.zeros(1, 1, 3, 3), T.zeros(1, 1, 1, 1), stride=2, padding="same"),
-                         RuntimeError, "padding='same' is not supported for strided convolutions"),
-    "module padding string": (lambda F, T: T.nn.Conv2d(1, 1, 1, padding="full"),
-                              ValueError, "Invalid padding string 'full', should be one of"),
-    "module same with stride": (lambda F, T: T.nn.Conv2d(1, 1, 1, stride=2, padding="same"),
-                                ValueError, "padding='same' is not supported for strided convolutions"),
-    "pool padding": (lambda F, T: F.max_pool2d(T.zeros(1, 1, 4, 4), 2, padding=2),
-                     RuntimeError, "pad should be at most half of"),
-    "bn one value": (lambda F, T: F.batch_norm(T.zeros(1, 3), None, None, training=True),
-                     ValueError, "Expected more than 1 value per channel when training"),
-    "groups": (lambda F, T: T.nn.Conv2d(3, 4, 1, groups=2), ValueError, "in_channels must be divisible by groups"),
-    "bn2d dims": (lambda F, T: T.nn.BatchNorm2d(3)(T.zeros(2, 3)), ValueError, r"expected 4D input \(got 2D input\)"),
-    "bn dtype": (lambda F, T: F.batch_norm(T.zeros(4, 3, dtype=T.int64), None, None, training=True),
-                 NotImplementedError, "\"batch_norm\" not implemented for 'Long'"),
-    "bn weight size": (lambda F, T: F.batch_norm(T.zeros(4, 3), None, None, T.ones(4), training=True),
-                       RuntimeError, "weight should contain 3 elements not 4"),
-    "bn running size": (lambda F, T: F.batch_norm(T.zeros(4, 3), T.zeros(3), T.ones(2), training=True),
-                        RuntimeError, "running_var should contain 3 elements not 2"),
-    "bn parameter dtype": (lambda F, T: F.batch_norm(T.zeros(4, 3), T.zeros(3, dtype=T.float64),
-                                                     T.ones(3, dtype=T.float64), training=True),
-                           RuntimeError, r"mixed dtype \(CPU\): expect parameter to have scalar type of Float"),
-    "bn mixed dtype": (lambda F, T: F.batch_norm(T.zeros(4, 3, dtype=T.float64), T.zeros(3), T.ones(3)),
-                       RuntimeError, r"mixed dtype \(CPU\): all inputs must share same datatype."),
-    "bn one running": (lambda F, T: F.batch_norm(T.zeros(4, 3), T.zeros(3), None, training=True),
-                       ValueError, "running_mean and running_var must either both be None or neither be None"),
-    "bn eval without": (lambda F, T: F.batch_norm(T.zeros(4, 3), None, None),
-                        RuntimeError, "running_mean must be defined in evaluation mode"),
-    "bn running grad": (lambda F, T: F.batch_norm(T.zeros(4, 3), T.zeros(3, requires_grad=True), T.ones(3)),
-                        RuntimeError, "not differentiable with respect to argument 'running_mean'"),
-    "bn momentum": (lambda F, T: F.batch_norm(T.zeros(4, 3), None, None, training=True, momentum=None),
-                    TypeError, "argument 'momentum' .* must be float, not NoneType"),
+    "conv input dims": (
+        lambda F, T: F.conv2d(T.zeros(2, 3), T.zeros(1, 3, 1, 1)),
+        RuntimeError,
+        r"Expected 3D \(unbatched\) or 4D \(batched\) input to conv2d",
+    ),
+    "conv channels": (
+        lambda F, T: F.conv2d(T.zeros(1, 2, 5, 5), T.zeros(4, 3, 3, 3)),
+        RuntimeError,
+        "expected input.* to have 3 channels, but got 2 channels instead",
+    ),
+    "conv kernel too large": (
+        lambda F, T: F.conv2d(T.zeros(1, 1, 2, 2), T.zeros(1, 1, 3, 3)),
+        RuntimeError,
+        "Kernel size can't be greater than actual input size",
+    ),
+    "conv padding string": (
+        lambda F, T: F.conv2d(T.zeros(1, 1, 3, 3), T.zeros(1, 1, 1, 1), padding="full"),
+        RuntimeError,
+        "Invalid padding string: 'full'",
+    ),
+    "same with stride": (
+        lambda F, T: F.conv2d(T.zeros(1, 1, 3, 3), T.zeros(1, 1, 1, 1), stride=2, padding="same"),
+        RuntimeError,
+        "padding='same' is not supported for strided convolutions",
+    ),
+    "module padding string": (
+        lambda F, T: T.nn.Conv2d(1, 1, 1, padding="full"),
+        ValueError,
+        "Invalid padding string 'full', should be one of",
+    ),
+    "module same with stride": (
+        lambda F, T: T.nn.Conv2d(1, 1, 1, stride=2, padding="same"),
+        ValueError,
+        "padding='same' is not supported for strided convolutions",
+    ),
+    "pool padding": (
+        lambda F, T: F.max_pool2d(T.zeros(1, 1, 4, 4), 2, padding=2),
+        RuntimeError,
+        "pad should be at most half of",
+    ),
+    "bn one value": (
+        lambda F, T: F.batch_norm(T.zeros(1, 3), None, None, training=True),
+        ValueError,
+        "Expected more than 1 value per channel when training",
+    ),
+    "groups": (
+        lambda F, T: T.nn.Conv2d(3, 4, 1, groups=2),
+        ValueError,
+        "in_channels must be divisible by groups",
+    ),
+    "bn2d dims": (
+        lambda F, T: T.nn.BatchNorm2d(3)(T.zeros(2, 3)),
+        ValueError,
+        r"expected 4D input \(got 2D input\)",
+    ),
+    "bn dtype": (
+        lambda F, T: F.batch_norm(T.zeros(4, 3, dtype=T.int64), None, None, training=True),
+        NotImplementedError,
+        "\"batch_norm\" not implemented for 'Long'",
+    ),
+    "bn weight size": (
+        lambda F, T: F.batch_norm(T.zeros(4, 3), None, None, T.ones(4), training=True),
+        RuntimeError,
+        "weight should contain 3 elements not 4",
+    ),
+    "bn running size": (
+        lambda F, T: F.batch_norm(T.zeros(4, 3), T.zeros(3), T.ones(2), training=True),
+        RuntimeError,
+        "running_var should contain 3 elements not 2",
+    ),
+    "bn parameter dtype": (
+        lambda F, T: F.batch_norm(
+            T.zeros(4, 3), T.zeros(3, dtype=T.float64), T.ones(3, dtype=T.float64), training=True
+        ),
+        RuntimeError,
+        r"mixed dtype \(CPU\): expect parameter to have scalar type of Float",
+    ),
+    "bn mixed dtype": (
+        lambda F, T: F.batch_norm(T.zeros(4, 3, dtype=T.float64), T.zeros(3), T.ones(3)),
+        RuntimeError,
+        r"mixed dtype \(CPU\): all inputs must share same datatype.",
+    ),
+    "bn one running": (
+        lambda F, T: F.batch_norm(T.zeros(4, 3), T.zeros(3), None, training=True),
+        ValueError,
+        "running_mean and running_var must either both be None or neither be None",
+    ),
+    "bn eval without": (
+        lambda F, T: F.batch_norm(T.zeros(4, 3), None, None),
+        RuntimeError,
+        "running_mean must be defined in evaluation mode",
+    ),
+    "bn running grad": (
+        lambda F, T: F.batch_norm(T.zeros(4, 3), T.zeros(3, requires_grad=True), T.ones(3)),
+        RuntimeError,
+        "not differentiable with respect to argument 'running_mean'",
+    ),
+    "bn momentum": (
+        lambda F, T: F.batch_norm(T.zeros(4, 3), None, None, training=True, momentum=None),
+        TypeError,
+        "argument 'momentum' .* must be float, not NoneType",
+    ),
 }
 
 

@@ -221,11 +221,19 @@ def test_a_generator_of_ones_own_draws_apart_from_the_global_one():
     np.testing.assert_array_equal(fg.randn(3).numpy(), expected.numpy())
     # Its state round-trips, for every sampling op that takes a generator.
     state = g.get_state()
-    draws = [fg.randint(0, 9, (4,), generator=g), fg.normal(0.0, 1.0, (3,), generator=g),
-             fg.empty(3).normal_(generator=g), fg.multinomial(fg.ones(4), 2, generator=g)]
+    draws = [
+        fg.randint(0, 9, (4,), generator=g),
+        fg.normal(0.0, 1.0, (3,), generator=g),
+        fg.empty(3).normal_(generator=g),
+        fg.multinomial(fg.ones(4), 2, generator=g),
+    ]
     g.set_state(state)
-    again = [fg.randint(0, 9, (4,), generator=g), fg.normal(0.0, 1.0, (3,), generator=g),
-             fg.empty(3).normal_(generator=g), fg.multinomial(fg.ones(4), 2, generator=g)]
+    again = [
+        fg.randint(0, 9, (4,), generator=g),
+        fg.normal(0.0, 1.0, (3,), generator=g),
+        fg.empty(3).normal_(generator=g),
+        fg.multinomial(fg.ones(4), 2, generator=g),
+    ]
     for a, b in zip(draws, again):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert fg.manual_seed(3) is not None and fg.default_generator.initial_seed() == 3

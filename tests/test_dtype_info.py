@@ -28,7 +28,7 @@ def test_finfo_matches_torch_and_numpy(name):
     assert info.bits == ref.bits
     assert info.eps == float(ref.eps) and info.max == float(ref.max) and info.min == -info.max
     assert info.tiny == info.smallest_normal == float(ref.smallest_normal)
-    assert info.resolution == 10.0 ** -ref.precision and info.resolution == pytest.approx(float(ref.resolution))
+    assert info.resolution == 10.0**-ref.precision and info.resolution == pytest.approx(float(ref.resolution))
     assert 1.0 + info.eps != 1.0 and 1.0 + info.eps / 2 == 1.0 or real == "float32"
     if has_torch:
         t = torch.finfo(getattr(torch, name))
@@ -75,8 +75,13 @@ def test_promote_types_and_can_cast(a, b):
     if a != "bool" or b != "bool":
         assert (x + y).dtype == got
     if has_torch:
-        assert str(got).split(".")[-1] == str(torch.promote_types(getattr(torch, a), getattr(torch, b))).split(".")[-1]
-        assert fg.can_cast(getattr(fg, a), getattr(fg, b)) == torch.can_cast(getattr(torch, a), getattr(torch, b))
+        assert (
+            str(got).split(".")[-1]
+            == str(torch.promote_types(getattr(torch, a), getattr(torch, b))).split(".")[-1]
+        )
+        assert fg.can_cast(getattr(fg, a), getattr(fg, b)) == torch.can_cast(
+            getattr(torch, a), getattr(torch, b)
+        )
 
 
 def test_can_cast_rules():
@@ -118,7 +123,10 @@ def test_result_type(i, j):
 
 def test_promote_types_argument_error():
     for T in _modules():
-        with pytest.raises(TypeError, match=r"promote_types\(\): argument 'type1' \(position 1\) must be torch.dtype, not int"):
+        with pytest.raises(
+            TypeError,
+            match=r"promote_types\(\): argument 'type1' \(position 1\) must be torch.dtype, not int",
+        ):
             T.promote_types(1, T.float32)
 
 

@@ -130,7 +130,9 @@ def test_elementwise_weights_reduce_as_torch(name, reduction):
     rng = np.random.default_rng(5)
     a, b, w = rng.standard_normal((2, 3)) * 2, rng.standard_normal((2, 3)), rng.random((2, 3)) + 0.5
     fn = {"mse": "mse_loss", "l1": "l1_loss", "huber": "huber_loss"}[name]
-    check_op(lambda T, x, y: getattr(T.nn.functional, fn)(x, y, reduction=reduction, weight=T.tensor(w)), a, b)
+    check_op(
+        lambda T, x, y: getattr(T.nn.functional, fn)(x, y, reduction=reduction, weight=T.tensor(w)), a, b
+    )
     if name == "huber" and reduction == "mean":  # torch-free check of huber's plain mean
         d = np.abs(a - b)
         want = (np.where(d < 1, 0.5 * d**2, d - 0.5) * w).mean()
@@ -162,7 +164,9 @@ def test_binary_cross_entropy_with_logits_is_stable(case, reduction, pos):
 
     def fn(T, x, t):
         pos_weight = T.tensor(pw) if pos else None
-        return T.nn.functional.binary_cross_entropy_with_logits(x, t, pos_weight=pos_weight, reduction=reduction)
+        return T.nn.functional.binary_cross_entropy_with_logits(
+            x, t, pos_weight=pos_weight, reduction=reduction
+        )
 
     out = check_op(fn, logits, target)
     assert np.isfinite(out.detach().numpy()).all()
@@ -178,7 +182,9 @@ def test_kl_div(case, reduction, log_target):
         target = np.log(target + 1e-3)
 
     def fn(T, x):  # the target is a constant: perturbing a zero probability has no log
-        return T.nn.functional.kl_div(x.log_softmax(1), T.tensor(target), reduction=reduction, log_target=log_target)
+        return T.nn.functional.kl_div(
+            x.log_softmax(1), T.tensor(target), reduction=reduction, log_target=log_target
+        )
 
     check_op(fn, a)
 
@@ -204,7 +210,11 @@ def test_layer_norm(lead, shape, params, data):
 
     def f(T, x, w, b):
         return T.nn.functional.layer_norm(
-            x, shape, w if params in ("weight", "both") else None, b if params in ("bias", "both") else None, eps=1e-3
+            x,
+            shape,
+            w if params in ("weight", "both") else None,
+            b if params in ("bias", "both") else None,
+            eps=1e-3,
         )
 
     check_op(f, a, w, b)
@@ -269,26 +279,55 @@ def test_group_norm(batch, groups_channels, positions, affine, data):
 @pytest.mark.parametrize(
     "fn, kind, message",
     [
-        (lambda F, T: F.group_norm(T.ones(2, 4, 5), 3), RuntimeError,
-         r"Expected number of channels in input to be divisible by num_groups, but got input of shape \[2, 4, 5\]"),
-        (lambda F, T: F.group_norm(T.ones(2, 4, 5), 2, T.ones(3)), RuntimeError,
-         "Expected weight to be a vector of size equal to the number of channels in input"),
-        (lambda F, T: F.group_norm(T.ones(4), 2), RuntimeError, "Expected at least 2 dimensions for input tensor"),
-        (lambda F, T: F.group_norm(T.ones(2, 4, dtype=T.int64), 2), NotImplementedError, "GroupNormKernelImpl"),
-        (lambda F, T: T.nn.GroupNorm(3, 4), ValueError, r"num_channels \(4\) must be divisible by num_groups \(3\)"),
-        (lambda F, T: F.group_norm(T.ones(2, 4, 3), 2, T.ones(4, dtype=T.float64)), RuntimeError,
-         r"mixed dtype \(CPU\): expect parameter to have scalar type of Float"),
-        (lambda F, T: F.group_norm(T.ones(2, 4, 3, dtype=T.float64), 2, None, T.ones(4)), RuntimeError,
-         r"mixed dtype \(CPU\): all inputs must share same datatype."),
-        (lambda F, T: F.layer_norm(T.ones(2, 3), (3,), T.ones(3, dtype=T.float64)), RuntimeError,
-         r"mixed dtype \(CPU\): expect parameter to have scalar type of Float"),
+        (
+            lambda F, T: F.group_norm(T.ones(2, 4, 5), 3),
+            RuntimeError,
+            r"Expected number of channels in input to be divisible by num_groups, but got input of shape \[2, 4, 5\]",
+        ),
+        (
+            lambda F, T: F.group_norm(T.ones(2, 4, 5), 2, T.ones(3)),
+            RuntimeError,
+            "Expected weight to be a vector of size equal to the number of channels in input",
+        ),
+        (
+            lambda F, T: F.group_norm(T.ones(4), 2),
+            RuntimeError,
+            "Expected at least 2 dimensions for input tensor",
+        ),
+        (
+            lambda F, T: F.group_norm(T.ones(2, 4, dtype=T.int64), 2),
+            NotImplementedError,
+            "GroupNormKernelImpl",
+        ),
+        (
+            lambda F, T: T.nn.GroupNorm(3, 4),
+            ValueError,
+            r"num_channels \(4\) must be divisible by num_groups \(3\)",
+        ),
+        (
+            lambda F, T: F.group_norm(T.ones(2, 4, 3), 2, T.ones(4, dtype=T.float64)),
+            RuntimeError,
+            r"mixed dtype \(CPU\): expect parameter to have scalar type of Float",
+        ),
+        (
+            lambda F, T: F.group_norm(T.ones(2, 4, 3, dtype=T.float64), 2, None, T.ones(4)),
+            RuntimeError,
+            r"mixed dtype \(CPU\): all inputs must share same datatype.",
+        ),
+        (
+            lambda F, T: F.layer_norm(T.ones(2, 3), (3,), T.ones(3, dtype=T.float64)),
+            RuntimeError,
+            r"mixed dtype \(CPU\): expect parameter to have scalar type of Float",
+        ),
     ],
 )
 def test_group_norm_errors(fn, kind, message):
     assert_raises_like_torch(fn, kind, message)
 
 
-@pytest.mark.parametrize("shape, groups", [((16, 32, 8, 8), 8), ((3, 6, 700), 3), ((64, 16), 2), ((2, 4, 0), 2)])
+@pytest.mark.parametrize(
+    "shape, groups", [((16, 32, 8, 8), 8), ((3, 6, 700), 3), ((64, 16), 2), ((2, 4, 0), 2)]
+)
 def test_group_norm_float32_matches_torch_and_keeps_precision_about_a_large_mean(shape, groups):
     # Offset data: the kernels take each group's sums about its mean, so float32
     # stays close to the float64 result although the mean dwarfs the spread.
@@ -297,13 +336,17 @@ def test_group_norm_float32_matches_torch_and_keeps_precision_about_a_large_mean
     w, b = rng.standard_normal(shape[1]).astype(np.float32), rng.standard_normal(shape[1]).astype(np.float32)
     g = rng.standard_normal(shape).astype(np.float32)
     results = {}
-    for T, dtype in [(fg, fg.float32), (fg, fg.float64)] + ([(torch, torch.float64)] if torch is not None else []):
+    for T, dtype in [(fg, fg.float32), (fg, fg.float64)] + (
+        [(torch, torch.float64)] if torch is not None else []
+    ):
         xs = [T.tensor(v, dtype=dtype, requires_grad=True) for v in (a, w, b)]
         y = T.nn.functional.group_norm(*xs[:1], groups, *xs[1:], eps=1e-5)
         y.backward(T.tensor(g, dtype=dtype))
         if y.numel():
             assert y.grad_fn.name() == "NativeGroupNormBackward0"
-        results[(T.__name__, str(dtype))] = [t.detach().numpy().astype(np.float64) for t in (y, *[x.grad for x in xs])]
+        results[(T.__name__, str(dtype))] = [
+            t.detach().numpy().astype(np.float64) for t in (y, *[x.grad for x in xs])
+        ]
     reference = results[("ferrograd", "ferrograd.float64")]
     if torch is not None and a.size:
         # (torch's weight gradient of an empty input is NaN; ferrograd's is the empty sum, 0)
@@ -341,7 +384,9 @@ def test_embedding_picks_rows_and_skips_the_padding_gradient():
 def test_one_hot_and_normalize():
     for T in MODULES:
         F = T.nn.functional
-        np.testing.assert_array_equal(F.one_hot(T.tensor([2, 0, 1])).numpy(), np.eye(3, dtype=np.int64)[[2, 0, 1]])
+        np.testing.assert_array_equal(
+            F.one_hot(T.tensor([2, 0, 1])).numpy(), np.eye(3, dtype=np.int64)[[2, 0, 1]]
+        )
         assert F.one_hot(T.tensor([[1], [0]]), 4).shape == (2, 1, 4)
         assert F.one_hot(T.tensor([1]), 3).dtype == T.int64
     check_op(lambda T, x: T.nn.functional.normalize(x, dim=1), np.array([[3.0, -4.0], [0.5, 1.0]]))
@@ -351,35 +396,77 @@ def test_one_hot_and_normalize():
 
 
 ERRORS = {
-    "bce out of range": (lambda F, T: F.binary_cross_entropy(T.tensor([1.5]), T.tensor([1.0])),
-                         RuntimeError, "all elements of input should be between 0 and 1"),
-    "bce sizes": (lambda F, T: F.binary_cross_entropy(T.tensor([0.5, 0.5]), T.tensor([[1.0, 0.0]])),
-                  ValueError, "that is different to the input size"),
-    "bce logits sizes": (lambda F, T: F.binary_cross_entropy_with_logits(T.zeros(2), T.zeros(3)),
-                         ValueError, "must be the same as input size"),
-    "smooth l1 beta": (lambda F, T: F.smooth_l1_loss(T.zeros(2), T.zeros(2), beta=-1.0),
-                       RuntimeError, "does not support negative values for beta"),
-    "huber delta": (lambda F, T: F.huber_loss(T.zeros(2), T.zeros(2), delta=0.0),
-                    RuntimeError, "does not support non-positive values for delta"),
-    "kl reduction": (lambda F, T: F.kl_div(T.zeros(2), T.zeros(2), reduction="avg"),
-                     ValueError, "avg is not a valid value for reduction"),
-    "one_hot dtype": (lambda F, T: F.one_hot(T.tensor([1.0])),
-                      RuntimeError, "one_hot is only applicable to index tensor"),
-    "one_hot negative": (lambda F, T: F.one_hot(T.tensor([-1, 0])),
-                         RuntimeError, "Class values must be non-negative."),
-    "one_hot too large": (lambda F, T: F.one_hot(T.tensor([3]), 3),
-                          RuntimeError, "Class values must be smaller than num_classes."),
-    "embedding range": (lambda F, T: F.embedding(T.tensor([4]), T.zeros(4, 2)),
-                        IndexError, "index out of range in self"),
-    "layer_norm shape": (lambda F, T: F.layer_norm(T.zeros(2, 4), (3,)),
-                         RuntimeError, r"Given normalized_shape=\[3\], expected input with shape \[\*, 3\]"),
-    "layer_norm weight": (lambda F, T: F.layer_norm(T.zeros(2, 4), (4,), T.ones(3)),
-                          RuntimeError, r"Expected weight to be of same shape as normalized_shape, but got weight "
-                          r"of shape \[3\] and normalized_shape = \[4\]"),
-    "layer_norm int": (lambda F, T: F.layer_norm(T.zeros(2, 4, dtype=T.int64), (4,)),
-                       RuntimeError, "\"LayerNormKernelImpl\" not implemented for 'Long'"),
-    "hardtanh bounds": (lambda F, T: F.hardtanh(T.zeros(2), 1.0, -1.0),
-                        ValueError, "min_val cannot be greater than max_val"),
+    "bce out of range": (
+        lambda F, T: F.binary_cross_entropy(T.tensor([1.5]), T.tensor([1.0])),
+        RuntimeError,
+        "all elements of input should be between 0 and 1",
+    ),
+    "bce sizes": (
+        lambda F, T: F.binary_cross_entropy(T.tensor([0.5, 0.5]), T.tensor([[1.0, 0.0]])),
+        ValueError,
+        "that is different to the input size",
+    ),
+    "bce logits sizes": (
+        lambda F, T: F.binary_cross_entropy_with_logits(T.zeros(2), T.zeros(3)),
+        ValueError,
+        "must be the same as input size",
+    ),
+    "smooth l1 beta": (
+        lambda F, T: F.smooth_l1_loss(T.zeros(2), T.zeros(2), beta=-1.0),
+        RuntimeError,
+        "does not support negative values for beta",
+    ),
+    "huber delta": (
+        lambda F, T: F.huber_loss(T.zeros(2), T.zeros(2), delta=0.0),
+        RuntimeError,
+        "does not support non-positive values for delta",
+    ),
+    "kl reduction": (
+        lambda F, T: F.kl_div(T.zeros(2), T.zeros(2), reduction="avg"),
+        ValueError,
+        "avg is not a valid value for reduction",
+    ),
+    "one_hot dtype": (
+        lambda F, T: F.one_hot(T.tensor([1.0])),
+        RuntimeError,
+        "one_hot is only applicable to index tensor",
+    ),
+    "one_hot negative": (
+        lambda F, T: F.one_hot(T.tensor([-1, 0])),
+        RuntimeError,
+        "Class values must be non-negative.",
+    ),
+    "one_hot too large": (
+        lambda F, T: F.one_hot(T.tensor([3]), 3),
+        RuntimeError,
+        "Class values must be smaller than num_classes.",
+    ),
+    "embedding range": (
+        lambda F, T: F.embedding(T.tensor([4]), T.zeros(4, 2)),
+        IndexError,
+        "index out of range in self",
+    ),
+    "layer_norm shape": (
+        lambda F, T: F.layer_norm(T.zeros(2, 4), (3,)),
+        RuntimeError,
+        r"Given normalized_shape=\[3\], expected input with shape \[\*, 3\]",
+    ),
+    "layer_norm weight": (
+        lambda F, T: F.layer_norm(T.zeros(2, 4), (4,), T.ones(3)),
+        RuntimeError,
+        r"Expected weight to be of same shape as normalized_shape, but got weight "
+        r"of shape \[3\] and normalized_shape = \[4\]",
+    ),
+    "layer_norm int": (
+        lambda F, T: F.layer_norm(T.zeros(2, 4, dtype=T.int64), (4,)),
+        RuntimeError,
+        "\"LayerNormKernelImpl\" not implemented for 'Long'",
+    ),
+    "hardtanh bounds": (
+        lambda F, T: F.hardtanh(T.zeros(2), 1.0, -1.0),
+        ValueError,
+        "min_val cannot be greater than max_val",
+    ),
 }
 
 

@@ -292,8 +292,9 @@ def test_roll_matches_numpy_and_its_gradient_rolls_back(shape, data):
         with pytest.raises(IndexError, match="but tensor has no dimensions"):
             x.roll(tuple(shifts), tuple(dims))
         return
-    np.testing.assert_array_equal(x.roll(tuple(shifts), tuple(dims)).numpy(),
-                                  np.roll(a, shifts, [d % n for d in dims]))
+    np.testing.assert_array_equal(
+        x.roll(tuple(shifts), tuple(dims)).numpy(), np.roll(a, shifts, [d % n for d in dims])
+    )
     check_op(lambda T, x: T.roll(x, tuple(shifts), tuple(dims)), a)
 
 
@@ -345,4 +346,5 @@ def test_gather_with_a_0d_index_picks_that_element():
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 1.0])
     # A flipped (negative-stride) source places its elements from the end.
     np.testing.assert_array_equal(
-        fg.tensor(A).flip(2).gather(2, fg.tensor([[[0, 3]]])).numpy(), A[:1, :1, [3, 0]])
+        fg.tensor(A).flip(2).gather(2, fg.tensor([[[0, 3]]])).numpy(), A[:1, :1, [3, 0]]
+    )

@@ -38,7 +38,9 @@ def test_resizing_matches_torch_and_finite_differences(spatial, linear, by_size,
 def test_nearest_doubling_repeats_every_element_and_names_its_node():
     x = fg.arange(6.0).reshape(1, 1, 2, 3).requires_grad_()
     y = F.interpolate(x, scale_factor=2)
-    np.testing.assert_array_equal(y.detach().numpy()[0, 0], np.arange(6.0).reshape(2, 3).repeat(2, 0).repeat(2, 1))
+    np.testing.assert_array_equal(
+        y.detach().numpy()[0, 0], np.arange(6.0).reshape(2, 3).repeat(2, 0).repeat(2, 1)
+    )
     assert y.grad_fn.name() == "UpsampleNearest2DBackward0"
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.full((1, 1, 2, 3), 4.0))
@@ -55,20 +57,41 @@ def test_upsample_module():
 @pytest.mark.parametrize(
     "fn, kind, message",
     [
-        (lambda F, T: F.interpolate(T.ones(1, 1, 3, 4), mode="bilinear"), ValueError,
-         "either size or scale_factor should be defined"),
-        (lambda F, T: F.interpolate(T.ones(1, 1, 3, 4), size=3, scale_factor=2), ValueError,
-         "only one of size or scale_factor should be defined"),
-        (lambda F, T: F.interpolate(T.ones(1, 1, 3, 4), size=3, mode="linear"), NotImplementedError,
-         "Got 4D input, but linear mode needs 3D input"),
-        (lambda F, T: F.interpolate(T.ones(1, 1, 3, 4), size=3, align_corners=True), ValueError,
-         "align_corners option can only be set with the interpolating modes"),
-        (lambda F, T: F.interpolate(T.ones(1, 1, 3, 4), size=(1, 2, 3)), ValueError,
-         "Input and output must have the same number of spatial dimensions"),
-        (lambda F, T: F.interpolate(T.ones(1, 1, 3, 4), size=3, mode="foo"), NotImplementedError,
-         "Input Error: Only 3D, 4D and 5D input Tensors supported"),
-        (lambda F, T: F.interpolate(T.ones(1, 1, 3, 4), scale_factor=(1, 2, 3)), ValueError,
-         "Input and scale_factor must have the same number of spatial dimensions"),
+        (
+            lambda F, T: F.interpolate(T.ones(1, 1, 3, 4), mode="bilinear"),
+            ValueError,
+            "either size or scale_factor should be defined",
+        ),
+        (
+            lambda F, T: F.interpolate(T.ones(1, 1, 3, 4), size=3, scale_factor=2),
+            ValueError,
+            "only one of size or scale_factor should be defined",
+        ),
+        (
+            lambda F, T: F.interpolate(T.ones(1, 1, 3, 4), size=3, mode="linear"),
+            NotImplementedError,
+            "Got 4D input, but linear mode needs 3D input",
+        ),
+        (
+            lambda F, T: F.interpolate(T.ones(1, 1, 3, 4), size=3, align_corners=True),
+            ValueError,
+            "align_corners option can only be set with the interpolating modes",
+        ),
+        (
+            lambda F, T: F.interpolate(T.ones(1, 1, 3, 4), size=(1, 2, 3)),
+            ValueError,
+            "Input and output must have the same number of spatial dimensions",
+        ),
+        (
+            lambda F, T: F.interpolate(T.ones(1, 1, 3, 4), size=3, mode="foo"),
+            NotImplementedError,
+            "Input Error: Only 3D, 4D and 5D input Tensors supported",
+        ),
+        (
+            lambda F, T: F.interpolate(T.ones(1, 1, 3, 4), scale_factor=(1, 2, 3)),
+            ValueError,
+            "Input and scale_factor must have the same number of spatial dimensions",
+        ),
     ],
 )
 def test_errors_match_pytorch(fn, kind, message):

@@ -77,7 +77,7 @@ def test_cross_entropy_records_nll_over_log_softmax():
     x = fg.randn(4, 3, requires_grad=True)
     loss = F.cross_entropy(x, fg.tensor([0, 1, 2, 1]))
     assert loss.grad_fn.name() == "NllLossBackward0"
-    (parent, _), = loss.grad_fn.next_functions
+    ((parent, _),) = loss.grad_fn.next_functions
     assert parent.name() == "LogSoftmaxBackward0"
 
 
@@ -104,23 +104,48 @@ def test_nll_loss_keeps_input_dtype():
 
 
 ERRORS = {
-    "target out of bounds": (lambda T, x: T.nn.functional.nll_loss(x, T.tensor([0, 1, 3, 1])),
-                             IndexError, "Target 3 is out of bounds."),
-    "negative target": (lambda T, x: T.nn.functional.nll_loss(x, T.tensor([0, -2, 1, 1])),
-                        IndexError, "Target -2 is out of bounds."),
-    "batch mismatch": (lambda T, x: T.nn.functional.nll_loss(x, T.tensor([0, 1, 2])),
-                       ValueError, r"Expected input batch_size \(4\) to match target batch_size \(3\)."),
-    "float target": (lambda T, x: T.nn.functional.nll_loss(x, T.tensor([0.0, 1, 2, 1])),
-                     RuntimeError, "expected target dtype to be Long or Byte, but got Float"),
-    "integer input": (lambda T, x: T.nn.functional.nll_loss(T.ones(4, 3, dtype=T.int64), T.tensor([0, 1, 2, 1])),
-                      RuntimeError, "\"nll_loss_out_frame\" not implemented for 'Long'"),
-    "weight size": (lambda T, x: T.nn.functional.nll_loss(x, T.tensor([0, 1, 2, 1]), weight=T.ones(4)),
-                    RuntimeError, "weight tensor should be defined either for all 3 classes or no classes"),
+    "target out of bounds": (
+        lambda T, x: T.nn.functional.nll_loss(x, T.tensor([0, 1, 3, 1])),
+        IndexError,
+        "Target 3 is out of bounds.",
+    ),
+    "negative target": (
+        lambda T, x: T.nn.functional.nll_loss(x, T.tensor([0, -2, 1, 1])),
+        IndexError,
+        "Target -2 is out of bounds.",
+    ),
+    "batch mismatch": (
+        lambda T, x: T.nn.functional.nll_loss(x, T.tensor([0, 1, 2])),
+        ValueError,
+        r"Expected input batch_size \(4\) to match target batch_size \(3\).",
+    ),
+    "float target": (
+        lambda T, x: T.nn.functional.nll_loss(x, T.tensor([0.0, 1, 2, 1])),
+        RuntimeError,
+        "expected target dtype to be Long or Byte, but got Float",
+    ),
+    "integer input": (
+        lambda T, x: T.nn.functional.nll_loss(T.ones(4, 3, dtype=T.int64), T.tensor([0, 1, 2, 1])),
+        RuntimeError,
+        "\"nll_loss_out_frame\" not implemented for 'Long'",
+    ),
+    "weight size": (
+        lambda T, x: T.nn.functional.nll_loss(x, T.tensor([0, 1, 2, 1]), weight=T.ones(4)),
+        RuntimeError,
+        "weight tensor should be defined either for all 3 classes or no classes",
+    ),
     "weight requires grad": (
-        lambda T, x: T.nn.functional.nll_loss(x, T.tensor([0, 1, 2, 1]), weight=T.ones(3, requires_grad=True)),
-        RuntimeError, "is not differentiable with respect to argument 'weight'"),
-    "bad reduction": (lambda T, x: T.nn.functional.cross_entropy(x, T.tensor([0, 1, 2, 1]), reduction="avg"),
-                      ValueError, "avg is not a valid value for reduction"),
+        lambda T, x: T.nn.functional.nll_loss(
+            x, T.tensor([0, 1, 2, 1]), weight=T.ones(3, requires_grad=True)
+        ),
+        RuntimeError,
+        "is not differentiable with respect to argument 'weight'",
+    ),
+    "bad reduction": (
+        lambda T, x: T.nn.functional.cross_entropy(x, T.tensor([0, 1, 2, 1]), reduction="avg"),
+        ValueError,
+        "avg is not a valid value for reduction",
+    ),
 }
 
 
@@ -188,7 +213,9 @@ SOFTMAX_ROWS_WITH_INFINITIES = {
 
 @pytest.mark.parametrize("op", sorted(SOFTMAX_ROWS_WITH_INFINITIES))
 def test_softmax_rows_with_infinities_and_nan(op):
-    x = fg.tensor([[float("-inf"), float("-inf")], [float("inf"), 1.0], [float("nan"), 0.0], [0.0, float("-inf")]])
+    x = fg.tensor(
+        [[float("-inf"), float("-inf")], [float("inf"), 1.0], [float("nan"), 0.0], [0.0, float("-inf")]]
+    )
     got = getattr(x, op)(1).numpy()
     if torch is not None:
         want = getattr(torch.tensor(x.numpy()), op)(1).numpy()

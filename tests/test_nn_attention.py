@@ -40,7 +40,13 @@ SDPA_CASES = {
     "float_mask": ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 5), lambda r: r.standard_normal((2, 3, 4, 6)), {}),
     "causal_square": ((2, 3, 5, 4), (2, 3, 5, 4), (2, 3, 5, 4), None, {"is_causal": True}),
     "causal_rect": ((1, 2, 3, 4), (1, 2, 6, 4), (1, 2, 6, 4), None, {"is_causal": True}),
-    "causal_and_mask": ((1, 2, 4, 4), (1, 2, 4, 4), (1, 2, 4, 4), lambda r: bool_mask(r, (4, 4)), {"is_causal": True}),
+    "causal_and_mask": (
+        (1, 2, 4, 4),
+        (1, 2, 4, 4),
+        (1, 2, 4, 4),
+        lambda r: bool_mask(r, (4, 4)),
+        {"is_causal": True},
+    ),
     "scale": ((2, 4, 5), (2, 6, 5), (2, 6, 5), None, {"scale": 0.3}),
     "gqa": ((2, 6, 4, 5), (2, 2, 6, 5), (2, 2, 6, 3), None, {"enable_gqa": True}),
     "broadcast_batch": ((2, 3, 4, 5), (1, 3, 6, 5), (1, 3, 6, 5), None, {}),
@@ -121,7 +127,9 @@ def test_sdpa_fully_masked_rows_give_zeros_and_finite_gradients():
     np.testing.assert_array_equal(q.grad.numpy()[0, 1], np.zeros(4))
     if torch is not None:
         tout = torch.nn.functional.scaled_dot_product_attention(
-            torch.tensor(q.detach().numpy()), torch.tensor(k.detach().numpy()), torch.tensor(k.detach().numpy()),
+            torch.tensor(q.detach().numpy()),
+            torch.tensor(k.detach().numpy()),
+            torch.tensor(k.detach().numpy()),
             attn_mask=torch.tensor(mask.numpy()),
         )
         np.testing.assert_allclose(out.detach().numpy(), tout.numpy(), atol=1e-12)
@@ -134,7 +142,9 @@ def test_sdpa_dropout():
     base = F.scaled_dot_product_attention(q, k, v).numpy()
     a = F.scaled_dot_product_attention(q, k, v, dropout_p=0.5).numpy()
     assert not np.allclose(a, base)
-    np.testing.assert_array_equal(F.scaled_dot_product_attention(q, k, v, dropout_p=1.0).numpy(), np.zeros((2, 4, 8)))
+    np.testing.assert_array_equal(
+        F.scaled_dot_product_attention(q, k, v, dropout_p=1.0).numpy(), np.zeros((2, 4, 8))
+    )
 
 
 # ---- MultiheadAttention ---------------------------------------------------------------------
@@ -155,7 +165,11 @@ def mha_case(name, rng):
         "per_head_weights": ({}, [seq(L), seq(S), seq(S)], {"average_attn_weights": False}),
         "no_weights": ({}, [seq(L), seq(S), seq(S)], {"need_weights": False}),
         "bool_attn_mask": ({}, [seq(L), seq(S), seq(S)], {"attn_mask": ~bool_mask(rng, (L, S))}),
-        "float_attn_mask_3d": ({}, [seq(L), seq(S), seq(S)], {"attn_mask": rng.standard_normal((N * H, L, S))}),
+        "float_attn_mask_3d": (
+            {},
+            [seq(L), seq(S), seq(S)],
+            {"attn_mask": rng.standard_normal((N * H, L, S))},
+        ),
         "key_padding_mask": (
             {"batch_first": True},
             [(N, L, E), (N, S, E), (N, S, E)],
@@ -196,9 +210,22 @@ def mha_case(name, rng):
 
 
 MHA_CASES = [
-    "self", "cross_batch_first", "unbatched", "kdim_vdim", "no_bias", "per_head_weights", "no_weights",
-    "bool_attn_mask", "float_attn_mask_3d", "key_padding_mask", "key_padding_no_weights", "both_masks",
-    "float_masks_unbatched", "causal", "causal_with_weights", "bias_kv_zero_attn",
+    "self",
+    "cross_batch_first",
+    "unbatched",
+    "kdim_vdim",
+    "no_bias",
+    "per_head_weights",
+    "no_weights",
+    "bool_attn_mask",
+    "float_attn_mask_3d",
+    "key_padding_mask",
+    "key_padding_no_weights",
+    "both_masks",
+    "float_masks_unbatched",
+    "causal",
+    "causal_with_weights",
+    "bias_kv_zero_attn",
 ]
 
 
@@ -239,7 +266,11 @@ def test_multihead_attention_gradcheck():
     mod = fg.nn.MultiheadAttention(4, 2, kdim=3, vdim=2)
     mask = ~bool_mask(rng, (2, 3))
     call = mha_call({"attn_mask": mask, "key_padding_mask": np.array([[False, False, True]])}, "float64")
-    fd_check(mod, [rng.standard_normal((2, 1, 4)), rng.standard_normal((3, 1, 3)), rng.standard_normal((3, 1, 2))], call)
+    fd_check(
+        mod,
+        [rng.standard_normal((2, 1, 4)), rng.standard_normal((3, 1, 3)), rng.standard_normal((3, 1, 2))],
+        call,
+    )
 
 
 def test_multihead_attention_against_numpy():
@@ -253,7 +284,9 @@ def test_multihead_attention_against_numpy():
     p = {n: t.detach().numpy() for n, t in mod.named_parameters()}
     x = np.random.default_rng(0).standard_normal((2, 5, E))
     proj = x @ p["in_proj_weight"].T + p["in_proj_bias"]
-    q, k, v = (proj[..., i * E:(i + 1) * E].reshape(2, 5, H, E // H).transpose(0, 2, 1, 3) for i in range(3))
+    q, k, v = (
+        proj[..., i * E : (i + 1) * E].reshape(2, 5, H, E // H).transpose(0, 2, 1, 3) for i in range(3)
+    )
     w = softmax_np(q @ k.transpose(0, 1, 3, 2) / math.sqrt(E // H))
     heads = (w @ v).transpose(0, 2, 1, 3).reshape(2, 5, E)
     expected = heads @ p["out_proj.weight"].T + p["out_proj.bias"]
@@ -266,15 +299,22 @@ def test_multihead_attention_parameters():
     mod = fg.nn.MultiheadAttention(E, H, add_bias_kv=True)
     names = [(n, tuple(p.shape)) for n, p in mod.named_parameters()]
     assert names == [
-        ("in_proj_weight", (3 * E, E)), ("in_proj_bias", (3 * E,)), ("bias_k", (1, 1, E)), ("bias_v", (1, 1, E)),
-        ("out_proj.weight", (E, E)), ("out_proj.bias", (E,)),
+        ("in_proj_weight", (3 * E, E)),
+        ("in_proj_bias", (3 * E,)),
+        ("bias_k", (1, 1, E)),
+        ("bias_v", (1, 1, E)),
+        ("out_proj.weight", (E, E)),
+        ("out_proj.bias", (E,)),
     ]
     np.testing.assert_array_equal(mod.in_proj_bias.detach().numpy(), np.zeros(3 * E))
     bound = math.sqrt(6 / (E + 3 * E))  # xavier uniform
     assert np.abs(mod.in_proj_weight.detach().numpy()).max() <= bound
     sep = fg.nn.MultiheadAttention(E, H, kdim=3, vdim=5, bias=False)
     assert [(n, tuple(p.shape)) for n, p in sep.named_parameters()] == [
-        ("q_proj_weight", (E, E)), ("k_proj_weight", (E, 3)), ("v_proj_weight", (E, 5)), ("out_proj.weight", (E, E)),
+        ("q_proj_weight", (E, E)),
+        ("k_proj_weight", (E, 3)),
+        ("v_proj_weight", (E, 5)),
+        ("out_proj.weight", (E, E)),
     ]
     if torch is not None:
         for kwargs in ({"add_bias_kv": True}, {"kdim": 3, "vdim": 5, "bias": False}):
@@ -336,7 +376,13 @@ def test_transformer_encoder_matches_torch(name, masks, dtype_name):
     def call(m, src):
         T = torch if isinstance(m, torch.nn.Module) else fg
         kw = {
-            k: (v if not isinstance(v, np.ndarray) else T.tensor(v) if v.dtype == bool else T.tensor(v, dtype=src.dtype))
+            k: (
+                v
+                if not isinstance(v, np.ndarray)
+                else T.tensor(v)
+                if v.dtype == bool
+                else T.tensor(v, dtype=src.dtype)
+            )
             for k, v in fwd.items()
         }
         return m(src, **kw)
@@ -348,8 +394,11 @@ def test_transformer_encoder_matches_torch(name, masks, dtype_name):
 @pytest.mark.parametrize("dtype_name", ["float32", "float64"])
 @pytest.mark.parametrize("case", ["post_norm", "pre_norm_batch_first", "unbatched"])
 def test_transformer_matches_torch(case, dtype_name):
-    kwargs = {"post_norm": {}, "pre_norm_batch_first": {"norm_first": True, "batch_first": True},
-              "unbatched": {"activation": "gelu"}}[case]
+    kwargs = {
+        "post_norm": {},
+        "pre_norm_batch_first": {"norm_first": True, "batch_first": True},
+        "unbatched": {"activation": "gelu"},
+    }[case]
     rng = np.random.default_rng(11)
     fg.manual_seed(0)
     fmod = fg.nn.Transformer(D, NH, 2, 2, FF, dropout=0.0, **kwargs)
@@ -369,8 +418,13 @@ def test_transformer_matches_torch(case, dtype_name):
 
     def call(m, src, tgt):
         T = torch if isinstance(m, torch.nn.Module) else fg
-        return m(src, tgt, tgt_mask=T.tensor(tgt_mask, dtype=src.dtype), src_key_padding_mask=T.tensor(pad),
-                 memory_key_padding_mask=T.tensor(pad))
+        return m(
+            src,
+            tgt,
+            tgt_mask=T.tensor(tgt_mask, dtype=src.dtype),
+            src_key_padding_mask=T.tensor(pad),
+            memory_key_padding_mask=T.tensor(pad),
+        )
 
     compare_with_torch(fmod, tmod, [rng.standard_normal(s) for s in shapes], dtype_name, call)
 
@@ -453,28 +507,40 @@ def test_a_small_transformer_learns_to_copy():
 @pytest.mark.parametrize(
     ("fn", "kind", "match"),
     [
-        (lambda T: T.nn.MultiheadAttention(0, 2), ValueError, "embed_dim and num_heads must be greater than 0"),
+        (
+            lambda T: T.nn.MultiheadAttention(0, 2),
+            ValueError,
+            "embed_dim and num_heads must be greater than 0",
+        ),
         (lambda T: T.nn.MultiheadAttention(6, 4), AssertionError, "embed_dim must be divisible by num_heads"),
         (
-            lambda T: T.nn.MultiheadAttention(4, 2)(T.zeros(3, 2, 4), T.zeros(3, 2, 4), T.zeros(3, 2, 4), is_causal=True),
+            lambda T: T.nn.MultiheadAttention(4, 2)(
+                T.zeros(3, 2, 4), T.zeros(3, 2, 4), T.zeros(3, 2, 4), is_causal=True
+            ),
             RuntimeError,
             "Need attn_mask if specifying the is_causal hint",
         ),
         (
-            lambda T: T.nn.MultiheadAttention(4, 2)(T.zeros(3, 2, 4), T.zeros(5, 2, 4), T.zeros(5, 2, 4),
-                                                    attn_mask=T.zeros(3, 4)),
+            lambda T: T.nn.MultiheadAttention(4, 2)(
+                T.zeros(3, 2, 4), T.zeros(5, 2, 4), T.zeros(5, 2, 4), attn_mask=T.zeros(3, 4)
+            ),
             RuntimeError,
             r"The shape of the 2D attn_mask is",
         ),
         (
-            lambda T: T.nn.MultiheadAttention(4, 2)(T.zeros(3, 2, 4), T.zeros(5, 2, 4), T.zeros(5, 2, 4),
-                                                    attn_mask=T.zeros(2, 3, 5)),
+            lambda T: T.nn.MultiheadAttention(4, 2)(
+                T.zeros(3, 2, 4), T.zeros(5, 2, 4), T.zeros(5, 2, 4), attn_mask=T.zeros(2, 3, 5)
+            ),
             RuntimeError,
             r"The shape of the 3D attn_mask is",
         ),
         (
-            lambda T: T.nn.MultiheadAttention(4, 2)(T.zeros(3, 2, 4), T.zeros(5, 2, 4), T.zeros(5, 2, 4),
-                                                    key_padding_mask=T.zeros(2, 5, dtype=T.int64)),
+            lambda T: T.nn.MultiheadAttention(4, 2)(
+                T.zeros(3, 2, 4),
+                T.zeros(5, 2, 4),
+                T.zeros(5, 2, 4),
+                key_padding_mask=T.zeros(2, 5, dtype=T.int64),
+            ),
             AssertionError,
             "only bool and floating types of key_padding_mask are supported",
         ),
@@ -483,8 +549,11 @@ def test_a_small_transformer_learns_to_copy():
             AssertionError,
             "query should be unbatched 2D or batched 3D tensor but received 4-D query tensor",
         ),
-        (lambda T: T.nn.TransformerEncoderLayer(4, 2, activation="tanh"), RuntimeError,
-         "activation should be relu/gelu, not tanh"),
+        (
+            lambda T: T.nn.TransformerEncoderLayer(4, 2, activation="tanh"),
+            RuntimeError,
+            "activation should be relu/gelu, not tanh",
+        ),
         (
             lambda T: T.nn.Transformer(4, 2, 1, 1, 8)(T.zeros(5, 2, 4), T.zeros(3, 3, 4)),
             RuntimeError,
@@ -496,8 +565,9 @@ def test_a_small_transformer_learns_to_copy():
             "the feature number of src and tgt must be equal to d_model",
         ),
         (
-            lambda T: T.nn.functional.scaled_dot_product_attention(T.zeros(1, 6, 2, 4), T.zeros(1, 4, 3, 4),
-                                                                   T.zeros(1, 4, 3, 4), enable_gqa=True),
+            lambda T: T.nn.functional.scaled_dot_product_attention(
+                T.zeros(1, 6, 2, 4), T.zeros(1, 4, 3, 4), T.zeros(1, 4, 3, 4), enable_gqa=True
+            ),
             RuntimeError,
             "Number of heads in key and value must divide the number of heads in",
         ),

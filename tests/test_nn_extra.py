@@ -86,12 +86,17 @@ def test_activation_definitions_without_torch():
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
     np.testing.assert_allclose(F.selu(x).numpy(), scale * np.where(a > 0, a, alpha * np.expm1(a)), rtol=1e-12)
     np.testing.assert_allclose(
-        F.celu(x, 2.0).numpy(), np.maximum(a, 0) + np.minimum(0, 2.0 * np.expm1(a / 2.0)), rtol=1e-12, atol=1e-15
+        F.celu(x, 2.0).numpy(),
+        np.maximum(a, 0) + np.minimum(0, 2.0 * np.expm1(a / 2.0)),
+        rtol=1e-12,
+        atol=1e-15,
     )
     np.testing.assert_allclose(F.mish(x).numpy(), a * np.tanh(np.log1p(np.exp(a))), rtol=1e-12)
     np.testing.assert_allclose(F.hardsigmoid(x).numpy(), np.clip(a + 3, 0, 6) / 6, atol=1e-15)
     np.testing.assert_allclose(F.hardswish(x).numpy(), a * np.clip(a + 3, 0, 6) / 6, atol=1e-15)
-    np.testing.assert_allclose(F.softshrink(x, 1.0).numpy(), np.sign(a) * np.maximum(np.abs(a) - 1, 0), atol=1e-15)
+    np.testing.assert_allclose(
+        F.softshrink(x, 1.0).numpy(), np.sign(a) * np.maximum(np.abs(a) - 1, 0), atol=1e-15
+    )
     np.testing.assert_array_equal(F.hardshrink(x, 1.0).numpy(), np.where(np.abs(a) > 1, a, 0))
     np.testing.assert_array_equal(F.threshold(x, 1.0, 7.0).numpy(), np.where(a > 1, a, 7.0))
     # mish does not overflow where its softplus would
@@ -113,7 +118,9 @@ def test_hard_activation_gradients_at_their_corners():
             np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-7)
 
 
-@pytest.mark.parametrize("shape, slopes", [((5,), 1), ((3, 4), 4), ((2, 3, 5), 3), ((2, 3, 2, 2), 3), ((2, 3), 1)])
+@pytest.mark.parametrize(
+    "shape, slopes", [((5,), 1), ((3, 4), 4), ((2, 3, 5), 3), ((2, 3, 2, 2), 3), ((2, 3), 1)]
+)
 def test_prelu(shape, slopes):
     rng = np.random.default_rng(sum(shape))
     a = off_kinks(rng.standard_normal(shape) * 2, [0.0])
@@ -156,7 +163,14 @@ def test_softmin_without_dim_warns_as_softmax_does():
 
 
 @pytest.mark.parametrize(
-    "s1, s2, dim", [((4, 5), (4, 5), 1), ((3, 4, 5), (3, 4, 5), 2), ((3, 4), (4,), 1), ((2, 1, 3), (4, 3), -1), ((6,), (6,), 0)]
+    "s1, s2, dim",
+    [
+        ((4, 5), (4, 5), 1),
+        ((3, 4, 5), (3, 4, 5), 2),
+        ((3, 4), (4,), 1),
+        ((2, 1, 3), (4, 3), -1),
+        ((6,), (6,), 0),
+    ],
 )
 def test_cosine_similarity(s1, s2, dim):
     rng = np.random.default_rng(len(s1) + len(s2))
@@ -225,7 +239,9 @@ def _loss_cases(rng):
     hinge = off_kinks(x, [0.7])
     return {
         "margin_ranking": (
-            lambda T, r, a, b: T.nn.functional.margin_ranking_loss(a, b, T.tensor(t), margin=0.3, reduction=r),
+            lambda T, r, a, b: T.nn.functional.margin_ranking_loss(
+                a, b, T.tensor(t), margin=0.3, reduction=r
+            ),
             [ranked, y],
         ),
         "hinge_embedding": (
@@ -234,11 +250,15 @@ def _loss_cases(rng):
         ),
         "soft_margin": (lambda T, r, a: T.nn.functional.soft_margin_loss(a, T.tensor(t), reduction=r), [x]),
         "cosine_embedding": (
-            lambda T, r, a, b: T.nn.functional.cosine_embedding_loss(a, b, T.tensor(t1), margin=-0.9, reduction=r),
+            lambda T, r, a, b: T.nn.functional.cosine_embedding_loss(
+                a, b, T.tensor(t1), margin=-0.9, reduction=r
+            ),
             [x, y],
         ),
         "cosine_embedding_1d": (
-            lambda T, r, a, b: T.nn.functional.cosine_embedding_loss(a, b, T.tensor(-1.0), margin=-0.9, reduction=r),
+            lambda T, r, a, b: T.nn.functional.cosine_embedding_loss(
+                a, b, T.tensor(-1.0), margin=-0.9, reduction=r
+            ),
             [x[0], y[0]],
         ),
         "triplet": (
@@ -246,16 +266,23 @@ def _loss_cases(rng):
             [x, y, rng.standard_normal((5, 4)) * 2],
         ),
         "triplet_swap_p1": (
-            lambda T, r, a, p, n: T.nn.functional.triplet_margin_loss(a, p, n, margin=4.0, p=1, swap=True, reduction=r),
+            lambda T, r, a, p, n: T.nn.functional.triplet_margin_loss(
+                a, p, n, margin=4.0, p=1, swap=True, reduction=r
+            ),
             [x, y, rng.standard_normal((5, 4)) * 2],
         ),
-        "poisson_log": (lambda T, r, a: T.nn.functional.poisson_nll_loss(a, T.tensor(counts), reduction=r), [x]),
+        "poisson_log": (
+            lambda T, r, a: T.nn.functional.poisson_nll_loss(a, T.tensor(counts), reduction=r),
+            [x],
+        ),
         "poisson_full": (
             lambda T, r, a: T.nn.functional.poisson_nll_loss(a, T.tensor(counts), full=True, reduction=r),
             [x],
         ),
         "poisson_rate": (
-            lambda T, r, a: T.nn.functional.poisson_nll_loss(a, T.tensor(counts), log_input=False, reduction=r),
+            lambda T, r, a: T.nn.functional.poisson_nll_loss(
+                a, T.tensor(counts), log_input=False, reduction=r
+            ),
             [np.abs(x) + 0.1],
         ),
         "poisson_both_grads": (
@@ -332,7 +359,9 @@ def test_gaussian_nll_loss_floors_the_variance_but_passes_its_gradient():
     x, y = fg.tensor([1.0, 2.0], dtype=fg.float64), fg.tensor([0.0, 0.0], dtype=fg.float64)
     var = fg.tensor([1e-9, 4.0], dtype=fg.float64, requires_grad=True)
     loss = fg.nn.functional.gaussian_nll_loss(x, y, var, eps=1e-3, reduction="none")
-    np.testing.assert_allclose(loss.detach().numpy(), 0.5 * (np.log([1e-3, 4.0]) + np.array([1.0, 4.0]) / [1e-3, 4.0]))
+    np.testing.assert_allclose(
+        loss.detach().numpy(), 0.5 * (np.log([1e-3, 4.0]) + np.array([1.0, 4.0]) / [1e-3, 4.0])
+    )
     loss.sum().backward()
     v = np.array([1e-3, 4.0])
     np.testing.assert_allclose(var.grad.numpy(), 0.5 * (1 / v - np.array([1.0, 4.0]) / v**2))
@@ -346,19 +375,35 @@ def test_loss_modules_match_their_functions(reduction):
     t1 = fg.tensor(_signs(rng, (4,)))
     F, nn = fg.nn.functional, fg.nn
     pairs = [
-        (nn.MarginRankingLoss(0.2, reduction=reduction)(x, y, t), F.margin_ranking_loss(x, y, t, 0.2, reduction=reduction)),
-        (nn.HingeEmbeddingLoss(reduction=reduction)(x, t), F.hinge_embedding_loss(x, t, 1.0, reduction=reduction)),
+        (
+            nn.MarginRankingLoss(0.2, reduction=reduction)(x, y, t),
+            F.margin_ranking_loss(x, y, t, 0.2, reduction=reduction),
+        ),
+        (
+            nn.HingeEmbeddingLoss(reduction=reduction)(x, t),
+            F.hinge_embedding_loss(x, t, 1.0, reduction=reduction),
+        ),
         (nn.SoftMarginLoss(reduction=reduction)(x, t), F.soft_margin_loss(x, t, reduction=reduction)),
-        (nn.CosineEmbeddingLoss(0.1, reduction=reduction)(x, y, t1),
-         F.cosine_embedding_loss(x, y, t1, 0.1, reduction=reduction)),
-        (nn.TripletMarginLoss(2.0, p=1, swap=True, reduction=reduction)(x, y, z),
-         F.triplet_margin_loss(x, y, z, 2.0, 1, swap=True, reduction=reduction)),
-        (nn.PoissonNLLLoss(full=True, reduction=reduction)(x, y.abs() * 3),
-         F.poisson_nll_loss(x, y.abs() * 3, full=True, reduction=reduction)),
-        (nn.GaussianNLLLoss(full=True, reduction=reduction)(x, y, z.abs()),
-         F.gaussian_nll_loss(x, y, z.abs(), full=True, reduction=reduction)),
-        (nn.MultiLabelSoftMarginLoss(weight=fg.ones(3) * 2, reduction=reduction)(x, (t > 0).double()),
-         F.multilabel_soft_margin_loss(x, (t > 0).double(), weight=fg.ones(3) * 2, reduction=reduction)),
+        (
+            nn.CosineEmbeddingLoss(0.1, reduction=reduction)(x, y, t1),
+            F.cosine_embedding_loss(x, y, t1, 0.1, reduction=reduction),
+        ),
+        (
+            nn.TripletMarginLoss(2.0, p=1, swap=True, reduction=reduction)(x, y, z),
+            F.triplet_margin_loss(x, y, z, 2.0, 1, swap=True, reduction=reduction),
+        ),
+        (
+            nn.PoissonNLLLoss(full=True, reduction=reduction)(x, y.abs() * 3),
+            F.poisson_nll_loss(x, y.abs() * 3, full=True, reduction=reduction),
+        ),
+        (
+            nn.GaussianNLLLoss(full=True, reduction=reduction)(x, y, z.abs()),
+            F.gaussian_nll_loss(x, y, z.abs(), full=True, reduction=reduction),
+        ),
+        (
+            nn.MultiLabelSoftMarginLoss(weight=fg.ones(3) * 2, reduction=reduction)(x, (t > 0).double()),
+            F.multilabel_soft_margin_loss(x, (t > 0).double(), weight=fg.ones(3) * 2, reduction=reduction),
+        ),
     ]
     for got, want in pairs:
         np.testing.assert_array_equal(got.numpy(), want.numpy())
@@ -376,7 +421,9 @@ def test_legacy_reduction_arguments_warn_and_apply():
 # ---- rearranging ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("shape, r", [((1, 4, 2, 3), 2), ((2, 9, 2, 2), 3), ((8, 1, 1), 2), ((2, 2, 4, 2, 2), 2), ((3, 2, 2), 1)])
+@pytest.mark.parametrize(
+    "shape, r", [((1, 4, 2, 3), 2), ((2, 9, 2, 2), 3), ((8, 1, 1), 2), ((2, 2, 4, 2, 2), 2), ((3, 2, 2), 1)]
+)
 def test_pixel_shuffle_and_unshuffle(shape, r):
     rng = np.random.default_rng(1)
     a = rng.standard_normal(shape)
@@ -445,7 +492,9 @@ def test_padding_modules(name, args, mode, shape):
     want = fg.nn.functional.pad(fg.tensor(a), padding, mode, value if mode == "constant" else None)
     np.testing.assert_array_equal(out.detach().numpy(), want.numpy())
     if mode == "constant":
-        width = [(0, 0)] * (len(shape) - sides // 2) + [(padding[2 * i], padding[2 * i + 1]) for i in reversed(range(sides // 2))]
+        width = [(0, 0)] * (len(shape) - sides // 2) + [
+            (padding[2 * i], padding[2 * i + 1]) for i in reversed(range(sides // 2))
+        ]
         np.testing.assert_array_equal(out.detach().numpy(), np.pad(a, width, constant_values=value or 0.0))
     if torch is not None:
         assert repr(getattr(fg.nn, name)(*args)) == repr(getattr(torch.nn, name)(*args))
@@ -527,7 +576,9 @@ def test_instance_norm(batch, channels, spatial, affine, data):
     w, b = data.draw(arrays((channels,))), data.draw(arrays((channels,)))
 
     def f(T, x, w, b):
-        return T.nn.functional.instance_norm(x, weight=w if affine else None, bias=b if affine else None, eps=1e-3)
+        return T.nn.functional.instance_norm(
+            x, weight=w if affine else None, bias=b if affine else None, eps=1e-3
+        )
 
     out = check_op(f, a, w, b, fd_atol=1e-4)
     rows = f(fg, fg.tensor(a), None, None).numpy().reshape(batch * channels, -1)
@@ -553,14 +604,23 @@ def test_instance_norm_running_statistics(momentum):
     np.testing.assert_allclose(frozen, want, rtol=1e-12)
 
 
-@pytest.mark.parametrize("cls, shape", [("InstanceNorm1d", (2, 3, 5)), ("InstanceNorm2d", (2, 3, 2, 3)),
-                                        ("InstanceNorm3d", (2, 3, 2, 2, 2)), ("InstanceNorm1d", (3, 5))])
+@pytest.mark.parametrize(
+    "cls, shape",
+    [
+        ("InstanceNorm1d", (2, 3, 5)),
+        ("InstanceNorm2d", (2, 3, 2, 3)),
+        ("InstanceNorm3d", (2, 3, 2, 2, 2)),
+        ("InstanceNorm1d", (3, 5)),
+    ],
+)
 @pytest.mark.parametrize("affine, track", [(False, False), (True, True), (False, True)])
 def test_instance_norm_modules(cls, shape, affine, track):
     fm = getattr(fg.nn, cls)(3, affine=affine, track_running_stats=track, momentum=0.2)
     names = [n for n, _ in fm.named_parameters()]
     assert names == (["weight", "bias"] if affine else [])
-    assert list(fm.state_dict()) == names + (["running_mean", "running_var", "num_batches_tracked"] if track else [])
+    assert list(fm.state_dict()) == names + (
+        ["running_mean", "running_var", "num_batches_tracked"] if track else []
+    )
     a = np.random.default_rng(8).standard_normal(shape)
     out = fm(fg.tensor(a.astype(np.float32)))
     assert out.shape == shape
@@ -586,7 +646,9 @@ def test_instance_norm_modules(cls, shape, affine, track):
 
 
 def test_instance_norm_module_checks_its_features():
-    with pytest.raises(ValueError, match=r"expected input's size at dim=1 to match num_features \(3\), but got: 4."):
+    with pytest.raises(
+        ValueError, match=r"expected input's size at dim=1 to match num_features \(3\), but got: 4."
+    ):
         fg.nn.InstanceNorm1d(3, affine=True)(fg.randn(2, 4, 5))
     with pytest.warns(UserWarning, match="input's size at dim=1 does not match num_features"):
         fg.nn.InstanceNorm1d(3)(fg.randn(2, 4, 5))
@@ -603,12 +665,27 @@ FLOAT32 = {
     "cosine_similarity": (lambda F, x, y: F.cosine_similarity(x, y, -1), [(3, 4, 5), (4, 5)]),
     "pairwise_distance": (lambda F, x, y: F.pairwise_distance(x, y, 3.0), [(3, 4), (3, 4)]),
     "margin_ranking": (lambda F, x, y: F.margin_ranking_loss(x, y, x.detach().sign(), 0.5), [(6,), (6,)]),
-    "soft_margin": (lambda F, x: F.soft_margin_loss(x, (x.detach() > 0).float() * 2 - 1, reduction="sum"), [(3, 4)]),
-    "cosine_embedding": (lambda F, x, y: F.cosine_embedding_loss(x, y, (x.detach()[:, 0] > 0).float() * 2 - 1), [(4, 3), (4, 3)]),
-    "triplet": (lambda F, x, y, z: F.triplet_margin_loss(x, y, z, margin=5.0, swap=True), [(4, 3), (4, 3), (4, 3)]),
+    "soft_margin": (
+        lambda F, x: F.soft_margin_loss(x, (x.detach() > 0).float() * 2 - 1, reduction="sum"),
+        [(3, 4)],
+    ),
+    "cosine_embedding": (
+        lambda F, x, y: F.cosine_embedding_loss(x, y, (x.detach()[:, 0] > 0).float() * 2 - 1),
+        [(4, 3), (4, 3)],
+    ),
+    "triplet": (
+        lambda F, x, y, z: F.triplet_margin_loss(x, y, z, margin=5.0, swap=True),
+        [(4, 3), (4, 3), (4, 3)],
+    ),
     "poisson": (lambda F, x: F.poisson_nll_loss(x, x.detach().abs() * 3, full=True), [(3, 4)]),
-    "gaussian": (lambda F, x, v: F.gaussian_nll_loss(x, x.detach() * 0.5, v.abs() + 0.1, full=True), [(3, 4), (3, 4)]),
-    "multilabel_soft_margin": (lambda F, x: F.multilabel_soft_margin_loss(x, (x.detach() > 0).float()), [(3, 4)]),
+    "gaussian": (
+        lambda F, x, v: F.gaussian_nll_loss(x, x.detach() * 0.5, v.abs() + 0.1, full=True),
+        [(3, 4), (3, 4)],
+    ),
+    "multilabel_soft_margin": (
+        lambda F, x: F.multilabel_soft_margin_loss(x, (x.detach() > 0).float()),
+        [(3, 4)],
+    ),
     "pixel_shuffle": (lambda F, x: F.pixel_shuffle(x, 2), [(2, 8, 2, 3)]),
     "pixel_unshuffle": (lambda F, x: F.pixel_unshuffle(x, 2), [(2, 2, 4, 6)]),
     "channel_shuffle": (lambda F, x: F.channel_shuffle(x, 3), [(2, 6, 2)]),
@@ -680,7 +757,19 @@ def test_module_reprs_parameters_and_state_match_torch(name):
     for (_, p), (_, q) in zip(fm.named_parameters(), tm.named_parameters()):
         assert tuple(p.shape) == tuple(q.shape)
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy())
-    for attr in ("margin", "reduction", "eps", "dim", "norm", "keepdim", "p", "swap", "full", "log_input", "lambd"):
+    for attr in (
+        "margin",
+        "reduction",
+        "eps",
+        "dim",
+        "norm",
+        "keepdim",
+        "p",
+        "swap",
+        "full",
+        "log_input",
+        "lambd",
+    ):
         if hasattr(tm, attr):
             assert getattr(fm, attr) == getattr(tm, attr), attr
 
@@ -709,7 +798,9 @@ def test_modules_call_their_functions():
     ]
     for got, want in pairs:
         np.testing.assert_array_equal(got.numpy(), want.numpy())
-    with pytest.raises(ValueError, match="TripletMarginLoss: expected margin to be greater than 0, got 0 instead"):
+    with pytest.raises(
+        ValueError, match="TripletMarginLoss: expected margin to be greater than 0, got 0 instead"
+    ):
         nn.TripletMarginLoss(margin=0)
 
 
@@ -733,7 +824,9 @@ def test_parameter_list():
     assert isinstance(sliced, fg.nn.ParameterList) and len(sliced) == 2 and sliced[0] is pl[1]
     with pytest.raises(IndexError, match="index 4 is out of range"):
         pl[4]
-    with pytest.raises(TypeError, match="ParameterList.extend should be called with an iterable, but got Tensor"):
+    with pytest.raises(
+        TypeError, match="ParameterList.extend should be called with an iterable, but got Tensor"
+    ):
         pl.extend(fg.ones(2))
     with pytest.raises(RuntimeError, match="ParameterList should not be called."):
         pl(1)
@@ -741,7 +834,9 @@ def test_parameter_list():
     model.params = pl
     assert [n for n, _ in model.named_parameters()] == ["params.0", "params.1", "params.2", "params.3"]
     if torch is not None:
-        tl = torch.nn.ParameterList([torch.nn.Parameter(torch.ones(3)), torch.ones(2, 2, dtype=torch.float64)])
+        tl = torch.nn.ParameterList(
+            [torch.nn.Parameter(torch.ones(3)), torch.ones(2, 2, dtype=torch.float64)]
+        )
         want = repr(tl).replace("torch.", "ferrograd.")
         assert repr(fg.nn.ParameterList([a, b])) == want
 
@@ -762,7 +857,9 @@ def test_parameter_dict():
     assert key == "c" and value.shape == (2,)
     with pytest.raises(TypeError, match="cannot be used as a key as it is not a string"):
         pd[1]
-    with pytest.raises(ValueError, match="ParameterDict update sequence element #0 has length 3; 2 is required"):
+    with pytest.raises(
+        ValueError, match="ParameterDict update sequence element #0 has length 3; 2 is required"
+    ):
         pd.update([("a", fg.ones(1), 3)])
     with pytest.raises(RuntimeError, match="ParameterDict should not be called."):
         pd(fg.ones(1))
@@ -786,92 +883,218 @@ def test_parameter_list_trains_with_an_optimizer():
 # ---- errors -----------------------------------------------------------------------------------------
 
 ERRORS = {
-    "glu odd": (lambda F, T: F.glu(T.ones(3, 3), 1), RuntimeError, "Halving dimension must be even, but dimension 1 is size 3"),
+    "glu odd": (
+        lambda F, T: F.glu(T.ones(3, 3), 1),
+        RuntimeError,
+        "Halving dimension must be even, but dimension 1 is size 3",
+    ),
     "glu odd negative dim": (lambda F, T: F.glu(T.ones(2, 3)), RuntimeError, "dimension 1 is size 3"),
     "glu scalar": (lambda F, T: F.glu(T.tensor(1.0)), RuntimeError, "glu does not support scalars"),
-    "softshrink lambda": (lambda F, T: F.softshrink(T.ones(3), -1.0), RuntimeError,
-                          r"lambda must be in range \[0, 3.40282e\+38\] for input dtype Float, but found -1"),
-    "softshrink lambda double": (lambda F, T: F.softshrink(T.ones(3, dtype=T.float64), -0.5), RuntimeError,
-                                 r"lambda must be in range \[0, 1.79769e\+308\] for input dtype Double, but found -0.5"),
-    "celu alpha": (lambda F, T: F.celu(T.ones(3), 0.0), RuntimeError, "ZeroDivisionError: alpha cannot be 0 for CELU"),
-    "prelu channels": (lambda F, T: F.prelu(T.ones(2, 4), T.ones(3)), RuntimeError,
-                       "Mismatch of parameter numbers and input channel size. Found parameter numbers = 3 and channel size = 4."),
-    "prelu weight dims": (lambda F, T: F.prelu(T.ones(2, 4), T.ones(1, 4)), RuntimeError,
-                          "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = 2"),
-    "prelu module": (lambda F, T: T.nn.PReLU(3)(T.ones(2, 4)), RuntimeError, "Found parameter numbers = 3 and channel size = 4"),
-    "cosine_similarity sizes": (lambda F, T: F.cosine_similarity(T.ones(2, 4), T.ones(2, 3)), RuntimeError,
-                                r"The size of tensor a \(4\) must match the size of tensor b \(3\) at non-singleton dimension 1"),
-    "reduction": (lambda F, T: F.hinge_embedding_loss(T.ones(3), T.ones(3), reduction="avg"), ValueError,
-                  "avg is not a valid value for reduction"),
-    "soft margin reduction": (lambda F, T: F.soft_margin_loss(T.ones(3), T.ones(3), reduction="x"), ValueError,
-                              "x is not a valid value for reduction"),
-    "poisson reduction": (lambda F, T: F.poisson_nll_loss(T.ones(3), T.ones(3), reduction="x"), ValueError,
-                          "x is not a valid value for reduction"),
-    "triplet reduction": (lambda F, T: F.triplet_margin_loss(T.ones(2, 3), T.ones(2, 3), T.ones(2, 3), reduction="x"),
-                          ValueError, "x is not a valid value for reduction"),
-    "gaussian reduction": (lambda F, T: F.gaussian_nll_loss(T.ones(3), T.ones(3), T.ones(3), reduction="x"), ValueError,
-                           "x is not valid"),
-    "multilabel reduction": (lambda F, T: F.multilabel_soft_margin_loss(T.ones(2, 3), T.ones(2, 3), reduction="x"),
-                             ValueError, "x is not valid"),
-    "margin ranking dims": (lambda F, T: F.margin_ranking_loss(T.ones(2, 3), T.ones(2, 3), T.ones(3)), RuntimeError,
-                            "margin_ranking_loss : All input tensors should have same dimension but got sizes: input1: "),
-    "cosine embedding target dims": (lambda F, T: F.cosine_embedding_loss(T.ones(2, 3), T.ones(2, 3), T.ones(2, 1)),
-                                     RuntimeError, "0D or 1D target tensor expected, multi-target not supported"),
-    "cosine embedding 1d target": (lambda F, T: F.cosine_embedding_loss(T.ones(3), T.ones(3), T.ones(1)), RuntimeError,
-                                   r"1D target tensor expects 2D input tensors, but found inputs with sizes \[3\] and \[3\]."),
-    "cosine embedding 0d target": (lambda F, T: F.cosine_embedding_loss(T.ones(2, 3), T.ones(2, 3), T.tensor(1.0)),
-                                   RuntimeError, r"0D target tensor expects 1D input tensors, but found inputs with sizes "
-                                   r"\[2, 3\] and \[2, 3\]."),
-    "triplet dims": (lambda F, T: F.triplet_margin_loss(T.ones(2, 3), T.ones(2, 3), T.ones(3)), RuntimeError,
-                     "The anchor, positive, and negative tensors are expected to have the same number of dimensions, "
-                     "but got: anchor 2D, positive 2D, and negative 1D inputs"),
-    "triplet margin": (lambda F, T: F.triplet_margin_loss(T.ones(2, 3), T.ones(2, 3), T.ones(2, 3), margin=0), ValueError,
-                       "margin must be greater than 0, got 0"),
-    "gaussian var size": (lambda F, T: F.gaussian_nll_loss(T.ones(2, 4), T.ones(2, 4), T.ones(3)), ValueError,
-                          "var is of incorrect size"),
-    "gaussian var negative": (lambda F, T: F.gaussian_nll_loss(T.ones(2, 4), T.ones(2, 4), -T.ones(2, 4)), ValueError,
-                              "var has negative entry/entries"),
-    "gaussian float var negative": (lambda F, T: F.gaussian_nll_loss(T.ones(2), T.ones(2), -1.0), ValueError,
-                                    "var has negative entry/entries"),
-    "pixel_shuffle dims": (lambda F, T: F.pixel_shuffle(T.ones(4, 3), 2), RuntimeError,
-                           r"pixel_shuffle expects input to have at least 3 dimensions, but got input with 2 dimension\(s\)"),
-    "pixel_shuffle channels": (lambda F, T: F.pixel_shuffle(T.ones(5, 3, 3), 2), RuntimeError,
-                               "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
-                               r"upscale_factor, but input.size\(-3\)=5 is not divisible by 4"),
-    "pixel_shuffle factor": (lambda F, T: F.pixel_shuffle(T.ones(4, 3, 3), 0), RuntimeError,
-                             "pixel_shuffle expects a positive upscale_factor, but got 0"),
-    "pixel_unshuffle height": (lambda F, T: F.pixel_unshuffle(T.ones(4, 3, 4), 2), RuntimeError,
-                               r"pixel_unshuffle expects height to be divisible by downscale_factor, but input.size\(-2\)=3 "
-                               "is not divisible by 2"),
-    "pixel_unshuffle width": (lambda F, T: F.pixel_unshuffle(T.ones(4, 4, 3), 2), RuntimeError,
-                              r"pixel_unshuffle expects width to be divisible by downscale_factor, but input.size\(-1\)=3"),
-    "pixel_unshuffle factor": (lambda F, T: F.pixel_unshuffle(T.ones(4, 4, 4), -1), RuntimeError,
-                               "pixel_unshuffle expects a positive downscale_factor, but got -1"),
-    "pixel_unshuffle dims": (lambda F, T: F.pixel_unshuffle(T.ones(4, 4), 2), RuntimeError,
-                             "pixel_unshuffle expects input to have at least 3 dimensions"),
-    "channel_shuffle divisible": (lambda F, T: F.channel_shuffle(T.ones(1, 5, 3), 2), RuntimeError,
-                                  "Number of channels must be divisible by groups. Got 5 channels and 2 groups."),
-    "channel_shuffle dims": (lambda F, T: F.channel_shuffle(T.ones(4, 3), 2), RuntimeError,
-                             r"channel_shuffle expects input with > 2 dims, but got input with sizes \[4, 3\]"),
-    "channel_shuffle groups": (lambda F, T: F.channel_shuffle(T.ones(1, 4, 3), 0), RuntimeError,
-                               "Number of groups to divide channels in must be positive. Value of groups:0"),
-    "unflatten sizes": (lambda F, T: T.nn.Unflatten(1, (2, 2))(T.ones(3, 5)), RuntimeError,
-                        r"unflatten: Provided sizes \[2, 2\] don't multiply up to the size of dim 1 \(5\) in the input tensor"),
-    "unflatten type": (lambda F, T: T.nn.Unflatten(1, 2.0), TypeError,
-                       "unflattened_size must be a tuple of ints, but found type float"),
-    "unflatten element": (lambda F, T: T.nn.Unflatten(1, (2, 2.0)), TypeError,
-                          "unflattened_size must be tuple of ints, but found element of type float at pos 1"),
-    "rms_norm shape": (lambda F, T: F.rms_norm(T.ones(2, 4), (3,)), RuntimeError,
-                       r"Given normalized_shape=\[3\], expected input with shape \[\*3\], but got input of size\[2, 4\]"),
-    "rms_norm shape 2d": (lambda F, T: F.rms_norm(T.ones(2, 4), (2, 3)), RuntimeError,
-                          r"expected input with shape \[\*2, 3\], but got input of size\[2, 4\]"),
-    "rms_norm weight": (lambda F, T: F.rms_norm(T.ones(2, 4), (4,), T.ones(3)), RuntimeError,
-                        r"Expected weight to be of same shape as normalized_shape, but got weight of shape \[3\] and "
-                        r"normalized_shape = \[4\]"),
-    "instance_norm spatial": (lambda F, T: F.instance_norm(T.ones(2, 4, 1)), ValueError,
-                              "Expected more than 1 spatial element when training, got input size"),
-    "circular pad dims": (lambda F, T: T.nn.CircularPad2d(1)(T.ones(2, 4)), ValueError,
-                          r"expected 3D or 4D input \(got 2D input\)"),
+    "softshrink lambda": (
+        lambda F, T: F.softshrink(T.ones(3), -1.0),
+        RuntimeError,
+        r"lambda must be in range \[0, 3.40282e\+38\] for input dtype Float, but found -1",
+    ),
+    "softshrink lambda double": (
+        lambda F, T: F.softshrink(T.ones(3, dtype=T.float64), -0.5),
+        RuntimeError,
+        r"lambda must be in range \[0, 1.79769e\+308\] for input dtype Double, but found -0.5",
+    ),
+    "celu alpha": (
+        lambda F, T: F.celu(T.ones(3), 0.0),
+        RuntimeError,
+        "ZeroDivisionError: alpha cannot be 0 for CELU",
+    ),
+    "prelu channels": (
+        lambda F, T: F.prelu(T.ones(2, 4), T.ones(3)),
+        RuntimeError,
+        "Mismatch of parameter numbers and input channel size. Found parameter numbers = 3 and channel size = 4.",
+    ),
+    "prelu weight dims": (
+        lambda F, T: F.prelu(T.ones(2, 4), T.ones(1, 4)),
+        RuntimeError,
+        "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = 2",
+    ),
+    "prelu module": (
+        lambda F, T: T.nn.PReLU(3)(T.ones(2, 4)),
+        RuntimeError,
+        "Found parameter numbers = 3 and channel size = 4",
+    ),
+    "cosine_similarity sizes": (
+        lambda F, T: F.cosine_similarity(T.ones(2, 4), T.ones(2, 3)),
+        RuntimeError,
+        r"The size of tensor a \(4\) must match the size of tensor b \(3\) at non-singleton dimension 1",
+    ),
+    "reduction": (
+        lambda F, T: F.hinge_embedding_loss(T.ones(3), T.ones(3), reduction="avg"),
+        ValueError,
+        "avg is not a valid value for reduction",
+    ),
+    "soft margin reduction": (
+        lambda F, T: F.soft_margin_loss(T.ones(3), T.ones(3), reduction="x"),
+        ValueError,
+        "x is not a valid value for reduction",
+    ),
+    "poisson reduction": (
+        lambda F, T: F.poisson_nll_loss(T.ones(3), T.ones(3), reduction="x"),
+        ValueError,
+        "x is not a valid value for reduction",
+    ),
+    "triplet reduction": (
+        lambda F, T: F.triplet_margin_loss(T.ones(2, 3), T.ones(2, 3), T.ones(2, 3), reduction="x"),
+        ValueError,
+        "x is not a valid value for reduction",
+    ),
+    "gaussian reduction": (
+        lambda F, T: F.gaussian_nll_loss(T.ones(3), T.ones(3), T.ones(3), reduction="x"),
+        ValueError,
+        "x is not valid",
+    ),
+    "multilabel reduction": (
+        lambda F, T: F.multilabel_soft_margin_loss(T.ones(2, 3), T.ones(2, 3), reduction="x"),
+        ValueError,
+        "x is not valid",
+    ),
+    "margin ranking dims": (
+        lambda F, T: F.margin_ranking_loss(T.ones(2, 3), T.ones(2, 3), T.ones(3)),
+        RuntimeError,
+        "margin_ranking_loss : All input tensors should have same dimension but got sizes: input1: ",
+    ),
+    "cosine embedding target dims": (
+        lambda F, T: F.cosine_embedding_loss(T.ones(2, 3), T.ones(2, 3), T.ones(2, 1)),
+        RuntimeError,
+        "0D or 1D target tensor expected, multi-target not supported",
+    ),
+    "cosine embedding 1d target": (
+        lambda F, T: F.cosine_embedding_loss(T.ones(3), T.ones(3), T.ones(1)),
+        RuntimeError,
+        r"1D target tensor expects 2D input tensors, but found inputs with sizes \[3\] and \[3\].",
+    ),
+    "cosine embedding 0d target": (
+        lambda F, T: F.cosine_embedding_loss(T.ones(2, 3), T.ones(2, 3), T.tensor(1.0)),
+        RuntimeError,
+        r"0D target tensor expects 1D input tensors, but found inputs with sizes "
+        r"\[2, 3\] and \[2, 3\].",
+    ),
+    "triplet dims": (
+        lambda F, T: F.triplet_margin_loss(T.ones(2, 3), T.ones(2, 3), T.ones(3)),
+        RuntimeError,
+        "The anchor, positive, and negative tensors are expected to have the same number of dimensions, "
+        "but got: anchor 2D, positive 2D, and negative 1D inputs",
+    ),
+    "triplet margin": (
+        lambda F, T: F.triplet_margin_loss(T.ones(2, 3), T.ones(2, 3), T.ones(2, 3), margin=0),
+        ValueError,
+        "margin must be greater than 0, got 0",
+    ),
+    "gaussian var size": (
+        lambda F, T: F.gaussian_nll_loss(T.ones(2, 4), T.ones(2, 4), T.ones(3)),
+        ValueError,
+        "var is of incorrect size",
+    ),
+    "gaussian var negative": (
+        lambda F, T: F.gaussian_nll_loss(T.ones(2, 4), T.ones(2, 4), -T.ones(2, 4)),
+        ValueError,
+        "var has negative entry/entries",
+    ),
+    "gaussian float var negative": (
+        lambda F, T: F.gaussian_nll_loss(T.ones(2), T.ones(2), -1.0),
+        ValueError,
+        "var has negative entry/entries",
+    ),
+    "pixel_shuffle dims": (
+        lambda F, T: F.pixel_shuffle(T.ones(4, 3), 2),
+        RuntimeError,
+        r"pixel_shuffle expects input to have at least 3 dimensions, but got input with 2 dimension\(s\)",
+    ),
+    "pixel_shuffle channels": (
+        lambda F, T: F.pixel_shuffle(T.ones(5, 3, 3), 2),
+        RuntimeError,
+        "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+        r"upscale_factor, but input.size\(-3\)=5 is not divisible by 4",
+    ),
+    "pixel_shuffle factor": (
+        lambda F, T: F.pixel_shuffle(T.ones(4, 3, 3), 0),
+        RuntimeError,
+        "pixel_shuffle expects a positive upscale_factor, but got 0",
+    ),
+    "pixel_unshuffle height": (
+        lambda F, T: F.pixel_unshuffle(T.ones(4, 3, 4), 2),
+        RuntimeError,
+        r"pixel_unshuffle expects height to be divisible by downscale_factor, but input.size\(-2\)=3 "
+        "is not divisible by 2",
+    ),
+    "pixel_unshuffle width": (
+        lambda F, T: F.pixel_unshuffle(T.ones(4, 4, 3), 2),
+        RuntimeError,
+        r"pixel_unshuffle expects width to be divisible by downscale_factor, but input.size\(-1\)=3",
+    ),
+    "pixel_unshuffle factor": (
+        lambda F, T: F.pixel_unshuffle(T.ones(4, 4, 4), -1),
+        RuntimeError,
+        "pixel_unshuffle expects a positive downscale_factor, but got -1",
+    ),
+    "pixel_unshuffle dims": (
+        lambda F, T: F.pixel_unshuffle(T.ones(4, 4), 2),
+        RuntimeError,
+        "pixel_unshuffle expects input to have at least 3 dimensions",
+    ),
+    "channel_shuffle divisible": (
+        lambda F, T: F.channel_shuffle(T.ones(1, 5, 3), 2),
+        RuntimeError,
+        "Number of channels must be divisible by groups. Got 5 channels and 2 groups.",
+    ),
+    "channel_shuffle dims": (
+        lambda F, T: F.channel_shuffle(T.ones(4, 3), 2),
+        RuntimeError,
+        r"channel_shuffle expects input with > 2 dims, but got input with sizes \[4, 3\]",
+    ),
+    "channel_shuffle groups": (
+        lambda F, T: F.channel_shuffle(T.ones(1, 4, 3), 0),
+        RuntimeError,
+        "Number of groups to divide channels in must be positive. Value of groups:0",
+    ),
+    "unflatten sizes": (
+        lambda F, T: T.nn.Unflatten(1, (2, 2))(T.ones(3, 5)),
+        RuntimeError,
+        r"unflatten: Provided sizes \[2, 2\] don't multiply up to the size of dim 1 \(5\) in the input tensor",
+    ),
+    "unflatten type": (
+        lambda F, T: T.nn.Unflatten(1, 2.0),
+        TypeError,
+        "unflattened_size must be a tuple of ints, but found type float",
+    ),
+    "unflatten element": (
+        lambda F, T: T.nn.Unflatten(1, (2, 2.0)),
+        TypeError,
+        "unflattened_size must be tuple of ints, but found element of type float at pos 1",
+    ),
+    "rms_norm shape": (
+        lambda F, T: F.rms_norm(T.ones(2, 4), (3,)),
+        RuntimeError,
+        r"Given normalized_shape=\[3\], expected input with shape \[\*3\], but got input of size\[2, 4\]",
+    ),
+    "rms_norm shape 2d": (
+        lambda F, T: F.rms_norm(T.ones(2, 4), (2, 3)),
+        RuntimeError,
+        r"expected input with shape \[\*2, 3\], but got input of size\[2, 4\]",
+    ),
+    "rms_norm weight": (
+        lambda F, T: F.rms_norm(T.ones(2, 4), (4,), T.ones(3)),
+        RuntimeError,
+        r"Expected weight to be of same shape as normalized_shape, but got weight of shape \[3\] and "
+        r"normalized_shape = \[4\]",
+    ),
+    "instance_norm spatial": (
+        lambda F, T: F.instance_norm(T.ones(2, 4, 1)),
+        ValueError,
+        "Expected more than 1 spatial element when training, got input size",
+    ),
+    "circular pad dims": (
+        lambda F, T: T.nn.CircularPad2d(1)(T.ones(2, 4)),
+        ValueError,
+        r"expected 3D or 4D input \(got 2D input\)",
+    ),
 }
 
 

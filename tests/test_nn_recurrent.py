@@ -236,8 +236,13 @@ def seq_call(cls):
 def build(T, cls, mode_kwargs, cfg, input_size=3, hidden=4):
     layers, bidir, batch_first, _, _, kwargs = cfg
     return getattr(T.nn, cls)(
-        input_size, hidden, num_layers=layers, bidirectional=bidir, batch_first=batch_first,
-        **mode_kwargs, **kwargs,
+        input_size,
+        hidden,
+        num_layers=layers,
+        bidirectional=bidir,
+        batch_first=batch_first,
+        **mode_kwargs,
+        **kwargs,
     )
 
 
@@ -295,8 +300,14 @@ def test_dropout_only_in_training():
 def test_sequence_layers_gradcheck(cls, kwargs):
     fg.manual_seed(2)
     mod = getattr(fg.nn, cls)(2, 3, **kwargs)
-    cfg = (kwargs["num_layers"], kwargs.get("bidirectional", False), kwargs.get("batch_first", False), True, True,
-           {k: v for k, v in kwargs.items() if k == "proj_size"})
+    cfg = (
+        kwargs["num_layers"],
+        kwargs.get("bidirectional", False),
+        kwargs.get("batch_first", False),
+        True,
+        True,
+        {k: v for k, v in kwargs.items() if k == "proj_size"},
+    )
     arrays = seq_arrays(cls, cfg, np.random.default_rng(4), input_size=2, hidden=3, seq=3, batch=2)
     fd_check(mod, arrays, seq_call(cls))
 
@@ -339,27 +350,49 @@ def test_sequence_output_is_the_cell_unrolled():
             "LSTM",
             {"num_layers": 2, "bidirectional": True, "proj_size": 2},
             {
-                "weight_ih_l0": (20, 3), "weight_hh_l0": (20, 2), "bias_ih_l0": (20,), "bias_hh_l0": (20,),
+                "weight_ih_l0": (20, 3),
+                "weight_hh_l0": (20, 2),
+                "bias_ih_l0": (20,),
+                "bias_hh_l0": (20,),
                 "weight_hr_l0": (2, 5),
-                "weight_ih_l0_reverse": (20, 3), "weight_hh_l0_reverse": (20, 2), "bias_ih_l0_reverse": (20,),
-                "bias_hh_l0_reverse": (20,), "weight_hr_l0_reverse": (2, 5),
-                "weight_ih_l1": (20, 4), "weight_hh_l1": (20, 2), "bias_ih_l1": (20,), "bias_hh_l1": (20,),
+                "weight_ih_l0_reverse": (20, 3),
+                "weight_hh_l0_reverse": (20, 2),
+                "bias_ih_l0_reverse": (20,),
+                "bias_hh_l0_reverse": (20,),
+                "weight_hr_l0_reverse": (2, 5),
+                "weight_ih_l1": (20, 4),
+                "weight_hh_l1": (20, 2),
+                "bias_ih_l1": (20,),
+                "bias_hh_l1": (20,),
                 "weight_hr_l1": (2, 5),
-                "weight_ih_l1_reverse": (20, 4), "weight_hh_l1_reverse": (20, 2), "bias_ih_l1_reverse": (20,),
-                "bias_hh_l1_reverse": (20,), "weight_hr_l1_reverse": (2, 5),
+                "weight_ih_l1_reverse": (20, 4),
+                "weight_hh_l1_reverse": (20, 2),
+                "bias_ih_l1_reverse": (20,),
+                "bias_hh_l1_reverse": (20,),
+                "weight_hr_l1_reverse": (2, 5),
             },
         ),
         (
             "GRU",
             {"num_layers": 2, "bias": False},
-            {"weight_ih_l0": (15, 3), "weight_hh_l0": (15, 5), "weight_ih_l1": (15, 5), "weight_hh_l1": (15, 5)},
+            {
+                "weight_ih_l0": (15, 3),
+                "weight_hh_l0": (15, 5),
+                "weight_ih_l1": (15, 5),
+                "weight_hh_l1": (15, 5),
+            },
         ),
         (
             "RNN",
             {"bidirectional": True},
             {
-                "weight_ih_l0": (5, 3), "weight_hh_l0": (5, 5), "bias_ih_l0": (5,), "bias_hh_l0": (5,),
-                "weight_ih_l0_reverse": (5, 3), "weight_hh_l0_reverse": (5, 5), "bias_ih_l0_reverse": (5,),
+                "weight_ih_l0": (5, 3),
+                "weight_hh_l0": (5, 5),
+                "bias_ih_l0": (5,),
+                "bias_hh_l0": (5,),
+                "weight_ih_l0_reverse": (5, 3),
+                "weight_hh_l0_reverse": (5, 5),
+                "bias_ih_l0_reverse": (5,),
                 "bias_hh_l0_reverse": (5,),
             },
         ),
@@ -383,7 +416,11 @@ def test_parameter_names_shapes_and_initialisation(cls, kwargs, shapes):
 
 @needs_torch
 def test_cell_parameters_and_reprs_match_torch():
-    for cls, kwargs in [("RNNCell", {"nonlinearity": "relu", "bias": False}), ("LSTMCell", {}), ("GRUCell", {})]:
+    for cls, kwargs in [
+        ("RNNCell", {"nonlinearity": "relu", "bias": False}),
+        ("LSTMCell", {}),
+        ("GRUCell", {}),
+    ]:
         fmod, tmod = getattr(fg.nn, cls)(3, 5, **kwargs), getattr(torch.nn, cls)(3, 5, **kwargs)
         assert [(n, tuple(p.shape)) for n, p in fmod.named_parameters()] == [
             (n, tuple(p.shape)) for n, p in tmod.named_parameters()
@@ -465,7 +502,11 @@ def raises_like_torch(build_and_call, kind, match):
         (lambda T: T.nn.GRU(3, 4, num_layers=0), ValueError, "num_layers must be greater than zero"),
         (lambda T: T.nn.GRU(3, 4, dropout=1.5), ValueError, "dropout should be a number in range"),
         (lambda T: T.nn.GRU(3, 4, dropout=True), ValueError, "dropout should be a number in range"),
-        (lambda T: T.nn.RNN(3, 4)(T.zeros(2, 3, 4, 3)), ValueError, "RNN: Expected input to be 2D or 3D, got 4D"),
+        (
+            lambda T: T.nn.RNN(3, 4)(T.zeros(2, 3, 4, 3)),
+            ValueError,
+            "RNN: Expected input to be 2D or 3D, got 4D",
+        ),
         (lambda T: T.nn.LSTM(3, 4)(T.zeros(3)), ValueError, "LSTM: Expected input to be 2D or 3D, got 1D"),
         (lambda T: T.nn.GRU(3, 4)(T.zeros(2, 5, 3), T.zeros(2, 4)), RuntimeError, "For batched 3-D input"),
         (lambda T: T.nn.GRU(3, 4)(T.zeros(5, 3), T.zeros(1, 2, 4)), RuntimeError, "For unbatched 2-D input"),
@@ -474,24 +515,51 @@ def raises_like_torch(build_and_call, kind, match):
             RuntimeError,
             r"hx and cx should also be 3-D but got \(3-D, 2-D\)",
         ),
-        (lambda T: T.nn.GRU(3, 4)(T.zeros(5, 2, 2)), RuntimeError, "input.size\\(-1\\) must be equal to input_size"),
-        (lambda T: T.nn.RNN(3, 4, num_layers=2)(T.zeros(5, 2, 3), T.zeros(1, 2, 4)), RuntimeError,
-         r"Expected hidden size \(2, 2, 4\), got \[1, 2, 4\]"),
+        (
+            lambda T: T.nn.GRU(3, 4)(T.zeros(5, 2, 2)),
+            RuntimeError,
+            "input.size\\(-1\\) must be equal to input_size",
+        ),
+        (
+            lambda T: T.nn.RNN(3, 4, num_layers=2)(T.zeros(5, 2, 3), T.zeros(1, 2, 4)),
+            RuntimeError,
+            r"Expected hidden size \(2, 2, 4\), got \[1, 2, 4\]",
+        ),
         (
             lambda T: T.nn.LSTM(3, 4, proj_size=2)(T.zeros(5, 2, 3), (T.zeros(1, 2, 4), T.zeros(1, 2, 4))),
             RuntimeError,
             r"Expected hidden\[0\] size \(1, 2, 2\), got \[1, 2, 4\]",
         ),
-        (lambda T: T.nn.RNNCell(3, 4)(T.zeros(1, 2, 3)), ValueError, "RNNCell: Expected input to be 1D or 2D, got 3D"),
-        (lambda T: T.nn.GRUCell(3, 4)(T.zeros(2, 3), T.zeros(1, 2, 4)), ValueError,
-         "GRUCell: Expected hidden to be 1D or 2D, got 3D"),
-        (lambda T: T.nn.LSTMCell(3, 4)(T.zeros(2, 3), (T.zeros(2, 4), T.zeros(1, 2, 4))), ValueError,
-         r"LSTMCell: Expected hx\[1\] to be 1D or 2D, got 3D"),
-        (lambda T: T.nn.LSTMCell(3, 4)(T.zeros(2, 3), (T.zeros(2, 4), T.zeros(2, 5))), RuntimeError,
-         "hidden1 has inconsistent hidden_size: got 5, expected 4"),
-        (lambda T: T.nn.RNNCell(3, 4)(T.zeros(2, 5)), RuntimeError, "input has inconsistent input_size: got 5 expected 3"),
-        (lambda T: T.nn.GRUCell(3, 4)(T.zeros(2, 3), T.zeros(3, 4)), RuntimeError,
-         "Input batch size 2 doesn't match hidden0 batch size 3"),
+        (
+            lambda T: T.nn.RNNCell(3, 4)(T.zeros(1, 2, 3)),
+            ValueError,
+            "RNNCell: Expected input to be 1D or 2D, got 3D",
+        ),
+        (
+            lambda T: T.nn.GRUCell(3, 4)(T.zeros(2, 3), T.zeros(1, 2, 4)),
+            ValueError,
+            "GRUCell: Expected hidden to be 1D or 2D, got 3D",
+        ),
+        (
+            lambda T: T.nn.LSTMCell(3, 4)(T.zeros(2, 3), (T.zeros(2, 4), T.zeros(1, 2, 4))),
+            ValueError,
+            r"LSTMCell: Expected hx\[1\] to be 1D or 2D, got 3D",
+        ),
+        (
+            lambda T: T.nn.LSTMCell(3, 4)(T.zeros(2, 3), (T.zeros(2, 4), T.zeros(2, 5))),
+            RuntimeError,
+            "hidden1 has inconsistent hidden_size: got 5, expected 4",
+        ),
+        (
+            lambda T: T.nn.RNNCell(3, 4)(T.zeros(2, 5)),
+            RuntimeError,
+            "input has inconsistent input_size: got 5 expected 3",
+        ),
+        (
+            lambda T: T.nn.GRUCell(3, 4)(T.zeros(2, 3), T.zeros(3, 4)),
+            RuntimeError,
+            "Input batch size 2 doesn't match hidden0 batch size 3",
+        ),
     ],
 )
 def test_bad_arguments_raise_torchs_errors(fn, kind, match):

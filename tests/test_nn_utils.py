@@ -99,7 +99,9 @@ def test_parameters_vector_round_trip():
     params = list(model.parameters())
     vec = fg.nn.utils.parameters_to_vector(params)
     assert vec.shape == (sum(p.numel() for p in params),)
-    np.testing.assert_array_equal(vec.detach().numpy(), np.concatenate([p.detach().numpy().ravel() for p in params]))
+    np.testing.assert_array_equal(
+        vec.detach().numpy(), np.concatenate([p.detach().numpy().ravel() for p in params])
+    )
     # the vector is differentiable with respect to the parameters
     (vec * 2.0).sum().backward()
     assert all((p.grad == 2.0).all().item() for p in params)
@@ -127,7 +129,10 @@ def test_pad_sequence_matches_torch(batch_first, padding_side):
         [fg.tensor(a) for a in arrays], batch_first=batch_first, padding_value=-1.5, padding_side=padding_side
     )
     expected = torch.nn.utils.rnn.pad_sequence(
-        [torch.tensor(a) for a in arrays], batch_first=batch_first, padding_value=-1.5, padding_side=padding_side
+        [torch.tensor(a) for a in arrays],
+        batch_first=batch_first,
+        padding_value=-1.5,
+        padding_side=padding_side,
     )
     assert tuple(got.shape) == tuple(expected.shape)
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
@@ -150,7 +155,9 @@ def test_pad_sequence_values_and_grad():
 def test_pad_sequence_errors():
     modules = [fg] + ([torch] if has_torch else [])
     for T in modules:
-        with pytest.raises(RuntimeError, match="Expected padding_side to be one of left or right, but got up."):
+        with pytest.raises(
+            RuntimeError, match="Expected padding_side to be one of left or right, but got up."
+        ):
             T.nn.utils.rnn.pad_sequence([T.ones(2)], padding_side="up")
         with pytest.raises(RuntimeError, match="received an empty list of sequences"):
             T.nn.utils.rnn.pad_sequence([])

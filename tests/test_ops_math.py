@@ -71,11 +71,13 @@ FLOAT32_UNARY = ["erf", "softplus", "softplus_beta", "gelu", "gelu_tanh", "silu"
 @pytest.mark.parametrize("name", FLOAT32_UNARY)
 def test_float32_unary_matches_torch(name):
     rng = np.random.default_rng(0)
-    a = np.concatenate([
-        np.linspace(-12, 12, 4001),
-        rng.standard_normal(5000) * 3,
-        [0.0, -0.0, 1e-30, -1e-30, 1e-7, 88.0, -88.0, 1e4, -1e4, np.inf, -np.inf, np.nan],
-    ]).astype(np.float32)
+    a = np.concatenate(
+        [
+            np.linspace(-12, 12, 4001),
+            rng.standard_normal(5000) * 3,
+            [0.0, -0.0, 1e-30, -1e-30, 1e-7, 88.0, -88.0, 1e4, -1e4, np.inf, -np.inf, np.nan],
+        ]
+    ).astype(np.float32)
     cotangent = rng.standard_normal(a.shape).astype(np.float32)
     outs = []
     for T in (fg, torch):

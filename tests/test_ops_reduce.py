@@ -231,7 +231,9 @@ def test_reducing_strided_runs_of_a_permuted_tensor(shape, data):
     a = data.draw(arrays(shape))
     dims = data.draw(st.sampled_from([(0,), (1,), (0, 2), (1, 2)]))
     out = check_op(lambda T, x: x.permute(2, 0, 1).sum(dim=dims), a)
-    np.testing.assert_allclose(out.detach().numpy(), a.transpose(2, 0, 1).sum(axis=dims), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        out.detach().numpy(), a.transpose(2, 0, 1).sum(axis=dims), rtol=1e-12, atol=1e-12
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -248,6 +250,7 @@ def test_reducing_any_dims_of_a_permuted_flipped_view(shape, data):
     view = np.flip(a, flipped).transpose(perm) if flipped else a.transpose(perm)
     if op == "amax":
         assume(distinct(a))
+
     def reduced(T, x):
         view = (x.flip(flipped) if flipped else x).permute(*perm)
         return getattr(view, op)(dim=dims)

@@ -92,7 +92,14 @@ def test_complex_parameters_update_as_their_real_parts():
         z.grad = fg.tensor(g)
         opt.step()
     pairs = lambda c: np.stack([c.real, c.imag], -1)  # noqa: E731
-    kw = {"lr": 0.1, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0, "amsgrad": False, "maximize": False}
+    kw = {
+        "lr": 0.1,
+        "betas": (0.9, 0.999),
+        "eps": 1e-8,
+        "weight_decay": 0,
+        "amsgrad": False,
+        "maximize": False,
+    }
     want = reference_adam(pairs(z0), [pairs(g) for g in grads], decoupled=False, **kw)
     np.testing.assert_allclose(pairs(z.detach().numpy()), want, rtol=1e-12, atol=1e-12)
 

@@ -41,7 +41,7 @@ def test_edge_modes_match_numpy_and_send_gradients_back(mode, k, data):
     batch = data.draw(st.integers(0, 1))
     shape = tuple(data.draw(st.lists(st.integers(1, 4), min_size=k + 1 + batch, max_size=k + 1 + batch)))
     if mode == "reflect":
-        shape = shape[: len(shape) - k] + tuple(max(s, 2) for s in shape[len(shape) - k:])
+        shape = shape[: len(shape) - k] + tuple(max(s, 2) for s in shape[len(shape) - k :])
     a = data.draw(arrays(shape))
     pads = []
     for size in reversed(shape[-k:]):
@@ -72,18 +72,41 @@ def test_constant_pad_of_integers_and_an_input_it_does_not_alias():
     "fn, kind, message",
     [
         (lambda F, T: F.pad(T.ones(1, 2, 3), (1,)), RuntimeError, "Padding length must be divisible by 2"),
-        (lambda F, T: F.pad(T.ones(2), (1, 1, 1, 1)), RuntimeError, "Padding length should be less than or equal"),
-        (lambda F, T: F.pad(T.ones(1, 2, 3), (3, 3), "reflect"), RuntimeError,
-         r"Padding size should be less than the corresponding input dimension, but got: padding \(3, 3\)"),
-        (lambda F, T: F.pad(T.ones(1, 2, 3), (4, 1), "circular"), RuntimeError,
-         "Padding value causes wrapping around more than once."),
-        (lambda F, T: F.pad(T.ones(1, 2, 3), (1, 1), "foo"), NotImplementedError, "Unrecognised padding mode foo"),
-        (lambda F, T: F.pad(T.ones(3), (1, 1), "reflect"), NotImplementedError,
-         "Padding size 2 is not supported for 1D input tensor"),
-        (lambda F, T: F.pad(T.ones(1, 2, 3), (1, 1), "reflect", value=1.0), RuntimeError,
-         "Padding mode \"reflect\" doesn't take in value argument"),
-        (lambda F, T: F.pad(T.ones(1, 0), (0, 0), "replicate"), RuntimeError,
-         "other non-zero dimensions for input"),
+        (
+            lambda F, T: F.pad(T.ones(2), (1, 1, 1, 1)),
+            RuntimeError,
+            "Padding length should be less than or equal",
+        ),
+        (
+            lambda F, T: F.pad(T.ones(1, 2, 3), (3, 3), "reflect"),
+            RuntimeError,
+            r"Padding size should be less than the corresponding input dimension, but got: padding \(3, 3\)",
+        ),
+        (
+            lambda F, T: F.pad(T.ones(1, 2, 3), (4, 1), "circular"),
+            RuntimeError,
+            "Padding value causes wrapping around more than once.",
+        ),
+        (
+            lambda F, T: F.pad(T.ones(1, 2, 3), (1, 1), "foo"),
+            NotImplementedError,
+            "Unrecognised padding mode foo",
+        ),
+        (
+            lambda F, T: F.pad(T.ones(3), (1, 1), "reflect"),
+            NotImplementedError,
+            "Padding size 2 is not supported for 1D input tensor",
+        ),
+        (
+            lambda F, T: F.pad(T.ones(1, 2, 3), (1, 1), "reflect", value=1.0),
+            RuntimeError,
+            'Padding mode "reflect" doesn\'t take in value argument',
+        ),
+        (
+            lambda F, T: F.pad(T.ones(1, 0), (0, 0), "replicate"),
+            RuntimeError,
+            "other non-zero dimensions for input",
+        ),
     ],
 )
 def test_errors_match_pytorch(fn, kind, message):

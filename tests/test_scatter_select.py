@@ -119,6 +119,34 @@ def test_scatter_reduce_values_and_gradients(reduce, include_self):
     )
 
 
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_gradient_is_the_product_of_the_other_factors(include_self):
+    # Many factors per position, some with one zero factor and some with two.
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0.5, 1.5, 40)
+    x[[3, 7]] = 0.0
+    src = rng.uniform(0.5, 1.5, 4000)
+    idx = rng.integers(0, 30, 4000)
+    src[np.flatnonzero(idx == 5)[:1]] = 0.0
+    src[np.flatnonzero(idx == 9)[:2]] = 0.0
+    src[np.flatnonzero(idx == 3)[:1]] = 0.0
+    a = fg.tensor(x, requires_grad=True)
+    b = fg.tensor(src, requires_grad=True)
+    out = fg.scatter_reduce(a, 0, fg.tensor(idx), b, "prod", include_self=include_self)
+    weights = rng.standard_normal(40)
+    (out * fg.tensor(weights)).sum().backward()
+    want_a, want_b = np.zeros(40), np.zeros(4000)
+    for p in range(40):
+        members = np.flatnonzero(idx == p)
+        factors = list(src[members]) + ([x[p]] if include_self or not members.size else [])
+        for k, j in enumerate(members):
+            want_b[j] = weights[p] * np.prod(factors[:k] + factors[k + 1 :])
+        if include_self or not members.size:
+            want_a[p] = weights[p] * np.prod(factors[:-1])
+    np.testing.assert_allclose(a.grad.numpy(), want_a, rtol=1e-9, atol=1e-300)
+    np.testing.assert_allclose(b.grad.numpy(), want_b, rtol=1e-9, atol=1e-300)
+
+
 def test_scatter_reduce_against_numpy():
     x = np.array([1.0, 10.0, 4.0])
     src = np.array([2.0, 3.0, -1.0, 7.0])

@@ -38,7 +38,9 @@ def _train(model, opt, steps=3):
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "complex64", "complex128"])
 def test_tensor_dtypes_round_trip(dtype):
     rng = np.random.default_rng(0)
-    arr = rng.standard_normal((3, 2)) + (1j * rng.standard_normal((3, 2)) if dtype.startswith("complex") else 0)
+    arr = rng.standard_normal((3, 2)) + (
+        1j * rng.standard_normal((3, 2)) if dtype.startswith("complex") else 0
+    )
     t = fg.tensor(arr.astype(np.dtype(dtype) if dtype != "bool" else np.bool_))
     back = _round_trip(t)
     assert isinstance(back, fg.Tensor) and back.dtype == getattr(fg, dtype)
@@ -92,10 +94,13 @@ def test_whole_module_and_parameter_need_weights_only_false():
     np.testing.assert_array_equal(back.weight.detach().numpy(), model.weight.detach().numpy())
 
 
-@pytest.mark.parametrize("make_opt", [
-    lambda ps: fg.optim.Adam(ps, lr=0.01),
-    lambda ps: fg.optim.SGD(ps, lr=0.05, momentum=0.9),
-])
+@pytest.mark.parametrize(
+    "make_opt",
+    [
+        lambda ps: fg.optim.Adam(ps, lr=0.01),
+        lambda ps: fg.optim.SGD(ps, lr=0.05, momentum=0.9),
+    ],
+)
 def test_optimizer_state_round_trip_resumes_identically(make_opt):
     def build():
         fg.manual_seed(0)

@@ -22,8 +22,9 @@ def test_sort_orders_stably_and_points_at_the_sources(shape, descending, data):
     n = len(shape)
     dim = data.draw(st.integers(-n, n - 1))
     # Small integers: many ties, whose order must stay the original one.
-    a = np.array(data.draw(st.lists(st.integers(-2, 2), min_size=int(np.prod(shape)),
-                                    max_size=int(np.prod(shape))))).reshape(shape)
+    a = np.array(
+        data.draw(st.lists(st.integers(-2, 2), min_size=int(np.prod(shape)), max_size=int(np.prod(shape))))
+    ).reshape(shape)
     for dtype in ("float32", "int64"):
         values, indices = fg.tensor(a.astype(dtype)).sort(dim, descending)
         key = -a if descending else a
@@ -63,6 +64,33 @@ def test_nan_sorts_above_every_number():
     np.testing.assert_array_equal(x.topk(2, largest=False).indices.numpy(), [2, 3])
     b = fg.tensor([True, False, True])
     np.testing.assert_array_equal(b.sort().values.numpy(), [False, True, True])
+
+
+SPECIAL_FLOATS = [0.0, -0.0, 1.5, -1.5, np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45, 3e38, -3e38]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(st.sampled_from(SPECIAL_FLOATS) | st.floats(width=32), min_size=1, max_size=40),
+    descending=st.booleans(),
+    dtype=st.sampled_from(["float32", "float64"]),
+)
+def test_signed_zeros_tie_and_every_nan_sorts_above_every_number(values, descending, dtype):
+    a = np.array(values, dtype=dtype)
+
+    def rank(i):
+        # NaNs (of any sign or payload) count as equal and above everything;
+        # -0.0 equals 0.0; ties keep their positions.
+        if np.isnan(a[i]):
+            return (-1 if descending else 1, 0.0, i)
+        return (0, -a[i] if descending else a[i], i)
+
+    expected = sorted(range(len(a)), key=rank)
+    values_, indices = fg.tensor(a).sort(descending=descending)
+    np.testing.assert_array_equal(indices.numpy(), expected)
+    np.testing.assert_array_equal(values_.numpy(), a[expected])
+    k = len(a) // 2
+    np.testing.assert_array_equal(fg.tensor(a).topk(k, largest=descending).indices.numpy(), expected[:k])
 
 
 def test_large_sorts_spread_over_the_pool_and_match():

@@ -109,6 +109,20 @@ def test_erfc_is_accurate_in_the_tail():
     np.testing.assert_allclose(fg.erfc(fg.tensor(x32)).numpy(), expected.astype(np.float32), rtol=1e-6)
 
 
+def test_float32_erfc_is_within_one_ulp_everywhere():
+    # A dense sweep through both sides of the polynomial switch at |x| = 0.8 and
+    # into the subnormal tail (erfc underflows to 0 in float32 from x = 10.06).
+    x = np.linspace(-11.0, 11.0, 300_001).astype(np.float32)
+    got = fg.erfc(fg.tensor(x)).numpy()
+    want = np.array([math.erfc(v) for v in x.astype(np.float64)]).astype(np.float32)
+    ulps = np.abs(got.view(np.int32).astype(np.int64) - want.view(np.int32).astype(np.int64))
+    assert ulps.max() <= 1, x[ulps.argmax()]
+    assert got[x > 10.06].max() == 0.0 and (got[(x > 9.2) & (x < 10.0)] > 0).all()
+    special = fg.erfc(fg.tensor([np.inf, -np.inf, np.nan, 0.0], dtype=fg.float32)).numpy()
+    np.testing.assert_array_equal(special[[0, 1, 3]], [0.0, 2.0, 1.0])
+    assert np.isnan(special[2])
+
+
 def test_integer_inputs_become_float():
     for name in ("asinh", "atanh", "sinc", "deg2rad", "rad2deg", "erfc", "logit"):
         assert getattr(fg, name)(fg.tensor([0, 1])).dtype == fg.float32

@@ -133,14 +133,18 @@ def test_default_collate_errors():
 def test_dataloader_unshuffled_matches_torch(batch_size, drop_last):
     x = np.arange(20, dtype=np.float32).reshape(10, 2)
     y = np.arange(10)
-    loader = data.DataLoader(data.TensorDataset(fg.tensor(x), fg.tensor(y)), batch_size=batch_size, drop_last=drop_last)
+    loader = data.DataLoader(
+        data.TensorDataset(fg.tensor(x), fg.tensor(y)), batch_size=batch_size, drop_last=drop_last
+    )
     batches = list(loader)
     assert len(loader) == len(batches)
     expected_len = 10 // batch_size if drop_last else -(-10 // batch_size)
     assert len(batches) == expected_len
     if has_torch:
         tl = torch.utils.data.DataLoader(
-            torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y)), batch_size=batch_size, drop_last=drop_last
+            torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y)),
+            batch_size=batch_size,
+            drop_last=drop_last,
         )
         assert len(tl) == len(loader)
         for got, exp in zip(batches, tl):
@@ -206,13 +210,20 @@ def test_dataloader_iterable_dataset():
     assert [b.tolist() for b in loader] == [[0, 1, 2], [3, 4, 5], [6]]
     assert len(loader) == 3
     assert len(data.DataLoader(Stream(7), batch_size=3, drop_last=True)) == 2
-    assert [b.tolist() for b in data.DataLoader(Stream(7), batch_size=3, drop_last=True)] == [[0, 1, 2], [3, 4, 5]]
+    assert [b.tolist() for b in data.DataLoader(Stream(7), batch_size=3, drop_last=True)] == [
+        [0, 1, 2],
+        [3, 4, 5],
+    ]
 
 
 @pytest.mark.parametrize(
     "kwargs,kind,message",
     [
-        ({"batch_size": 0}, ValueError, "batch_size should be a positive integer value, but got batch_size=0"),
+        (
+            {"batch_size": 0},
+            ValueError,
+            "batch_size should be a positive integer value, but got batch_size=0",
+        ),
         ({"shuffle": True, "sampler": [0]}, ValueError, "sampler option is mutually exclusive with shuffle"),
         (
             {"batch_sampler": [[0]], "batch_size": 2},
@@ -220,7 +231,11 @@ def test_dataloader_iterable_dataset():
             "batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and drop_last",
         ),
         ({"num_workers": -1}, ValueError, "num_workers option should be non-negative"),
-        ({"batch_size": None, "drop_last": True}, ValueError, "batch_size=None option disables auto-batching"),
+        (
+            {"batch_size": None, "drop_last": True},
+            ValueError,
+            "batch_size=None option disables auto-batching",
+        ),
     ],
 )
 def test_dataloader_errors(kwargs, kind, message):
@@ -270,7 +285,9 @@ def test_random_split():
         assert sizes == [len(p) for p in torch.utils.data.random_split(list(range(11)), [0.5, 0.3, 0.2])]
     assert sum(sizes) == 11
     for T in _modules():
-        with pytest.raises(ValueError, match="Sum of input lengths does not equal the length of the input dataset!"):
+        with pytest.raises(
+            ValueError, match="Sum of input lengths does not equal the length of the input dataset!"
+        ):
             T.utils.data.random_split(range(10), [3, 3])
 
 
@@ -291,7 +308,9 @@ def test_samplers():
             T.utils.data.BatchSampler(range(5), 2, 1)
         with pytest.raises(TypeError, match="replacement should be a boolean value, but got replacement=0"):
             T.utils.data.RandomSampler(range(5), replacement=0)
-        with pytest.raises(ValueError, match="num_samples should be a positive integer value, but got num_samples=0"):
+        with pytest.raises(
+            ValueError, match="num_samples should be a positive integer value, but got num_samples=0"
+        ):
             T.utils.data.RandomSampler(range(5), num_samples=0)
 
 

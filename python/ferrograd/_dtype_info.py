@@ -59,7 +59,9 @@ class finfo:
             raise TypeError(
                 "torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'"
             )
-        real = {ferrograd.complex64: ferrograd.float32, ferrograd.complex128: ferrograd.float64}.get(type, type)
+        real = {ferrograd.complex64: ferrograd.float32, ferrograd.complex128: ferrograd.float64}.get(
+            type, type
+        )
         info = np.finfo(np.float32 if real == ferrograd.float32 else np.float64)
         self.bits = int(info.bits)
         self.eps = float(info.eps)
@@ -113,7 +115,9 @@ class iinfo:
 def is_floating_point(input: ferrograd.Tensor) -> builtins.bool:
     """Whether ``input``'s dtype is a real floating-point type."""
     if not isinstance(input, ferrograd.Tensor):
-        raise TypeError(f"is_floating_point(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        raise TypeError(
+            f"is_floating_point(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
     return input.is_floating_point()
 
 
@@ -161,7 +165,11 @@ def _scalar_dtype(value):
     if isinstance(value, float):
         return ferrograd.get_default_dtype()
     if isinstance(value, builtins.complex):
-        return ferrograd.complex128 if ferrograd.get_default_dtype() == ferrograd.float64 else ferrograd.complex64
+        return (
+            ferrograd.complex128
+            if ferrograd.get_default_dtype() == ferrograd.float64
+            else ferrograd.complex64
+        )
     raise TypeError(
         "result_type() received an invalid combination of arguments - got "
         f"({type(value).__name__}), expected Tensor or Number"
@@ -210,14 +218,19 @@ class device(str):
         if isinstance(type, int) and not isinstance(type, builtins.bool):
             type, index = "cuda", type
         if not isinstance(type, str):
-            raise TypeError(f"device() received an invalid combination of arguments - got ({type.__class__.__name__})")
+            raise TypeError(
+                f"device() received an invalid combination of arguments - got ({type.__class__.__name__})"
+            )
         kind, _, idx = str.__str__(type).partition(":")
         if kind not in _DEVICE_TYPES.split(", "):
-            raise RuntimeError(f"Expected one of {_DEVICE_TYPES} device type at start of device string: {type}")
+            raise RuntimeError(
+                f"Expected one of {_DEVICE_TYPES} device type at start of device string: {type}"
+            )
         if idx:
             if index is not None:
-                raise RuntimeError("type (string) must not include an index because index was passed explicitly: "
-                                   f"{type}")
+                raise RuntimeError(
+                    f"type (string) must not include an index because index was passed explicitly: {type}"
+                )
             if not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type}'")
             index = int(idx)

@@ -1524,33 +1524,34 @@ def scatter_reduce(
 
 
 def _scatter_prod(flat, vals, pos, touched, include_self, res, shape):
-    """The scattered product with gradient ``res / a`` for each factor ``a`` (the product of the
-    other factors, so a single zero factor still gets its gradient)."""
+    """The scattered product with gradient the product of the other factors for each factor (so a
+    single zero factor still gets its gradient, and two zeros give every factor zero)."""
     dtype = flat.dtype
     res_t = _from_np(res, dtype=dtype)
     if not (flat.requires_grad or vals.requires_grad):
         return res_t.reshape(shape)
     x = _np_of(flat)
     s = _np_of(vals)
-    n = x.size
-    # product of each group's factors other than one: computed by excluding that factor directly.
-    others_src = np.empty_like(s)
-    for i in range(s.size):
-        p = pos[i]
-        members = np.nonzero(pos == p)[0]
-        v = x[p] if include_self else 1
-        for j in members:
-            if j != i:
-                v = v * s[j]
-        others_src[i] = v
-    others_self = np.ones_like(x)
-    for p in range(n):
-        if include_self and touched[p]:
-            others_self[p] = np.prod(s[pos == p])
-    if not include_self:
-        others_self = np.where(touched, 0, 1).astype(x.dtype)
-    dself = (flat - flat.detach()) * _from_np(others_self, dtype=dtype)
-    dsrc = (vals - vals.detach()) * _from_np(others_src, dtype=dtype)
+    # Per position: how many of its factors are zero, and the product of the non-zero ones. A
+    # factor's gradient follows from those two in one pass over the factors.
+    self_factor = np.where(touched & include_self, x, 1)
+    zeros = (self_factor == 0).astype(np.int64)
+    np.add.at(zeros, pos, s == 0)
+    nonzero_product = np.where(self_factor == 0, 1, self_factor)
+    np.multiply.at(nonzero_product, pos, np.where(s == 0, 1, s))
+
+    def product_of_others(factor, group_zeros, group_product):
+        safe = np.where(factor == 0, 1, factor)
+        alone_zero = np.where(group_zeros == 1, group_product, 0)
+        return np.where(factor == 0, alone_zero, np.where(group_zeros == 0, group_product / safe, 0))
+
+    others_src = product_of_others(s, zeros[pos], nonzero_product[pos])
+    if include_self:
+        others_self = np.where(touched, product_of_others(x, zeros, nonzero_product), 1)
+    else:
+        others_self = np.where(touched, 0, 1)
+    dself = (flat - flat.detach()) * _from_np(others_self.astype(x.dtype), dtype=dtype)
+    dsrc = (vals - vals.detach()) * _from_np(others_src.astype(s.dtype), dtype=dtype)
     delta = dself.index_put((_from_np(pos),), dsrc, True)
     return (res_t + delta).reshape(shape)
 

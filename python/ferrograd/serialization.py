@@ -89,11 +89,7 @@ class _Unpickler(pickle.Unpickler):
         self.weights_only = weights_only
 
     def find_class(self, module: str, name: str):
-        if (
-            not self.weights_only
-            or (module, name) in _SAFE_GLOBALS
-            or module == _NUMPY_DTYPE_CLASSES
-        ):
+        if not self.weights_only or (module, name) in _SAFE_GLOBALS or module == _NUMPY_DTYPE_CLASSES:
             return super().find_class(module, name)
         raise pickle.UnpicklingError(
             "Weights only load failed. In ferrograd, `weights_only` defaults to True, as in PyTorch 2.6+. "

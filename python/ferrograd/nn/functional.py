@@ -636,7 +636,9 @@ def interpolate(
             )
         scales: list[float | None] = [None] * len(spatial)
     elif scale_factor is not None:
-        factors = [scale_factor] * len(spatial) if isinstance(scale_factor, (int, float)) else list(scale_factor)
+        factors = (
+            [scale_factor] * len(spatial) if isinstance(scale_factor, (int, float)) else list(scale_factor)
+        )
         if len(factors) != len(spatial):
             raise ValueError(
                 f"Input and scale_factor must have the same number of spatial dimensions, but got input with spatial "
@@ -686,7 +688,9 @@ def conv2d(
                     "copy of the input be created",
                     stacklevel=2,
                 )
-                input = pad(input, (total[1] // 2, total[1] - total[1] // 2, total[0] // 2, total[0] - total[0] // 2))
+                input = pad(
+                    input, (total[1] // 2, total[1] - total[1] // 2, total[0] // 2, total[0] - total[0] // 2)
+                )
                 padding = 0
             else:
                 padding = (total[0] // 2, total[1] // 2)
@@ -709,7 +713,11 @@ def max_pool2d(
     """Window maxima; with ``return_indices`` also each maximum's flat position within its input
     plane (row * width + column), as ``max_unpool2d`` takes it."""
     kernel = _pair(kernel_size, "kernel_size")
-    strides = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _pair(stride, "stride")
+    strides = (
+        kernel
+        if stride is None or (not isinstance(stride, int) and len(stride) == 0)
+        else _pair(stride, "stride")
+    )
     padding, dilation = _pair(padding, "padding"), _pair(dilation, "dilation")
     out, indices = _C._max_pool2d(input, kernel, strides, padding, dilation, ceil_mode)
     return (out, indices) if return_indices else out
@@ -723,7 +731,10 @@ def unfold(
     stride: int | tuple[int, int] = 1,
 ) -> Tensor:
     return _C._unfold(
-        input, _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation"), _pair(padding, "padding"),
+        input,
+        _pair(kernel_size, "kernel_size"),
+        _pair(dilation, "dilation"),
+        _pair(padding, "padding"),
         _pair(stride, "stride"),
     )
 
@@ -737,8 +748,12 @@ def fold(
     stride: int | tuple[int, int] = 1,
 ) -> Tensor:
     return _C._fold(
-        input, _pair(output_size, "output_size"), _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation"),
-        _pair(padding, "padding"), _pair(stride, "stride"),
+        input,
+        _pair(output_size, "output_size"),
+        _pair(kernel_size, "kernel_size"),
+        _pair(dilation, "dilation"),
+        _pair(padding, "padding"),
+        _pair(stride, "stride"),
     )
 
 
@@ -754,10 +769,15 @@ def avg_pool2d(
     """Window means, computed as the mean of ``unfold``'s columns. With ``ceil_mode`` a last,
     partial window is kept and divided by the part of it lying within the (padded) input."""
     if input.dim() == 3:
-        return avg_pool2d(input.unsqueeze(0), kernel_size, stride, padding, ceil_mode, count_include_pad,
-                          divisor_override).squeeze(0)
+        return avg_pool2d(
+            input.unsqueeze(0), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+        ).squeeze(0)
     kernel = _pair(kernel_size, "kernel_size")
-    strides = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _pair(stride, "stride")
+    strides = (
+        kernel
+        if stride is None or (not isinstance(stride, int) and len(stride) == 0)
+        else _pair(stride, "stride")
+    )
     padding = _pair(padding, "padding")
     if 2 * padding[0] > kernel[0] or 2 * padding[1] > kernel[1]:
         raise RuntimeError(
@@ -770,8 +790,10 @@ def avg_pool2d(
     oh = _pool_output_size(h, kernel[0], padding[0], strides[0], 1, ceil_mode)
     ow = _pool_output_size(w, kernel[1], padding[1], strides[1], 1, ceil_mode)
     # zeros after the padding so that a last, partial window (ceil_mode) is complete
-    extra = [max(0, (o - 1) * s + k - size - 2 * p) for o, s, k, size, p in zip((oh, ow), strides, kernel, (h, w),
-                                                                                padding)]
+    extra = [
+        max(0, (o - 1) * s + k - size - 2 * p)
+        for o, s, k, size, p in zip((oh, ow), strides, kernel, (h, w), padding)
+    ]
     x = input.reshape((n * c, 1, h, w))
     if extra != [0, 0]:
         x = pad(x, [0, extra[1], 0, extra[0]])
@@ -784,7 +806,9 @@ def avg_pool2d(
     else:
         with ferrograd.no_grad():
             inside = ferrograd.ones((1, 1, h, w), dtype=input.dtype)
-            inside = pad(inside, [padding[1], padding[1], padding[0], padding[0]], value=float(count_include_pad))
+            inside = pad(
+                inside, [padding[1], padding[1], padding[0], padding[0]], value=float(count_include_pad)
+            )
             inside = pad(inside, [0, extra[1], 0, extra[0]])
             counts = unfold(inside, kernel, 1, 0, strides).sum(1)
         out = total / counts
@@ -829,8 +853,9 @@ def _ntuple(value, n: int, name: str) -> tuple[int, ...]:
     return values
 
 
-def _check_conv_input(name: str, input: Tensor, weight: Tensor, spatial: int, groups: int,
-                      transposed: bool = False) -> None:
+def _check_conv_input(
+    name: str, input: Tensor, weight: Tensor, spatial: int, groups: int, transposed: bool = False
+) -> None:
     if input.dim() not in (spatial + 1, spatial + 2):
         raise RuntimeError(
             f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input to {name}, but got input of "
@@ -903,8 +928,15 @@ def conv1d(
                 stacklevel=2,
             )
             warnings.simplefilter("ignore")
-        out = conv2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, stride[0]), padding2, (1, dilation[0]),
-                     groups)
+        out = conv2d(
+            input.unsqueeze(-2),
+            weight.unsqueeze(-2),
+            bias,
+            (1, stride[0]),
+            padding2,
+            (1, dilation[0]),
+            groups,
+        )
     return out.squeeze(-2)
 
 
@@ -953,7 +985,7 @@ def conv3d(
     total = None
     for i in range(weight.shape[2]):
         start = i * dilation[0]
-        planes = input[:, :, start:start + (out_depth - 1) * stride[0] + 1:stride[0]]
+        planes = input[:, :, start : start + (out_depth - 1) * stride[0] + 1 : stride[0]]
         planes = planes.movedim(2, 1).reshape((n * out_depth, c, h, w))
         part = _C._conv2d(planes, weight[:, :, i], None, stride[1:], padding[1:], dilation[1:], groups)
         total = part if total is None else total + part
@@ -978,8 +1010,9 @@ def _conv_transpose(
 ) -> Tensor:
     _check_conv_input(name, input, weight, spatial, groups, transposed=True)
     if input.dim() == spatial + 1:
-        return _conv_transpose(name, input.unsqueeze(0), weight, bias, stride, padding, output_padding, groups,
-                               dilation, spatial).squeeze(0)
+        return _conv_transpose(
+            name, input.unsqueeze(0), weight, bias, stride, padding, output_padding, groups, dilation, spatial
+        ).squeeze(0)
     stride, padding = _ntuple(stride, spatial, "stride"), _ntuple(padding, spatial, "padding")
     output_padding = _ntuple(output_padding, spatial, "output_padding")
     dilation = _ntuple(dilation, spatial, "dilation")
@@ -990,8 +1023,18 @@ def _conv_transpose(
                 "output padding must be smaller than either stride or dilation, but got "
                 f"output_padding_width: {output_padding[0]} stride_width: {stride[0]} dilation_width: {dilation[0]}"
             )
-        out = _conv_transpose("conv_transpose2d", input.unsqueeze(-2), weight.unsqueeze(-2), bias,
-                              (1, stride[0]), (0, padding[0]), (0, output_padding[0]), groups, (1, dilation[0]), 2)
+        out = _conv_transpose(
+            "conv_transpose2d",
+            input.unsqueeze(-2),
+            weight.unsqueeze(-2),
+            bias,
+            (1, stride[0]),
+            (0, padding[0]),
+            (0, output_padding[0]),
+            groups,
+            (1, dilation[0]),
+            2,
+        )
         return out.squeeze(-2)
     return _C._conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
@@ -1008,8 +1051,9 @@ def conv_transpose1d(
 ) -> Tensor:
     """The gradient of ``conv1d`` with respect to its input (a "deconvolution"); ``weight`` is
     (in_channels, out_channels / groups, kernel)."""
-    return _conv_transpose("conv_transpose1d", input, weight, bias, stride, padding, output_padding, groups,
-                           dilation, 1)
+    return _conv_transpose(
+        "conv_transpose1d", input, weight, bias, stride, padding, output_padding, groups, dilation, 1
+    )
 
 
 def conv_transpose2d(
@@ -1024,8 +1068,9 @@ def conv_transpose2d(
 ) -> Tensor:
     """The gradient of ``conv2d`` with respect to its input (a "deconvolution"); ``weight`` is
     (in_channels, out_channels / groups, kh, kw). One matrix product per group, whose blocks ``fold`` adds."""
-    return _conv_transpose("conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups,
-                           dilation, 2)
+    return _conv_transpose(
+        "conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups, dilation, 2
+    )
 
 
 def _pool_output_size(size: int, kernel: int, pad_: int, stride: int, dilation: int, ceil_mode: bool) -> int:
@@ -1052,16 +1097,26 @@ def max_pool1d(
             f"{list(input.shape)}"
         )
     kernel = _ntuple(kernel_size, 1, "kernel_size")[0]
-    strides = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _ntuple(
-        stride, 1, "stride")[0]
+    strides = (
+        kernel
+        if stride is None or (not isinstance(stride, int) and len(stride) == 0)
+        else _ntuple(stride, 1, "stride")[0]
+    )
     pad_ = _ntuple(padding, 1, "padding")[0]
     if 2 * pad_ > kernel:
         raise RuntimeError(
             f"max_pool1d() padding should be at most half of kernel size, but got padding={pad_} and "
             f"kernel_size={kernel}"
         )
-    result = max_pool2d(input.unsqueeze(-2), (1, kernel), (1, strides), (0, pad_),
-                        (1, _ntuple(dilation, 1, "dilation")[0]), ceil_mode, return_indices)
+    result = max_pool2d(
+        input.unsqueeze(-2),
+        (1, kernel),
+        (1, strides),
+        (0, pad_),
+        (1, _ntuple(dilation, 1, "dilation")[0]),
+        ceil_mode,
+        return_indices,
+    )
     if return_indices:
         return result[0].squeeze(-2), result[1].squeeze(-2)
     return result.squeeze(-2)
@@ -1082,10 +1137,19 @@ def avg_pool1d(
             "(while checking arguments for avg_pool1d)"
         )
     kernel = _ntuple(kernel_size, 1, "kernel_size")[0]
-    strides = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _ntuple(
-        stride, 1, "stride")[0]
-    out = avg_pool2d(input.unsqueeze(-2), (1, kernel), (1, strides), (0, _ntuple(padding, 1, "padding")[0]),
-                     ceil_mode, count_include_pad)
+    strides = (
+        kernel
+        if stride is None or (not isinstance(stride, int) and len(stride) == 0)
+        else _ntuple(stride, 1, "stride")[0]
+    )
+    out = avg_pool2d(
+        input.unsqueeze(-2),
+        (1, kernel),
+        (1, strides),
+        (0, _ntuple(padding, 1, "padding")[0]),
+        ceil_mode,
+        count_include_pad,
+    )
     return out.squeeze(-2)
 
 
@@ -1196,7 +1260,9 @@ def max_unpool2d(
         if len(size) == input.dim():
             size = size[-2:]
         if len(size) != 2:
-            raise ValueError(f"output_size should be a sequence containing 2 or {input.dim()} elements, but it has a length of '{len(size)}'")
+            raise ValueError(
+                f"output_size should be a sequence containing 2 or {input.dim()} elements, but it has a length of '{len(size)}'"
+            )
         for i in range(2):
             low, high = default[i] - strides[i], default[i] + strides[i]
             if not low < size[i] < high:
@@ -1207,7 +1273,9 @@ def max_unpool2d(
     planes = math.prod(batch)
     area = size[0] * size[1]
     with ferrograd.no_grad():
-        flat = (indices.reshape((planes, -1)) + (ferrograd.arange(planes) * area).reshape((planes, 1))).reshape(-1)
+        flat = (
+            indices.reshape((planes, -1)) + (ferrograd.arange(planes) * area).reshape((planes, 1))
+        ).reshape(-1)
     out = ferrograd.zeros(planes * area, dtype=input.dtype).index_put((flat,), input.reshape(-1))
     return out.reshape((*batch, size[0], size[1]))
 
@@ -1227,7 +1295,9 @@ def batch_norm(
     if momentum is None:
         raise TypeError("batch_norm(): argument 'momentum' (position 7) must be float, not NoneType")
     if training and math.prod((input.shape[0], *input.shape[2:])) == 1:
-        raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {input.shape}"
+        )
     return _C._batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
@@ -1318,7 +1388,9 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 between."""
     if lambd < 0:
         name, top = _finfo_max(input.dtype)
-        raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype {name}, but found {lambd:g}")
+        raise RuntimeError(
+            f"lambda must be in range [0, {top:g}] for input dtype {name}, but found {lambd:g}"
+        )
     zero = ferrograd.zeros_like(input)
     return ferrograd.where(input > lambd, input - lambd, ferrograd.where(input < -lambd, input + lambd, zero))
 
@@ -1331,7 +1403,9 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x`` where positive, else ``weight * x``; ``weight`` holds one slope or one per channel (dim 1)."""
     if weight.dim() > 1:
-        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+        raise RuntimeError(
+            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}"
+        )
     channels = input.shape[1] if input.dim() >= 2 else 1
     if weight.numel() != 1:
         if weight.numel() != channels:
@@ -1410,7 +1484,9 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return (unit(x1) * unit(x2)).sum(dim)
 
 
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
     """The ``p``-norm of ``x1 - x2 + eps`` along the last dim."""
     diff = x1 - x2 + eps
     if diff.dim() == 0:
@@ -1660,12 +1736,18 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """Channels (dim 1) in ``groups`` groups, interleaved: ``(N, g, C / g, *)`` transposed to ``(N, C / g, g, *)``."""
     if input.dim() <= 2:
-        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
+        raise RuntimeError(
+            f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}"
+        )
     if groups <= 0:
-        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+        raise RuntimeError(
+            f"Number of groups to divide channels in must be positive. Value of groups:{groups}"
+        )
     n, c, *rest = input.shape
     if c % groups:
-        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+        raise RuntimeError(
+            f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups."
+        )
     x = input.reshape((n, groups, c // groups, *rest)).transpose(1, 2)
     return x.reshape((n, c, *rest))
 
@@ -1681,8 +1763,10 @@ def _unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     known = math.prod(s for s in sizes if s != -1)
     if -1 in sizes:
         if known == 0 or total % known:
-            raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {dim} "
-                               f"({total}) in the input tensor")
+            raise RuntimeError(
+                f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {dim} "
+                f"({total}) in the input tensor"
+            )
         sizes[sizes.index(-1)] = total // known
     elif known != total:
         raise RuntimeError(
@@ -1719,7 +1803,11 @@ def rms_norm(
     if eps is None:
         eps = _FINFO_EPS.get(input.dtype, _FINFO_EPS[ferrograd.float32])
     dims = tuple(range(-k, 0))
-    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt() if k else input * (input * input + eps).rsqrt()
+    out = (
+        input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+        if k
+        else input * (input * input + eps).rsqrt()
+    )
     return out if weight is None else out * weight
 
 
@@ -1745,8 +1833,14 @@ def instance_norm(
 
     mean_rep, var_rep = repeated(running_mean), repeated(running_var)
     out = _C._batch_norm(
-        input.reshape((1, n * c, *input.shape[2:])), mean_rep, var_rep, repeated(weight), repeated(bias),
-        use_input_stats, momentum, eps,
+        input.reshape((1, n * c, *input.shape[2:])),
+        mean_rep,
+        var_rep,
+        repeated(weight),
+        repeated(bias),
+        use_input_stats,
+        momentum,
+        eps,
     )
     if use_input_stats:
         with ferrograd.no_grad():
@@ -2002,8 +2096,8 @@ def multi_head_attention_forward(
             key_padding_mask = pad(key_padding_mask, (0, 1))
 
     q = q.reshape((tgt_len, bsz * num_heads, head_dim)).transpose(0, 1)
-    k = (k if static_k is None else static_k)
-    v = (v if static_v is None else static_v)
+    k = k if static_k is None else static_k
+    v = v if static_v is None else static_v
     if static_k is None:
         k = k.reshape((k.shape[0], bsz * num_heads, head_dim)).transpose(0, 1)
     if static_v is None:

@@ -1233,7 +1233,9 @@ class Upsample(Module):
 def _affine_parameters(module: Module, shape: tuple[int, ...], affine: bool, bias: bool, dtype) -> None:
     """A norm's ``weight`` (ones) and ``bias`` (zeros) of ``shape``, or ``None`` for those left out."""
     module.register_parameter("weight", Parameter(ferrograd.ones(shape, dtype=dtype)) if affine else None)
-    module.register_parameter("bias", Parameter(ferrograd.zeros(shape, dtype=dtype)) if affine and bias else None)
+    module.register_parameter(
+        "bias", Parameter(ferrograd.zeros(shape, dtype=dtype)) if affine and bias else None
+    )
 
 
 class LayerNorm(Module):
@@ -1406,7 +1408,9 @@ class _ConvNd(Module):
 
     def extra_repr(self) -> str:
         n = self._dims
-        text = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        text = (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        )
         if self.padding != (0,) * n:
             text += f", padding={self.padding}"
         if self.dilation != (1,) * n:
@@ -1441,8 +1445,18 @@ class Conv1d(_ConvNd):
         device=None,
         dtype=None,
     ) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, dtype=dtype)
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            dtype=dtype,
+        )
 
     def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
         return self._conv_forward(F.conv1d, input)
@@ -1467,8 +1481,18 @@ class Conv2d(_ConvNd):
         device=None,
         dtype=None,
     ) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, dtype=dtype)
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            dtype=dtype,
+        )
 
     def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
         return self._conv_forward(F.conv2d, input)
@@ -1493,8 +1517,18 @@ class Conv3d(_ConvNd):
         device=None,
         dtype=None,
     ) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, dtype=dtype)
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            dtype=dtype,
+        )
 
     def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
         return self._conv_forward(F.conv3d, input)
@@ -1520,8 +1554,19 @@ class _ConvTransposeNd(_ConvNd):
     ) -> None:
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, output_padding, dtype)
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            output_padding,
+            dtype,
+        )
 
     def _output_padding(self, input: ferrograd.Tensor, output_size) -> tuple[int, ...]:
         """The output padding giving ``output_size`` (spatial, or with batch and channels)."""
@@ -1538,8 +1583,10 @@ class _ConvTransposeNd(_ConvNd):
                 f"elements (got {len(sizes)})"
             )
         smallest = [
-            (input.shape[leading + d] - 1) * self.stride[d] - 2 * self.padding[d]
-            + self.dilation[d] * (self.kernel_size[d] - 1) + 1
+            (input.shape[leading + d] - 1) * self.stride[d]
+            - 2 * self.padding[d]
+            + self.dilation[d] * (self.kernel_size[d] - 1)
+            + 1
             for d in range(n)
         ]
         largest = [s + self.stride[d] - 1 for d, s in enumerate(smallest)]
@@ -1558,8 +1605,16 @@ class ConvTranspose1d(_ConvTransposeNd):
     _dims = 1
 
     def forward(self, input: ferrograd.Tensor, output_size: list[int] | None = None) -> ferrograd.Tensor:
-        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups, self.dilation)
+        return F.conv_transpose1d(
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            self._output_padding(input, output_size),
+            self.groups,
+            self.dilation,
+        )
 
 
 class ConvTranspose2d(_ConvTransposeNd):
@@ -1568,8 +1623,16 @@ class ConvTranspose2d(_ConvTransposeNd):
     _dims = 2
 
     def forward(self, input: ferrograd.Tensor, output_size: list[int] | None = None) -> ferrograd.Tensor:
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups, self.dilation)
+        return F.conv_transpose2d(
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            self._output_padding(input, output_size),
+            self.groups,
+            self.dilation,
+        )
 
 
 class MaxPool2d(Module):
@@ -1592,7 +1655,13 @@ class MaxPool2d(Module):
 
     def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
         return F.max_pool2d(
-            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode, self.return_indices
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.ceil_mode,
+            self.return_indices,
         )
 
     def extra_repr(self) -> str:
@@ -1650,7 +1719,13 @@ class AdaptiveAvgPool2d(Module):
 class MaxPool1d(MaxPool2d):
     def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
         return F.max_pool1d(
-            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode, self.return_indices
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.ceil_mode,
+            self.return_indices,
         )
 
 
@@ -1671,8 +1746,9 @@ class AvgPool1d(Module):
         self.count_include_pad = count_include_pad
 
     def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
-        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad)
+        return F.avg_pool1d(
+            input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad
+        )
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -1731,7 +1807,9 @@ class MaxUnpool2d(Module):
         self.stride = F._pair(stride if stride is not None else kernel_size, "stride")
         self.padding = F._pair(padding, "padding")
 
-    def forward(self, input: ferrograd.Tensor, indices: ferrograd.Tensor, output_size=None) -> ferrograd.Tensor:
+    def forward(
+        self, input: ferrograd.Tensor, indices: ferrograd.Tensor, output_size=None
+    ) -> ferrograd.Tensor:
         return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
     def extra_repr(self) -> str:
@@ -2381,7 +2459,9 @@ class ParameterList(Module):
 
     def extend(self, values: Iterable[Any]) -> ParameterList:
         if not isinstance(values, Iterable) or isinstance(values, ferrograd.Tensor):
-            raise TypeError(f"ParameterList.extend should be called with an iterable, but got {type(values).__name__}")
+            raise TypeError(
+                f"ParameterList.extend should be called with an iterable, but got {type(values).__name__}"
+            )
         for value in values:
             self.append(value)
         return self
@@ -2490,8 +2570,10 @@ class ParameterDict(Module):
             pairs = []
             for j, pair in enumerate(parameters):
                 if not isinstance(pair, Iterable):
-                    raise TypeError(f"ParameterDict update sequence element #{j} should be Iterable; is"
-                                    + type(pair).__name__)
+                    raise TypeError(
+                        f"ParameterDict update sequence element #{j} should be Iterable; is"
+                        + type(pair).__name__
+                    )
                 pair = list(pair)
                 if len(pair) != 2:
                     raise ValueError(
@@ -2644,7 +2726,9 @@ class _MarginLoss(_Loss):
 
 
 class MarginRankingLoss(_MarginLoss):
-    def forward(self, input1: ferrograd.Tensor, input2: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
+    def forward(
+        self, input1: ferrograd.Tensor, input2: ferrograd.Tensor, target: ferrograd.Tensor
+    ) -> ferrograd.Tensor:
         return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
 
 
@@ -2663,7 +2747,9 @@ class HingeEmbeddingLoss(_MarginLoss):
 
 
 class CosineEmbeddingLoss(_MarginLoss):
-    def forward(self, input1: ferrograd.Tensor, input2: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
+    def forward(
+        self, input1: ferrograd.Tensor, input2: ferrograd.Tensor, target: ferrograd.Tensor
+    ) -> ferrograd.Tensor:
         return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
 
 
@@ -2697,7 +2783,13 @@ class TripletMarginLoss(_Loss):
         self, anchor: ferrograd.Tensor, positive: ferrograd.Tensor, negative: ferrograd.Tensor
     ) -> ferrograd.Tensor:
         return F.triplet_margin_loss(
-            anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps, swap=self.swap,
+            anchor,
+            positive,
+            negative,
+            margin=self.margin,
+            p=self.p,
+            eps=self.eps,
+            swap=self.swap,
             reduction=self.reduction,
         )
 
@@ -2717,7 +2809,12 @@ class PoissonNLLLoss(_Loss):
 
     def forward(self, log_input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
         return F.poisson_nll_loss(
-            log_input, target, log_input=self.log_input, full=self.full, eps=self.eps, reduction=self.reduction
+            log_input,
+            target,
+            log_input=self.log_input,
+            full=self.full,
+            eps=self.eps,
+            reduction=self.reduction,
         )
 
 

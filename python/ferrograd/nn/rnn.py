@@ -156,7 +156,9 @@ class LSTMCell(RNNCellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
 
-    def forward(self, input: ferrograd.Tensor, hx: tuple | None = None) -> tuple[ferrograd.Tensor, ferrograd.Tensor]:
+    def forward(
+        self, input: ferrograd.Tensor, hx: tuple | None = None
+    ) -> tuple[ferrograd.Tensor, ferrograd.Tensor]:
         hs = [None, None] if hx is None else list(hx)
         is_batched, input, (h, c) = self._prepare("LSTMCell", input, hs, ["hx[0]", "hx[1]"])
         gi = F.linear(input, self.weight_ih, self.bias_ih)
@@ -204,16 +206,16 @@ class RNNBase(Module):
         self.num_layers = num_layers
         self.bias = bias
         self.batch_first = batch_first
-        self.dropout = float(dropout) if isinstance(dropout, numbers.Number) and not isinstance(dropout, bool) else dropout
+        self.dropout = (
+            float(dropout)
+            if isinstance(dropout, numbers.Number) and not isinstance(dropout, bool)
+            else dropout
+        )
         self.bidirectional = bidirectional
         self.proj_size = proj_size
         num_directions = 2 if bidirectional else 1
 
-        if (
-            not isinstance(dropout, numbers.Number)
-            or isinstance(dropout, bool)
-            or not 0 <= dropout <= 1
-        ):
+        if not isinstance(dropout, numbers.Number) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
             raise ValueError(
                 "dropout should be a number in range [0, 1] representing the probability of an element being zeroed"
             )
@@ -255,7 +257,10 @@ class RNNBase(Module):
                     (f"weight_hh_l{layer}{suffix}", (gate_size, real_hidden_size)),
                 ]
                 if bias:
-                    params += [(f"bias_ih_l{layer}{suffix}", (gate_size,)), (f"bias_hh_l{layer}{suffix}", (gate_size,))]
+                    params += [
+                        (f"bias_ih_l{layer}{suffix}", (gate_size,)),
+                        (f"bias_hh_l{layer}{suffix}", (gate_size,)),
+                    ]
                 if proj_size > 0:
                     params.append((f"weight_hr_l{layer}{suffix}", (proj_size, hidden_size)))
                 for name, shape in params:
@@ -390,7 +395,9 @@ class RNNBase(Module):
                         f"For {kind} input, hx and cx should also be {want}-D but got "
                         f"({hs[0].dim()}-D, {hs[1].dim()}-D) tensors"
                     )
-                raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got {hs[0].dim()}-D tensor")
+                raise RuntimeError(
+                    f"For {kind} input, hx should also be {want}-D but got {hs[0].dim()}-D tensor"
+                )
             if not is_batched:
                 hs = [h.unsqueeze(1) for h in hs]
         else:

@@ -14,4 +14,3 @@ __all__ = [
     "rnn",
     "vector_to_parameters",
 ]
-

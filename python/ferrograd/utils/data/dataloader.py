@@ -49,7 +49,9 @@ class DataLoader:
         in_order: bool = True,
     ) -> None:
         if num_workers < 0:
-            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.")
+            raise ValueError(
+                "num_workers option should be non-negative; use num_workers=0 to disable multiprocessing."
+            )
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
         if num_workers == 0 and prefetch_factor is not None:
@@ -104,10 +106,14 @@ class DataLoader:
             sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
         if batch_size is not None and batch_sampler is None and not self._is_iterable:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)  # type: ignore[arg-type]
-        elif batch_size is not None and self._is_iterable and (
-            isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0
+        elif (
+            batch_size is not None
+            and self._is_iterable
+            and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0)
         ):
-            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+            raise ValueError(
+                f"batch_size should be a positive integer value, but got batch_size={batch_size}"
+            )
         self.batch_size = batch_size
         self.drop_last = drop_last
         self.sampler = sampler

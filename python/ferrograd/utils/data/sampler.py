@@ -40,7 +40,9 @@ class RandomSampler(Sampler):
     """A random permutation of the indices (a fresh one every epoch), or ``num_samples``
     indices drawn with replacement. Draws from ``generator`` or the default generator."""
 
-    def __init__(self, data_source, replacement: bool = False, num_samples: int | None = None, generator=None):
+    def __init__(
+        self, data_source, replacement: bool = False, num_samples: int | None = None, generator=None
+    ):
         self.data_source = data_source
         self.replacement = replacement
         self._num_samples = num_samples
@@ -48,7 +50,9 @@ class RandomSampler(Sampler):
         if not isinstance(self.replacement, bool):
             raise TypeError(f"replacement should be a boolean value, but got replacement={self.replacement}")
         if not isinstance(self.num_samples, int) or self.num_samples <= 0:
-            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={self.num_samples}")
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got num_samples={self.num_samples}"
+            )
 
     @property
     def num_samples(self) -> int:
@@ -91,7 +95,9 @@ class BatchSampler(Sampler):
 
     def __init__(self, sampler: Sampler | Iterable[int], batch_size: int, drop_last: bool) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
-            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+            raise ValueError(
+                f"batch_size should be a positive integer value, but got batch_size={batch_size}"
+            )
         if not isinstance(drop_last, bool):
             raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
         self.sampler = sampler

@@ -47,6 +47,11 @@ pub trait Real: Arith + PartialOrd {
     fn max_nan(self, o: Self) -> Self;
     fn min_nan(self, o: Self) -> Self;
     fn is_nan_val(self) -> bool;
+    /// How many low bits of [`Real::order_key`] can be set.
+    const ORDER_KEY_BITS: u32;
+    /// A key whose unsigned order is the order of `sort`: every NaN equal
+    /// and above every number, and -0.0 equal to 0.0.
+    fn order_key(self) -> u64;
 }
 
 macro_rules! arith_num {
@@ -120,7 +125,7 @@ impl Arith for bool {
 }
 
 macro_rules! real_float {
-    ($($t:ty: $exp:path, $tanh:path, $erf:path, $ln_1p_unit:path);*) => {$(
+    ($($t:ty: $bits:ty, $exp:path, $tanh:path, $erf:path, $ln_1p_unit:path);*) => {$(
         impl Float for $t {
             type Real = $t;
             #[inline(always)] fn exp(self) -> Self { $exp(self) }
@@ -147,15 +152,25 @@ macro_rules! real_float {
             #[inline(always)] fn max_nan(self, o: Self) -> Self { if self.is_nan() || o.is_nan() { <$t>::NAN } else if self >= o { self } else { o } }
             #[inline(always)] fn min_nan(self, o: Self) -> Self { if self.is_nan() || o.is_nan() { <$t>::NAN } else if self <= o { self } else { o } }
             #[inline(always)] fn is_nan_val(self) -> bool { self.is_nan() }
+            const ORDER_KEY_BITS: u32 = <$bits>::BITS;
+            #[inline(always)]
+            fn order_key(self) -> u64 {
+                // Adding 0.0 turns -0.0 into 0.0. Flipping every bit of a
+                // negative number and the sign bit of a positive one makes
+                // the unsigned order of the bits the order of the values.
+                let bits = if self.is_nan() { <$t>::NAN } else { self + 0.0 }.to_bits();
+                let sign = 1 << (<$bits>::BITS - 1);
+                (if bits & sign != 0 { !bits } else { bits | sign }) as u64
+            }
         }
     )*};
 }
 // float32 uses the vectorisable approximations (within 2 ulp); float64
 // keeps libm, whose accuracy gradient checks rely on.
 real_float!(
-    f32: super::fastmath::exp_f32, super::fastmath::tanh_f32, super::fastmath::erf_f32,
+    f32: u32, super::fastmath::exp_f32, super::fastmath::tanh_f32, super::fastmath::erf_f32,
         super::fastmath::ln_1p_unit_f32;
-    f64: f64::exp, f64::tanh, libm::erf, f64::ln_1p
+    f64: u64, f64::exp, f64::tanh, libm::erf, f64::ln_1p
 );
 
 macro_rules! complex_float {
@@ -188,6 +203,10 @@ impl Real for i64 {
     fn is_nan_val(self) -> bool {
         false
     }
+    const ORDER_KEY_BITS: u32 = 64;
+    fn order_key(self) -> u64 {
+        (self as u64) ^ (1 << 63)
+    }
 }
 
 impl Real for bool {
@@ -199,6 +218,10 @@ impl Real for bool {
     }
     fn is_nan_val(self) -> bool {
         false
+    }
+    const ORDER_KEY_BITS: u32 = 1;
+    fn order_key(self) -> u64 {
+        self as u64
     }
 }
 

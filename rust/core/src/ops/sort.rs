@@ -1,8 +1,6 @@
 //! Ordering along a dim: `sort` and `topk`. Their values take the gradient
 //! back to the positions they came from, as `gather` does.
 
-use std::cmp::Ordering;
-
 use super::copy::contiguous;
 use super::elementwise::PARALLEL_MIN_ELEMENTS;
 use super::index::movedim;
@@ -99,29 +97,41 @@ fn ordered(
 /// Positions of the first `out.len()` elements of `lane` in order, NaN
 /// above every number and ties broken by position.
 fn order_lane<T: Real>(lane: &[T], descending: bool, out: &mut [i64]) {
-    let by = |&(x, a): &(T, usize), &(y, b): &(T, usize)| {
-        let rank = match (x.is_nan_val(), y.is_nan_val()) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            (false, false) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
-        };
-        match descending {
-            true => rank.reverse(),
-            false => rank,
+    // Sorting plain integers, each an order key with its position, is
+    // several times faster than comparing values through a closure.
+    let flip = if descending { u64::MAX } else { 0 };
+    if T::ORDER_KEY_BITS <= 32 && u32::try_from(lane.len()).is_ok() {
+        let mut keys: Vec<u64> = lane
+            .iter()
+            .zip(0u64..)
+            .map(|(x, i)| ((x.order_key() ^ (flip >> 32)) << 32) | i)
+            .collect();
+        first_in_order(&mut keys, out.len());
+        for (o, key) in out.iter_mut().zip(&keys) {
+            *o = (key & u64::from(u32::MAX)) as i64;
         }
-        .then(a.cmp(&b))
-    };
-    // Values travel with their positions: no lookups while comparing.
-    let mut order: Vec<(T, usize)> = lane.iter().copied().zip(0..).collect();
-    let k = out.len();
-    if k < lane.len() {
+    } else {
+        let mut keys: Vec<(u64, usize)> = lane
+            .iter()
+            .zip(0..)
+            .map(|(x, i)| (x.order_key() ^ flip, i))
+            .collect();
+        first_in_order(&mut keys, out.len());
+        for (o, &(_, i)) in out.iter_mut().zip(&keys) {
+            *o = i as i64;
+        }
+    }
+}
+
+/// Orders the `k` smallest of `keys` into its front.
+fn first_in_order<K: Ord>(keys: &mut Vec<K>, k: usize) {
+    if k == 0 {
+        return;
+    }
+    if k < keys.len() {
         // Only the first k need ordering: partition them out first.
-        order.select_nth_unstable_by(k - 1, by);
-        order.truncate(k);
+        keys.select_nth_unstable(k - 1);
+        keys.truncate(k);
     }
-    order.sort_unstable_by(by);
-    for (o, &(_, i)) in out.iter_mut().zip(&order) {
-        *o = i as i64;
-    }
+    keys.sort_unstable();
 }

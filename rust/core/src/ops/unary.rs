@@ -449,8 +449,15 @@ macro_rules! real_unary {
         $(#[$doc])*
         pub fn $name(a: &Tensor) -> Result<Tensor> {
             let t = floating(a);
-            let out = with_real_float!(t.dtype(), T => map::<T, T>(&t, |$x: T| $e),
-                return Err(float_dtype_error(stringify!($name), t.dtype())));
+            let out = with_real_float!(t.dtype(), T => {
+                // Forced inline so that the vectorisable ones (erf, erfc)
+                // vectorise in the kernel's loop.
+                let kernel = {
+                    #[inline(always)]
+                    |$x: T| $e
+                };
+                map::<T, T>(&t, kernel)
+            }, return Err(float_dtype_error(stringify!($name), t.dtype())));
             record($grad_fn, &[a], &out, || saved!($kind, a, out), |ctx, s, $g| {
                 let $v = s.unpack(ctx)?;
                 Ok(grads![Some($back)])
@@ -505,10 +512,9 @@ trait Libm {
 }
 
 impl Libm for f32 {
+    #[inline(always)]
     fn erfc(self) -> f32 {
-        // In double precision: erfcf rounds the far tail's subnormal
-        // results to twice their value.
-        libm::erfc(self as f64) as f32
+        super::fastmath::erfc_f32(self)
     }
     fn asinh(self) -> f32 {
         libm::asinhf(self)
