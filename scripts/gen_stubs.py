@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import inspect
 import pathlib
+import subprocess
+import sys
 
 import ferrograd._C as C
 
@@ -103,6 +105,8 @@ def main() -> None:
             out.append(f"{name}: {type(value).__name__}")
     path = pathlib.Path(__file__).resolve().parent.parent / "python" / "ferrograd" / "_C.pyi"
     path.write_text("\n".join(out) + "\n")
+    # CI checks the tree's format, this generated file included.
+    subprocess.run([sys.executable, "-m", "ruff", "format", "--quiet", str(path)], check=True)
     print(f"wrote {path}")
 
 

@@ -93,6 +93,15 @@ def test_signed_zeros_tie_and_every_nan_sorts_above_every_number(values, descend
     np.testing.assert_array_equal(fg.tensor(a).topk(k, largest=descending).indices.numpy(), expected[:k])
 
 
+def test_int64_extremes_sort_in_order():
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    a = np.array([0, big, -1, small, 1, small, big])
+    expected = np.argsort(a, kind="stable")
+    np.testing.assert_array_equal(fg.tensor(a).sort().indices.numpy(), expected)
+    np.testing.assert_array_equal(fg.tensor(a).sort(descending=True).values.numpy(), np.sort(a)[::-1])
+    np.testing.assert_array_equal(fg.tensor(a).topk(3).indices.numpy(), [1, 6, 4])
+
+
 def test_large_sorts_spread_over_the_pool_and_match():
     a = np.random.default_rng(0).standard_normal((300, 500)).astype(np.float32)
     np.testing.assert_array_equal(fg.tensor(a).sort(1).values.numpy(), np.sort(a, 1))

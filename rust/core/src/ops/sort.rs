@@ -101,30 +101,22 @@ fn order_lane<T: Real>(lane: &[T], descending: bool, out: &mut [i64]) {
     // several times faster than comparing values through a closure.
     let flip = if descending { u64::MAX } else { 0 };
     if T::ORDER_KEY_BITS <= 32 && u32::try_from(lane.len()).is_ok() {
-        let mut keys: Vec<u64> = lane
-            .iter()
-            .zip(0u64..)
-            .map(|(x, i)| ((x.order_key() ^ (flip >> 32)) << 32) | i)
-            .collect();
-        first_in_order(&mut keys, out.len());
-        for (o, key) in out.iter_mut().zip(&keys) {
-            *o = (key & u64::from(u32::MAX)) as i64;
-        }
+        // Key and position packed into one word.
+        let keys = lane.iter().zip(0u64..);
+        let keys = keys.map(|(x, i)| ((x.order_key() ^ (flip >> 32)) << 32) | i);
+        first_in_order(keys.collect(), out, |key| {
+            (key & u64::from(u32::MAX)) as i64
+        });
     } else {
-        let mut keys: Vec<(u64, usize)> = lane
-            .iter()
-            .zip(0..)
-            .map(|(x, i)| (x.order_key() ^ flip, i))
-            .collect();
-        first_in_order(&mut keys, out.len());
-        for (o, &(_, i)) in out.iter_mut().zip(&keys) {
-            *o = i as i64;
-        }
+        let keys = lane.iter().zip(0..).map(|(x, i)| (x.order_key() ^ flip, i));
+        first_in_order(keys.collect(), out, |&(_, i)| i);
     }
 }
 
-/// Orders the `k` smallest of `keys` into its front.
-fn first_in_order<K: Ord>(keys: &mut Vec<K>, k: usize) {
+/// Writes to `out` the positions of the `out.len()` smallest `keys`, in
+/// order.
+fn first_in_order<K: Ord>(mut keys: Vec<K>, out: &mut [i64], position: impl Fn(&K) -> i64) {
+    let k = out.len();
     if k == 0 {
         return;
     }
@@ -134,4 +126,7 @@ fn first_in_order<K: Ord>(keys: &mut Vec<K>, k: usize) {
         keys.truncate(k);
     }
     keys.sort_unstable();
+    for (o, key) in out.iter_mut().zip(&keys) {
+        *o = position(key);
+    }
 }
