@@ -172,6 +172,155 @@ def test_scatter_reduce_amax_ties_share_the_gradient():
     np.testing.assert_allclose(s.grad.numpy(), [1 / 3, 1 / 3, 0.0])
 
 
+@given(st.integers(0, 2**31 - 1), st.integers(1, 3), st.sampled_from(["sum", "prod", "mean", "amax", "amin"]))
+@settings(max_examples=40, deadline=None)
+def test_scatter_reduce_any_shape_matches_finite_differences_and_torch(seed, nd, reduce):
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(n) for n in rng.integers(1, 4, size=nd))
+    dim = int(rng.integers(-nd, nd))
+    d = dim % nd
+    ishape = tuple(
+        int(rng.integers(1, 5)) if k == d else int(rng.integers(1, n + 1)) for k, n in enumerate(shape)
+    )
+    idx = _scatter_index(rng, shape, d, ishape)
+    # Distinct values (no ties for amax/amin, no zero factors): finite differences are well defined.
+    x = rng.permutation(np.arange(1, 1 + int(np.prod(shape)))).reshape(shape) / 7.0
+    src = -rng.permutation(np.arange(1, 1 + int(np.prod(ishape)))).reshape(ishape) / 5.0
+    include_self = bool(rng.integers(0, 2))
+    check_op(
+        lambda T, a, b: T.scatter_reduce(a, dim, T.tensor(idx), b, reduce, include_self=include_self),
+        x,
+        src,
+    )
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_second_derivatives(reduce, include_self):
+    rng = np.random.default_rng(11)
+    x = fg.tensor(rng.uniform(0.5, 2.0, (3, 4)), requires_grad=True)
+    src = fg.tensor(rng.uniform(-2.0, -0.5, (4, 4)), requires_grad=True)
+    idx = fg.tensor([[0, 2, 1, 0], [2, 0, 0, 1], [0, 0, 2, 2], [1, 0, 0, 0]])
+
+    def f(a, b):
+        return fg.scatter_reduce(a, 0, idx, b, reduce, include_self=include_self)
+
+    assert fg.autograd.gradcheck(f, (x, src))
+    assert fg.autograd.gradgradcheck(f, (x, src))
+
+
+def test_scatter_family_second_derivatives():
+    rng = np.random.default_rng(12)
+    x = fg.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    src = fg.tensor(rng.standard_normal((2, 4)), requires_grad=True)
+    idx = fg.tensor([[0, 2, 1, 0], [2, 1, 0, 1]])
+    for f in (
+        lambda a, b: a.scatter(0, idx, b) * a,
+        lambda a, b: a.scatter_add(0, idx, b) ** 2,
+        lambda a, b: a.scatter(0, idx, value=1.5) * b.sum(),
+    ):
+        assert fg.autograd.gradgradcheck(f, (x, src))
+
+
+def test_scatter_grad_fn_names_match_torch():
+    mods = [fg] + ([torch] if has_torch else [])
+    for T in mods:
+        x = T.ones(3, 4, requires_grad=True)
+        src = T.ones(2, 4, requires_grad=True)
+        idx = T.tensor([[0, 2, 1, 0], [2, 1, 0, 1]])
+        assert x.scatter(0, idx, src).grad_fn.name() == "ScatterBackward0"
+        assert x.scatter(0, idx, 2.0).grad_fn.name() == "ScatterBackward1"
+        assert x.scatter_add(0, idx, src).grad_fn.name() == "ScatterAddBackward0"
+        assert x.scatter_reduce(0, idx, src, "amax").grad_fn.name() == "ScatterReduceBackward0"
+        assert x.gather(0, idx).grad_fn.name() == "GatherBackward0"
+        y = x.clone()
+        y.scatter_(0, idx, src)
+        assert y.grad_fn.name() == "ScatterBackward0"
+        y.scatter_add_(0, idx, src)
+        assert y.grad_fn.name() == "ScatterAddBackward0"
+        y.scatter_reduce_(0, idx, src, "mean")
+        assert y.grad_fn.name() == "ScatterReduceBackward0"
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+def test_a_source_larger_than_the_index_gets_zero_gradient_outside_it(reduce):
+    src = fg.tensor(np.arange(1.0, 13.0).reshape(3, 4), requires_grad=True)
+    x = fg.ones(2, 4, dtype=fg.float64, requires_grad=True)
+    out = x.scatter_reduce(0, fg.tensor([[1, 0, 1], [0, 0, 1]]), src, reduce)
+    (out * fg.tensor(np.arange(8.0).reshape(2, 4))).sum().backward()
+    assert src.grad.shape == (3, 4)
+    assert src.grad[2].tolist() == [0.0] * 4 and src.grad[:, 3].tolist() == [0.0] * 3
+    assert (src.grad[:2, :3] != 0).any()
+
+
+def test_scatter_between_0d_and_1d_one_element_tensors():
+    for T in [fg] + ([torch] if has_torch else []):
+        src = T.tensor(5.0, dtype=T.float64, requires_grad=True)
+        out = T.zeros(4, dtype=T.float64).scatter_add(0, T.tensor([2]), src)
+        assert out.tolist() == [0.0, 0.0, 5.0, 0.0]
+        (out * 3.0).sum().backward()
+        assert src.grad.shape == () and src.grad.item() == 3.0
+        src = T.tensor([5.0, 6.0], dtype=T.float64, requires_grad=True)
+        out = T.zeros((), dtype=T.float64).scatter(0, T.tensor(0), src)
+        assert out.item() == 5.0
+    # (torch's backward refuses a source larger than the index; ferrograd's gives zeros beyond it)
+    src = fg.tensor([5.0, 6.0], dtype=fg.float64, requires_grad=True)
+    fg.zeros((), dtype=fg.float64).scatter(0, fg.tensor(0), src).backward()
+    assert src.grad.tolist() == [1.0, 0.0]
+    _raises(
+        lambda T: T.zeros(4).scatter(0, T.tensor([0, 2, 3]), T.tensor(5.0)),
+        RuntimeError,
+        r"Expected index \[3\] to be no larger than self \[4\] apart from dimension 0 and to be no larger "
+        r"size than src \[\]",
+    )
+    # An empty index writes nothing, whatever the shapes.
+    assert fg.ones(2, 2).scatter(0, fg.zeros(0, dtype=fg.int64), fg.ones(3)).tolist() == [[1.0, 1.0]] * 2
+
+
+def test_scatter_legacy_reduce_and_value_forms():
+    x = fg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    idx = fg.tensor([[1, 0]])
+    assert x.scatter(0, idx, fg.tensor([[10.0, 20.0]]), reduce="add").tolist() == [[1.0, 22.0], [13.0, 4.0]]
+    assert x.scatter(0, idx, 3.0, reduce="multiply").tolist() == [[1.0, 6.0], [9.0, 4.0]]
+    assert x.scatter(0, idx, 7).tolist() == [[1.0, 7.0], [7.0, 4.0]]
+    with pytest.raises(TypeError, match="'src' or 'value'"):
+        x.scatter(0, idx)
+
+
+def test_scatter_reduce_dtype_errors():
+    _raises(
+        lambda T: T.zeros(3, dtype=T.complex64).scatter_reduce(
+            0, T.tensor([0]), T.ones(1, dtype=T.complex64), "amax"
+        ),
+        NotImplementedError,
+        "\"scatter_gather_tensor_cpu_reduce_amax\" not implemented for 'ComplexFloat'",
+    )
+    _raises(
+        lambda T: T.zeros(3, dtype=T.bool).scatter_reduce(0, T.tensor([0]), T.ones(1, dtype=T.bool), "mean"),
+        NotImplementedError,
+        "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'",
+    )
+    _raises(
+        lambda T: T.zeros(3).scatter(0, T.tensor([0]), 2.0, reduce="mean"),
+        RuntimeError,
+        "reduce argument must be either add or multiply.",
+    )
+    _raises(
+        lambda T: T.zeros(3).gather(0, T.tensor([0.0])),
+        RuntimeError,
+        r"gather\(\): Expected dtype int32/int64 for index",
+    )
+
+
+def test_scatter_bool_and_complex_values():
+    b = fg.zeros(3, dtype=fg.bool).scatter_add(0, fg.tensor([0, 0, 2]), fg.tensor([True, False, True]))
+    assert b.tolist() == [True, False, True]
+    c = fg.ones(2, dtype=fg.complex128).scatter_reduce(
+        0, fg.tensor([0, 0]), fg.tensor([1j, 2.0 + 0j], dtype=fg.complex128), "prod"
+    )
+    assert c.tolist() == [2j, 1 + 0j]
+
+
 def _raises(fn, kind, msg):
     mods = [fg] + ([torch] if has_torch else [])
     for T in mods:

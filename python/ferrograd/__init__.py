@@ -158,7 +158,7 @@ for _name in (
     "permute transpose swapaxes t unsqueeze squeeze flatten narrow select clone detach "
     "matmul mm bmm dot mv outer ger "
     "max min amax amin argmax argmin all any softmax log_softmax logsumexp var std norm "
-    "split chunk unbind index_select gather masked_fill flip tril triu movedim moveaxis diag diagonal "
+    "split chunk unbind index_select gather scatter scatter_add scatter_reduce masked_fill flip tril triu movedim moveaxis diag diagonal "
     "exp2 expm1 log2 log10 log1p floor ceil trunc fix frac reciprocal rsqrt square sinh cosh asin arcsin "
     "acos arccos atan arctan sign erf atan2 arctan2 remainder floor_divide fmod hypot lerp addcmul addcdiv "
     "bitwise_and bitwise_or bitwise_xor bitwise_not isclose allclose equal nan_to_num "
@@ -236,9 +236,6 @@ from ._functions import (  # noqa: E402
     repeat_interleave,
     rot90,
     row_stack,
-    scatter,
-    scatter_add,
-    scatter_reduce,
     searchsorted,
     sinc,
     subtract,
@@ -299,9 +296,6 @@ _TENSOR_METHODS = {
     "nanquantile": nanquantile,
     "nonzero": nonzero,
     "quantile": quantile,
-    "scatter": scatter,
-    "scatter_add": scatter_add,
-    "scatter_reduce": scatter_reduce,
     "unique": unique,
     "unique_consecutive": unique_consecutive,
 }

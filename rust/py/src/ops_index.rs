@@ -3,7 +3,7 @@
 use crate::convert::scalar;
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor};
-use ferrograd_core::ops::{index, index_put, inplace, scan, shape};
+use ferrograd_core::ops::{index, index_put, inplace, scan, scatter, shape};
 use ferrograd_core::{DType, Scalar, Tensor};
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -27,6 +27,23 @@ fn tensor_list(seq: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
 
 fn tuple_of(py: Python<'_>, ts: Vec<Tensor>) -> PyResult<Bound<'_, PyTuple>> {
     PyTuple::new(py, ts.into_iter().map(PyTensor::from))
+}
+
+/// `scatter`'s source: a tensor, or a number given as `src` or `value`.
+fn scatter_source(
+    src: Option<&Bound<'_, PyAny>>,
+    value: Option<&Bound<'_, PyAny>>,
+) -> PyResult<scatter::Source> {
+    match (src, value) {
+        (Some(s), _) => match s.downcast::<PyTensor>() {
+            Ok(t) => Ok(scatter::Source::Tensor(t.get().t.clone())),
+            Err(_) => Ok(scatter::Source::Value(scalar(s)?)),
+        },
+        (None, Some(v)) => Ok(scatter::Source::Value(scalar(v)?)),
+        (None, None) => Err(PyTypeError::new_err(
+            "scatter() missing 1 required positional argument: 'src' or 'value'",
+        )),
+    }
 }
 
 /// `index_put_`'s indices: a sequence of index objects or `None`.
@@ -369,6 +386,81 @@ impl PyTensor {
     }
     fn gather(&self, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         Ok(index::gather(&self.t, dim, &index.t).py()?.into())
+    }
+    #[pyo3(signature = (dim, index, src=None, *, value=None, reduce=None))]
+    fn scatter(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        src: Option<&Bound<'_, PyAny>>,
+        value: Option<&Bound<'_, PyAny>>,
+        reduce: Option<&str>,
+    ) -> PyResult<PyTensor> {
+        let src = scatter_source(src, value)?;
+        Ok(scatter::scatter_from(&self.t, dim, &index.t, src, reduce)
+            .py()?
+            .into())
+    }
+    #[pyo3(signature = (dim, index, src=None, *, value=None, reduce=None))]
+    fn scatter_(
+        slf: PyRef<'_, Self>,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        src: Option<&Bound<'_, PyAny>>,
+        value: Option<&Bound<'_, PyAny>>,
+        reduce: Option<&str>,
+    ) -> PyResult<Py<PyTensor>> {
+        let src = scatter_source(src, value)?;
+        inplace::scatter_(&slf.t, dim, &index.t, src, reduce).py()?;
+        Ok(slf.into())
+    }
+    fn scatter_add(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        src: PyRef<'_, PyTensor>,
+    ) -> PyResult<PyTensor> {
+        Ok(scatter::scatter_add(&self.t, dim, &index.t, &src.t)
+            .py()?
+            .into())
+    }
+    fn scatter_add_(
+        slf: PyRef<'_, Self>,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        src: PyRef<'_, PyTensor>,
+    ) -> PyResult<Py<PyTensor>> {
+        inplace::scatter_add_(&slf.t, dim, &index.t, &src.t).py()?;
+        Ok(slf.into())
+    }
+    #[pyo3(signature = (dim, index, src, reduce, *, include_self=true))]
+    fn scatter_reduce(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        src: PyRef<'_, PyTensor>,
+        reduce: &str,
+        include_self: bool,
+    ) -> PyResult<PyTensor> {
+        let reduce = scatter::Reduction::parse(reduce).py()?;
+        Ok(
+            scatter::scatter_reduce(&self.t, dim, &index.t, &src.t, reduce, include_self)
+                .py()?
+                .into(),
+        )
+    }
+    #[pyo3(signature = (dim, index, src, reduce, *, include_self=true))]
+    fn scatter_reduce_(
+        slf: PyRef<'_, Self>,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        src: PyRef<'_, PyTensor>,
+        reduce: &str,
+        include_self: bool,
+    ) -> PyResult<Py<PyTensor>> {
+        let reduce = scatter::Reduction::parse(reduce).py()?;
+        inplace::scatter_reduce_(&slf.t, dim, &index.t, &src.t, reduce, include_self).py()?;
+        Ok(slf.into())
     }
     #[pyo3(signature = (*dims))]
     fn flip(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {

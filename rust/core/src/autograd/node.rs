@@ -35,6 +35,14 @@ pub struct BackwardCtx<'a> {
     pub create_graph: bool,
 }
 
+impl BackwardCtx<'_> {
+    /// Whether forward input `i` takes a gradient: a formula whose inputs'
+    /// gradients cost work of their own skips those nobody receives.
+    pub fn needs_grad(&self, i: usize) -> bool {
+        matches!(self.node.next_edges().get(i), Some(Some(_)))
+    }
+}
+
 pub trait BackwardFn: Send + Sync {
     /// One gradient per forward output in, one per forward input out.
     fn apply(&self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads>;

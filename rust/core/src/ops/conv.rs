@@ -6,10 +6,10 @@
 use super::binary::{add, dtype_display};
 use super::check_real_float;
 use super::copy::contiguous;
-use super::index::scatter_add_zeros;
 use super::matmul::matmul;
 use super::num::{Arith, Real, RealFloat};
 use super::pad::pad;
+use super::scatter::scatter_add_zeros;
 use super::shape::{permute, reshape, squeeze_dims, transpose, unsqueeze};
 use crate::autograd::{is_grad_enabled, record};
 use crate::tensor::{Element, Tensor};

@@ -43,7 +43,7 @@ pub fn slice_backward(
 /// Storage offsets into `l` of `index`'s elements along `dim` (row-major
 /// over `index`, whose other coordinates address `l` directly): the
 /// geometry of `gather` and its adjoint `scatter_add`.
-fn gather_offsets(l: &Layout, dim: usize, index: &Tensor) -> Result<Vec<usize>> {
+pub(super) fn gather_offsets(l: &Layout, dim: usize, index: &Tensor) -> Result<Vec<usize>> {
     let size = l.shape.get(dim).copied().unwrap_or(1) as i64;
     let stride = l.strides.get(dim).copied().unwrap_or(0);
     // Where each index element lands at position 0 along `dim`; a 0-d
@@ -80,7 +80,7 @@ fn gather_offsets(l: &Layout, dim: usize, index: &Tensor) -> Result<Vec<usize>> 
 
 fn check_gather(t: &Tensor, dim: usize, index: &Tensor, op: &str) -> Result<()> {
     if index.dtype() != DType::Int64 {
-        bail!(Runtime, "{op}(): Expected dtype int64 for index");
+        bail!(Runtime, "{op}(): Expected dtype int32/int64 for index");
     }
     if index.ndim() != t.ndim().max(1)
         && !(index.ndim() == 0 && t.ndim() <= 1)
@@ -121,35 +121,11 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
         &[t],
         &out,
         || (),
-        move |_, _, g| Ok(grads![Some(scatter_add_zeros(g, d, &idx, &in_shape)?)]),
-    );
-    Ok(out)
-}
-
-/// Zeros of `shape` with `src` added at `index` along `dim`: the gradient
-/// of `gather` (and of `max(dim)`); its own gradient is a gather.
-pub fn scatter_add_zeros(
-    src: &Tensor,
-    dim: usize,
-    index: &Tensor,
-    shape: &[usize],
-) -> Result<Tensor> {
-    let out = Tensor::zeros(shape, src.dtype());
-    let offsets = gather_offsets(out.layout(), dim, index)?;
-    with_dtype!(src.dtype(), T => {
-        let vals = src.to_vec::<T>();
-        let mut data = out.storage().write::<T>();
-        for (&o, v) in offsets.iter().zip(vals) {
-            data[o] = data[o].add(v);
-        }
-    });
-    let idx = index.clone();
-    record(
-        "ScatterAddBackward0",
-        &[src],
-        &out,
-        || (),
-        move |_, _, gg| Ok(grads![Some(gather(gg, dim as i64, &idx)?)]),
+        move |_, _, g| {
+            Ok(grads![Some(super::scatter::scatter_add_zeros(
+                g, d, &idx, &in_shape
+            )?)])
+        },
     );
     Ok(out)
 }

@@ -11,6 +11,7 @@
 use super::binary::{add_scaled, dtype_display};
 use super::copy::{cast, clone, to_dtype};
 use super::elementwise::{lock_pair, update, PARALLEL_MIN_ELEMENTS};
+use super::scatter::{scatter_add, scatter_from, scatter_reduce, Reduction, Source};
 use super::unary::{where_, zero_of, zeros_like};
 use crate::autograd::{is_grad_enabled, record, views};
 use crate::tensor::layout::{broadcast_shapes, fmt_shape};
@@ -483,6 +484,44 @@ pub fn index_put_(
     }
     apply(t, &[values], |s| {
         super::index_put::index_put(s, indices, values, accumulate)
+    })
+}
+
+/// `t.scatter_(dim, index, src or value, reduce=...)` (`ScatterBackward0`,
+/// `ScatterBackward1` for a value, `ScatterReduceBackward0` with `reduce`).
+pub fn scatter_(
+    t: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: Source,
+    reduce: Option<&str>,
+) -> Result<()> {
+    let others: &[&Tensor] = match &src {
+        Source::Tensor(s) => &[s],
+        Source::Value(_) => &[],
+    };
+    apply(t, others, |s| {
+        scatter_from(s, dim, index, src.clone(), reduce)
+    })
+}
+
+/// `t.scatter_add_(dim, index, src)` (`ScatterAddBackward0`).
+pub fn scatter_add_(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<()> {
+    apply(t, &[src], |s| scatter_add(s, dim, index, src))
+}
+
+/// `t.scatter_reduce_(dim, index, src, reduce, include_self=...)`
+/// (`ScatterReduceBackward0`).
+pub fn scatter_reduce_(
+    t: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: Reduction,
+    include_self: bool,
+) -> Result<()> {
+    apply(t, &[src], |s| {
+        scatter_reduce(s, dim, index, src, reduce, include_self)
     })
 }
 

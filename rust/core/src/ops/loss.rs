@@ -4,8 +4,8 @@
 //! a dozen ops and as many graph nodes.
 
 use super::binary::{dtype_display, mul};
-use super::index::scatter_add_zeros;
 use super::num::{Arith, Float, RealFloat};
+use super::scatter::scatter_add_zeros;
 use super::shape::unsqueeze;
 use crate::autograd::{is_grad_enabled, record};
 use crate::tensor::{DType, Tensor};

@@ -26,6 +26,7 @@ pub mod random;
 pub mod reduce;
 pub mod resize;
 pub mod scan;
+pub mod scatter;
 pub mod shape;
 pub mod sort;
 pub mod unary;

@@ -608,7 +608,7 @@ fn extreme_dim(
             let dims = [d];
             let g = unsqueeze_reduced(g, &in_shape, &dims, keepdim)?;
             let i = unsqueeze_reduced(&idx, &in_shape, &dims, keepdim)?;
-            Ok(grads![Some(super::index::scatter_add_zeros(
+            Ok(grads![Some(super::scatter::scatter_add_zeros(
                 &g, d, &i, &in_shape
             )?)])
         },

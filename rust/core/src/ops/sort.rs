@@ -4,8 +4,8 @@
 use super::copy::contiguous;
 use super::elementwise::PARALLEL_MIN_ELEMENTS;
 use super::index::movedim;
-use super::index::scatter_add_zeros;
 use super::num::Real;
+use super::scatter::scatter_add_zeros;
 use crate::autograd::record;
 use crate::tensor::layout::wrap_dim;
 use crate::tensor::{Shape, Tensor};
