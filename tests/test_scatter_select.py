@@ -301,6 +301,16 @@ def test_scatter_reduce_dtype_errors():
         "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'",
     )
     _raises(
+        lambda T: T.ones(3).scatter_reduce(0, T.tensor([0.0]), T.ones(1), "sum"),
+        RuntimeError,
+        r"^scatter\(\): Expected dtype int32/int64 for index",
+    )
+    _raises(
+        lambda T: T.ones(3).scatter_add(0, T.tensor([0]), T.ones(1, dtype=T.float64)),
+        RuntimeError,
+        r"^scatter\(\): Expected self.dtype to be equal to src.dtype",
+    )
+    _raises(
         lambda T: T.zeros(3).scatter(0, T.tensor([0]), 2.0, reduce="mean"),
         RuntimeError,
         "reduce argument must be either add or multiply.",

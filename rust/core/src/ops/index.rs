@@ -1,7 +1,7 @@
 //! Indexing: slicing back-propagation, gathers with integer tensors and
 //! boolean masks, and joining tensors.
 
-use super::copy::cast;
+use super::copy::{cast, contiguous};
 use super::elementwise::{row, update};
 use super::num::Arith;
 use super::shape::slice;
@@ -55,14 +55,24 @@ pub(super) fn gather_offsets(l: &Layout, dim: usize, index: &Tensor) -> Result<V
     if let Some(s) = strides.get_mut(dim) {
         *s = 0;
     }
-    let starts = Layout {
+    let mut offsets = Layout {
         shape: index.shape().into(),
         strides,
         offset: l.offset,
     }
     .offset_vec();
-    let positions = cast(index, DType::Int64).to_vec::<i64>();
-    if let Some(&v) = positions.iter().find(|&&v| v < 0 || v >= size) {
+    // One pass turns each start into its element's offset.
+    let out_of_bounds =
+        contiguous(&cast(index, DType::Int64))?.with_contiguous(|positions: &[i64]| {
+            for (offset, &v) in offsets.iter_mut().zip(positions) {
+                if v < 0 || v >= size {
+                    return Some(v);
+                }
+                *offset = (*offset as isize + v as isize * stride) as usize;
+            }
+            None
+        });
+    if let Some(v) = out_of_bounds {
         bail!(
             Runtime,
             "index {} is out of bounds for dimension {} with size {}",
@@ -71,11 +81,7 @@ pub(super) fn gather_offsets(l: &Layout, dim: usize, index: &Tensor) -> Result<V
             size
         );
     }
-    Ok(starts
-        .iter()
-        .zip(&positions)
-        .map(|(&start, &v)| (start as isize + v as isize * stride) as usize)
-        .collect())
+    Ok(offsets)
 }
 
 fn check_gather(t: &Tensor, dim: usize, index: &Tensor, op: &str) -> Result<()> {

@@ -70,18 +70,18 @@ impl Reduction {
     }
 }
 
-/// PyTorch's checks of a scatter's operands, in which a 0-d tensor counts
-/// as 1-d of one element; the dimension, wrapped. An empty index is
-/// accepted whatever its shape.
-fn check(op: &str, t: &Tensor, dim: i64, index: &Tensor, src: Option<&Tensor>) -> Result<usize> {
+/// PyTorch's checks of a scatter's operands (whose messages name `scatter`
+/// for every form), in which a 0-d tensor counts as 1-d of one element; the
+/// dimension, wrapped. An empty index is accepted whatever its shape.
+fn check(t: &Tensor, dim: i64, index: &Tensor, src: Option<&Tensor>) -> Result<usize> {
     let d = wrap_dim(dim, t.ndim())?;
     if index.dtype() != DType::Int64 {
-        bail!(Runtime, "{op}(): Expected dtype int32/int64 for index");
+        bail!(Runtime, "scatter(): Expected dtype int32/int64 for index");
     }
     if src.is_some_and(|s| s.dtype() != t.dtype()) {
         bail!(
             Runtime,
-            "{op}(): Expected self.dtype to be equal to src.dtype"
+            "scatter(): Expected self.dtype to be equal to src.dtype"
         );
     }
     if index.numel() == 0 {
@@ -215,7 +215,7 @@ fn zero_at(g: &Tensor, d: usize, index: &Tensor) -> Result<Tensor> {
 
 /// `t.scatter(dim, index, src)` (`ScatterBackward0`).
 pub fn scatter(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
-    let d = check("scatter", t, dim, index, Some(src))?;
+    let d = check(t, dim, index, Some(src))?;
     let block = source_block(src, index)?;
     let (out, _) = with_dtype!(t.dtype(), T => combined::<T>(t, d, index, &block, None, |_, s| s))?;
     let idx = index.clone();
@@ -238,7 +238,7 @@ pub fn scatter(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Ten
 
 /// `t.scatter(dim, index, value)` (`ScatterBackward1`).
 pub fn scatter_value(t: &Tensor, dim: i64, index: &Tensor, value: Scalar) -> Result<Tensor> {
-    let d = check("scatter", t, dim, index, None)?;
+    let d = check(t, dim, index, None)?;
     let (out, _) = with_dtype!(t.dtype(), T => {
         let v = T::from_scalar(value);
         let sizes: Vec<i64> = index.shape().iter().map(|&n| n as i64).collect();
@@ -289,7 +289,7 @@ pub fn scatter_from(
 
 /// `t.scatter_add(dim, index, src)` (`ScatterAddBackward0`).
 pub fn scatter_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
-    let d = check("scatter_add", t, dim, index, Some(src))?;
+    let d = check(t, dim, index, Some(src))?;
     let block = source_block(src, index)?;
     let (out, _) =
         with_dtype!(t.dtype(), T => combined::<T>(t, d, index, &block, None, <T as Arith>::add))?;
@@ -385,7 +385,7 @@ pub fn scatter_reduce(
     reduce: Reduction,
     include_self: bool,
 ) -> Result<Tensor> {
-    let d = check("scatter_reduce", t, dim, index, Some(src))?;
+    let d = check(t, dim, index, Some(src))?;
     let block = source_block(src, index)?;
     let (out, _, divisors) = reduced(t, d, index, &block, reduce, include_self)?;
     let idx = index.clone();
