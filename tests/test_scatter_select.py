@@ -275,6 +275,11 @@ def test_scatter_between_0d_and_1d_one_element_tensors():
     )
     # An empty index writes nothing, whatever the shapes.
     assert fg.ones(2, 2).scatter(0, fg.zeros(0, dtype=fg.int64), fg.ones(3)).tolist() == [[1.0, 1.0]] * 2
+    src = fg.ones(2, 3, requires_grad=True)
+    fg.ones(2, 2).scatter_add(0, fg.zeros(0, 5, dtype=fg.int64), src).sum().backward()
+    assert src.grad.tolist() == [[0.0] * 3] * 2
+    for T in [fg] + ([torch] if has_torch else []):
+        assert T.ones(2, 2).gather(0, T.zeros(0, 5, dtype=T.int64)).shape == (0, 5)
 
 
 def test_scatter_legacy_reduce_and_value_forms():

@@ -97,7 +97,13 @@ fn check_gather(t: &Tensor, dim: usize, index: &Tensor, op: &str) -> Result<()> 
             "Index tensor must have the same number of dimensions as input tensor"
         );
     }
-    for d in 0..index.ndim().min(t.ndim()) {
+    // As in PyTorch, an empty index may be larger than `t` anywhere.
+    let dims = if index.numel() == 0 {
+        0
+    } else {
+        index.ndim().min(t.ndim())
+    };
+    for d in 0..dims {
         if d != dim && index.shape()[d] > t.shape()[d] {
             bail!(
                 Runtime,

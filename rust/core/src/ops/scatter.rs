@@ -124,9 +124,10 @@ fn check(t: &Tensor, dim: i64, index: &Tensor, src: Option<&Tensor>) -> Result<u
 /// The part of `src` a scatter reads, in `index`'s shape: its leading
 /// block (PyTorch accepts a larger source, whose gradient is zero
 /// elsewhere), or where the two differ in rank (one is 0-d, and the index
-/// has at most one element) its first element.
+/// has at most one element) or the index is empty, its first element or
+/// none.
 fn source_block(src: &Tensor, index: &Tensor) -> Result<Tensor> {
-    if src.ndim() != index.ndim() {
+    if src.ndim() != index.ndim() || index.numel() == 0 {
         let sizes: Vec<i64> = index.shape().iter().map(|&n| n as i64).collect();
         let first = narrow(&reshape(src, &[-1])?, 0, 0, index.numel().min(1) as i64)?;
         return reshape(&first, &sizes);
