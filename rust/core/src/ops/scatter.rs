@@ -128,9 +128,8 @@ fn check(t: &Tensor, dim: i64, index: &Tensor, src: Option<&Tensor>) -> Result<u
 /// none.
 fn source_block(src: &Tensor, index: &Tensor) -> Result<Tensor> {
     if src.ndim() != index.ndim() || index.numel() == 0 {
-        let sizes: Vec<i64> = index.shape().iter().map(|&n| n as i64).collect();
         let first = narrow(&reshape(src, &[-1])?, 0, 0, index.numel().min(1) as i64)?;
-        return reshape(&first, &sizes);
+        return reshape(&first, &index_sizes(index));
     }
     let mut block = src.clone();
     for (k, &n) in index.shape().iter().enumerate() {
@@ -139,6 +138,15 @@ fn source_block(src: &Tensor, index: &Tensor) -> Result<Tensor> {
         }
     }
     Ok(block)
+}
+
+/// `value` of `dtype` in `index`'s shape, without a copy per element.
+fn value_block(value: Scalar, dtype: DType, index: &Tensor) -> Result<Tensor> {
+    expand(&Tensor::scalar(value, dtype), &index_sizes(index))
+}
+
+fn index_sizes(index: &Tensor) -> Vec<i64> {
+    index.shape().iter().map(|&n| n as i64).collect()
 }
 
 /// Where a scatter reads and writes: for each index element, in index
@@ -202,7 +210,19 @@ fn combined<T: Element>(
     reset: Option<T>,
     combine: impl Fn(T, T) -> T,
 ) -> Result<(Tensor, Plan)> {
-    let out = clone(&t.detach())?;
+    combined_into(clone(&t.detach())?, d, index, src, reset, combine)
+}
+
+/// As [`combined`], written into `out`: a fresh contiguous tensor that
+/// nothing else reads yet.
+fn combined_into<T: Element>(
+    out: Tensor,
+    d: usize,
+    index: &Tensor,
+    src: &Tensor,
+    reset: Option<T>,
+    combine: impl Fn(T, T) -> T,
+) -> Result<(Tensor, Plan)> {
     let plan = Plan::new(&out, d, index, src)?;
     plan.apply(&out, src, reset, combine);
     Ok((out, plan))
@@ -240,12 +260,8 @@ pub fn scatter(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Ten
 /// `t.scatter(dim, index, value)` (`ScatterBackward1`).
 pub fn scatter_value(t: &Tensor, dim: i64, index: &Tensor, value: Scalar) -> Result<Tensor> {
     let d = check(t, dim, index, None)?;
-    let (out, _) = with_dtype!(t.dtype(), T => {
-        let v = T::from_scalar(value);
-        let sizes: Vec<i64> = index.shape().iter().map(|&n| n as i64).collect();
-        let fill = expand(&Tensor::scalar(value, t.dtype()), &sizes)?;
-        combined::<T>(t, d, index, &fill, None, move |_, _| v)
-    })?;
+    let fill = value_block(value, t.dtype(), index)?;
+    let (out, _) = with_dtype!(t.dtype(), T => combined::<T>(t, d, index, &fill, None, |_, v| v))?;
     let idx = index.clone();
     record(
         "ScatterBackward1",
@@ -281,7 +297,7 @@ pub fn scatter_from(
             let reduce = Reduction::parse_scatter(name)?;
             let src = match src {
                 Source::Tensor(s) => s,
-                Source::Value(v) => Tensor::full(index.shape(), v, t.dtype()),
+                Source::Value(v) => value_block(v, t.dtype(), index)?,
             };
             scatter_reduce(t, dim, index, &src, reduce, true)
         }
@@ -290,10 +306,17 @@ pub fn scatter_from(
 
 /// `t.scatter_add(dim, index, src)` (`ScatterAddBackward0`).
 pub fn scatter_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+    added(t, clone(&t.detach())?, dim, index, src)
+}
+
+/// `base` (`t`'s values in a fresh contiguous tensor) with `src` added at
+/// `index` along `dim`, recorded as `t.scatter_add(dim, index, src)`.
+fn added(t: &Tensor, base: Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
     let d = check(t, dim, index, Some(src))?;
     let block = source_block(src, index)?;
-    let (out, _) =
-        with_dtype!(t.dtype(), T => combined::<T>(t, d, index, &block, None, <T as Arith>::add))?;
+    let (out, _) = with_dtype!(t.dtype(), T => {
+        combined_into::<T>(base, d, index, &block, None, <T as Arith>::add)
+    })?;
     let idx = index.clone();
     record(
         "ScatterAddBackward0",
@@ -321,7 +344,9 @@ pub fn scatter_add_zeros(
     index: &Tensor,
     shape: &[usize],
 ) -> Result<Tensor> {
-    scatter_add(&Tensor::zeros(shape, src.dtype()), d as i64, index, src)
+    // Added straight into the new zeros: no copy of them first.
+    let zeros = Tensor::zeros(shape, src.dtype());
+    added(&zeros.clone(), zeros, d as i64, index, src)
 }
 
 /// The reduction's value without history; its plan, and for a mean the
