@@ -163,7 +163,8 @@ for _name in (
     "acos arccos atan arctan sign erf atan2 arctan2 remainder floor_divide fmod hypot lerp addcmul addcdiv "
     "bitwise_and bitwise_or bitwise_xor bitwise_not isclose allclose equal nan_to_num "
     "angle conj_physical resolve_conj is_complex is_conj roll cumsum "
-    "sort argsort topk prod cumprod erfc asinh arcsinh acosh arccosh atanh arctanh"
+    "sort argsort topk prod cumprod erfc asinh arcsinh acosh arccosh atanh arctanh "
+    "tan lgamma digamma erfinv logaddexp logaddexp2 fmax fmin copysign nextafter heaviside signbit"
 ).split():
     globals()[_name] = _method_function(_name)
 del _name
@@ -186,7 +187,7 @@ def where(condition: Tensor, input, other) -> Tensor:
     return input.where(condition, other)
 
 
-from . import _functions  # noqa: E402
+from . import _aliases, _functions  # noqa: E402
 from ._functions import (  # noqa: E402
     argwhere,
     atleast_1d,
@@ -300,6 +301,8 @@ _TENSOR_METHODS = {
     "unique_consecutive": unique_consecutive,
 }
 _TENSOR_METHODS.update(_functions.INPLACE_METHODS)
+_TENSOR_METHODS.update(_aliases.METHODS)
+globals().update(_aliases.FUNCTIONS)
 for _name, _fn in _TENSOR_METHODS.items():
     if not hasattr(Tensor, _name):
         setattr(Tensor, _name, _fn)
@@ -309,7 +312,7 @@ import builtins as _builtins  # noqa: E402
 
 builtins_bool = _builtins.bool
 
-from . import _dtype_info, autograd, cuda, linalg, nn, optim, utils  # noqa: E402,F401
+from . import _dtype_info, autograd, cuda, linalg, nn, optim, special, utils  # noqa: E402,F401
 from ._dtype_info import (  # noqa: E402,F401
     can_cast,
     finfo,

@@ -4,7 +4,7 @@
 use crate::convert::{operand, scalar, tensor_arg, try_operand};
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor};
-use ferrograd_core::ops::{binary, inplace, unary};
+use ferrograd_core::ops::{binary, inplace, pointwise, special, unary};
 use ferrograd_core::{Result, Scalar, Tensor};
 use pyo3::prelude::*;
 
@@ -88,6 +88,10 @@ unary_methods! {
     atanh atanh_ => unary::atanh;
     arctanh arctanh_ => unary::atanh;
     bitwise_not bitwise_not_ => binary::bitwise_not;
+    tan tan_ => unary::tan;
+    lgamma lgamma_ => special::lgamma;
+    digamma digamma_ => special::digamma;
+    erfinv erfinv_ => special::erfinv;
 }
 
 macro_rules! binary_methods {
@@ -116,10 +120,46 @@ binary_methods! {
     bitwise_and bitwise_and_ => binary::bitwise_and;
     bitwise_or bitwise_or_ => binary::bitwise_or;
     bitwise_xor bitwise_xor_ => binary::bitwise_xor;
+    copysign copysign_ => pointwise::copysign;
+    nextafter nextafter_ => pointwise::nextafter;
+    heaviside heaviside_ => pointwise::heaviside;
+}
+
+/// Binary functions PyTorch offers without an in-place form.
+macro_rules! out_of_place_binary_methods {
+    ($($name:ident => $op:path;)*) => {
+        #[pymethods]
+        impl PyTensor {$(
+            fn $name(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                bin(py, &self.t, other, $op)
+            }
+        )*}
+    };
+}
+
+out_of_place_binary_methods! {
+    logaddexp => pointwise::logaddexp;
+    logaddexp2 => pointwise::logaddexp2;
+    fmax => pointwise::fmax;
+    fmin => pointwise::fmin;
 }
 
 #[pymethods]
 impl PyTensor {
+    fn polygamma(&self, py: Python<'_>, n: i64) -> PyResult<PyTensor> {
+        Ok(
+            maybe_detach(py, self.t.numel(), || special::polygamma(n, &self.t))
+                .py()?
+                .into(),
+        )
+    }
+    fn polygamma_<'py>(slf: &Slf<'py>, n: i64) -> PyResult<Slf<'py>> {
+        inplace::unary_(&slf.get().t, |s| special::polygamma(n, s)).py()?;
+        Ok(slf.clone())
+    }
+    fn signbit(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        un(py, &self.t, unary::signbit)
+    }
     fn __mod__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         dunder(py, &self.t, other, binary::remainder, false)
     }

@@ -34,8 +34,7 @@ fn reinterpret_view(base: &Tensor, dtype: DType, layout: Layout) -> Tensor {
         autograd: Mutex::new(Default::default()),
         wrapped_number: false,
     }));
-    let root = base.view_base().unwrap_or_else(|| base.clone());
-    v.meta().view_base = Some(root);
+    crate::autograd::views::mark_view(&v, base);
     v
 }
 

@@ -22,6 +22,7 @@ pub mod norm;
 pub mod num;
 pub mod optim;
 pub mod pad;
+pub mod pointwise;
 pub mod random;
 pub mod reduce;
 pub mod resize;
@@ -29,6 +30,7 @@ pub mod scan;
 pub mod scatter;
 pub mod shape;
 pub mod sort;
+pub mod special;
 pub mod unary;
 
 use crate::tensor::{DType, Tensor};

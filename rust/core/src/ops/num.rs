@@ -22,6 +22,7 @@ pub trait Float: Arith + std::ops::Neg<Output = Self> {
     fn sqrt(self) -> Self;
     fn sin(self) -> Self;
     fn cos(self) -> Self;
+    fn tan(self) -> Self;
     fn tanh(self) -> Self;
     fn pow_el(self, e: Self) -> Self;
     fn conj(self) -> Self;
@@ -133,6 +134,7 @@ macro_rules! real_float {
             #[inline(always)] fn sqrt(self) -> Self { <$t>::sqrt(self) }
             #[inline(always)] fn sin(self) -> Self { <$t>::sin(self) }
             #[inline(always)] fn cos(self) -> Self { <$t>::cos(self) }
+            #[inline(always)] fn tan(self) -> Self { <$t>::tan(self) }
             #[inline(always)] fn tanh(self) -> Self { $tanh(self) }
             #[inline(always)] fn pow_el(self, e: Self) -> Self { <$t>::powf(self, e) }
             #[inline(always)] fn conj(self) -> Self { self }
@@ -182,6 +184,7 @@ macro_rules! complex_float {
             #[inline(always)] fn sqrt(self) -> Self { <$t>::sqrt(self) }
             #[inline(always)] fn sin(self) -> Self { <$t>::sin(self) }
             #[inline(always)] fn cos(self) -> Self { <$t>::cos(self) }
+            #[inline(always)] fn tan(self) -> Self { <$t>::tan(self) }
             #[inline(always)] fn tanh(self) -> Self { <$t>::tanh(self) }
             #[inline(always)] fn pow_el(self, e: Self) -> Self { <$t>::powc(self, e) }
             #[inline(always)] fn conj(self) -> Self { <$t>::conj(&self) }

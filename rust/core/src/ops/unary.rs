@@ -185,6 +185,33 @@ pub fn cos(a: &Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
+pub fn tan(a: &Tensor) -> Result<Tensor> {
+    let out = float_map!(a, "tan", |x| x.tan())?;
+    record(
+        "TanBackward0",
+        &[a],
+        &out,
+        || SavedTensor::output(&out, 0),
+        |ctx, so, g| {
+            // d tan = 1 + tan^2
+            let o = conj(&so.unpack(ctx)?)?;
+            Ok(grads![Some(mul(g, &add(&one(), &mul(&o, &o)?)?)?)])
+        },
+    );
+    Ok(out)
+}
+
+/// Whether the sign bit is set (-0.0 and negative NaNs included); never
+/// differentiable.
+pub fn signbit(a: &Tensor) -> Result<Tensor> {
+    match a.dtype() {
+        DType::Bool => Ok(Tensor::full(a.shape(), Scalar::Bool(false), DType::Bool)),
+        DType::Int64 => Ok(map::<i64, bool>(a, |x| x < 0)),
+        d => with_real_float!(d, T => Ok(map::<T, bool>(a, |x: T| x.is_sign_negative())),
+            bail!(Runtime, "signbit is not implemented for complex tensors.")),
+    }
+}
+
 pub fn tanh(a: &Tensor) -> Result<Tensor> {
     let out = float_map!(a, "tanh", |x| Float::tanh(x))?;
     record(

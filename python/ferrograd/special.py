@@ -1,0 +1,153 @@
+"""``ferrograd.special``: PyTorch's ``torch.special`` names for the special functions.
+
+The kernels (``lgamma``, ``digamma``, ``polygamma``, ``erf``, ``erfc``, ``erfinv``...) live in the
+core; the compositions here (``xlog1py``, ``entr``, ``ndtr``, ``ndtri``, ``log_ndtr``,
+``multigammaln``) are made of differentiable ops, so they differentiate to any order.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._C import Tensor
+from ._functions import _as_tensor, _to_float, logit, sinc, xlogy
+
+__all__ = [
+    "digamma",
+    "entr",
+    "erf",
+    "erfc",
+    "erfinv",
+    "exp2",
+    "expit",
+    "expm1",
+    "gammaln",
+    "log1p",
+    "log_ndtr",
+    "log_softmax",
+    "logit",
+    "logsumexp",
+    "multigammaln",
+    "ndtr",
+    "ndtri",
+    "polygamma",
+    "psi",
+    "round",
+    "sinc",
+    "softmax",
+    "xlog1py",
+    "xlogy",
+]
+
+
+def expit(input: Tensor) -> Tensor:
+    """The logistic sigmoid, ``1 / (1 + exp(-x))``."""
+    return input.sigmoid()
+
+
+def gammaln(input: Tensor) -> Tensor:
+    """``ln|Γ(x)|``."""
+    return input.lgamma()
+
+
+def digamma(input: Tensor) -> Tensor:
+    """ψ(x), the derivative of ``ln Γ(x)``."""
+    return input.digamma()
+
+
+psi = digamma
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """The ``n``-th derivative of ψ."""
+    return input.polygamma(n)
+
+
+def multigammaln(input: Tensor, p: int) -> Tensor:
+    """The log of the multivariate gamma function of dimension ``p``."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    x = _to_float(input)
+    if (x <= (p - 1) / 2).any().item():
+        raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+    terms = sum((x - j / 2).lgamma() for j in range(p))
+    return terms + p * (p - 1) / 4 * math.log(math.pi)
+
+
+def erf(input: Tensor) -> Tensor:
+    return input.erf()
+
+
+def erfc(input: Tensor) -> Tensor:
+    return input.erfc()
+
+
+def erfinv(input: Tensor) -> Tensor:
+    return input.erfinv()
+
+
+def exp2(input: Tensor) -> Tensor:
+    return input.exp2()
+
+
+def expm1(input: Tensor) -> Tensor:
+    return input.expm1()
+
+
+def log1p(input: Tensor) -> Tensor:
+    return input.log1p()
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:
+    """Rounds half to even, at ``decimals`` places (scaled by ``10 ** decimals``, as PyTorch does)."""
+    if decimals == 0:
+        return input.round()
+    scale = 10.0**decimals
+    return (input * scale).round() / scale
+
+
+def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
+    return input.logsumexp(dim, keepdim)
+
+
+def softmax(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    return input.softmax(dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    return input.log_softmax(dim, dtype=dtype)
+
+
+def xlog1py(input, other) -> Tensor:
+    """``input * log1p(other)``, with 0 where ``input`` is 0 (and NaN where ``other`` is NaN)."""
+    x = _to_float(_as_tensor(input, other if isinstance(other, Tensor) else None))
+    y = _to_float(_as_tensor(other, x))
+    # Where the product would be 0 * -inf or 0 * NaN from log1p, the logarithm is replaced by 0.
+    bad = x.eq(0).logical_and(y.le(-1).logical_or(y.isinf()))
+    return x * y.where(bad.logical_not(), 0.0).log1p()
+
+
+def entr(input: Tensor) -> Tensor:
+    """The elementwise entropy ``-x ln x``: 0 at 0, ``-inf`` below."""
+    x = _to_float(input)
+    positive = x > 0
+    safe = x.where(positive, 1.0)
+    at_most_zero = x.mul(0).where(x.eq(0), -math.inf)
+    return (-safe * safe.log()).where(positive, at_most_zero)
+
+
+def ndtr(input: Tensor) -> Tensor:
+    """The standard normal distribution function."""
+    x = _to_float(input)
+    return (x * -math.sqrt(0.5)).erfc() * 0.5
+
+
+def log_ndtr(input: Tensor) -> Tensor:
+    """The log of the standard normal distribution function."""
+    return ndtr(input).log()
+
+
+def ndtri(input: Tensor) -> Tensor:
+    """The inverse of ``ndtr``: the standard normal quantile of ``p``."""
+    p = _to_float(input)
+    return (p * 2 - 1).erfinv() * math.sqrt(2)
