@@ -96,7 +96,10 @@ def main() -> None:
     for name, value in sorted(vars(C).items()):
         if name.startswith("__"):
             continue
-        if inspect.isclass(value):
+        if inspect.isclass(value) and issubclass(value, BaseException):
+            out.append(f"class {name}({value.__base__.__name__}): ...")
+            out.append("")
+        elif inspect.isclass(value):
             out.extend(class_stub(name, value))
             out.append("")
         elif callable(value):

@@ -325,4 +325,12 @@ from ._dtype_info import (  # noqa: E402,F401
 )
 from .serialization import load, save  # noqa: E402
 
+inverse = linalg.inv
+det = linalg.det
+logdet = linalg._logdet
+slogdet = linalg._torch_slogdet
+for _name, _fn in {"inverse": inverse, "det": det, "logdet": logdet, "slogdet": slogdet}.items():
+    setattr(Tensor, _name, _fn)
+del _name, _fn
+
 device = _dtype_info.device

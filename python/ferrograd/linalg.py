@@ -1,19 +1,162 @@
-"""``ferrograd.linalg``: norms, products and diagonals with PyTorch's ``torch.linalg`` signatures.
+"""``ferrograd.linalg``: decompositions, solvers, norms and products with PyTorch's ``torch.linalg``
+signatures.
 
-Everything here is composed of differentiable tensor ops. Norms that need a singular value
-decomposition (matrix 2-norm, nuclear norm) raise ``NotImplementedError``.
+The decompositions and solvers (``inv``, ``det``, ``slogdet``, ``solve``, ``cholesky``,
+``solve_triangular``, ``eigh``, ``svd``, ``qr``, ``pinv``, ``matrix_rank``) run in the Rust core,
+batched over leading dimensions, with backward rules written in differentiable ops (so second
+derivatives work). This module only handles arguments.
 """
 
 from __future__ import annotations
 
 import builtins
+import collections
 import math
 
 from . import _C
 from ._C import Tensor
 from ._functions import _cross, _dtype_name, _wrap_dim
 
-__all__ = ["cross", "diagonal", "matmul", "matrix_norm", "norm", "vecdot", "vector_norm"]
+__all__ = [
+    "LinAlgError",
+    "cholesky",
+    "cross",
+    "det",
+    "diagonal",
+    "eigh",
+    "eigvalsh",
+    "inv",
+    "matmul",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "solve_triangular",
+    "svd",
+    "svdvals",
+    "vecdot",
+    "vector_norm",
+]
+
+LinAlgError = _C.LinAlgError
+
+
+def _return_type(name: str, fields: list[str]):
+    cls = collections.namedtuple(name, fields)
+    cls.__module__ = "ferrograd.return_types"
+    return cls
+
+
+_SlogdetResult = _return_type("linalg_slogdet", ["sign", "logabsdet"])
+_TorchSlogdetResult = _return_type("slogdet", ["sign", "logabsdet"])
+_EighResult = _return_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
+_SvdResult = _return_type("linalg_svd", ["U", "S", "Vh"])
+_QrResult = _return_type("linalg_qr", ["Q", "R"])
+
+
+def inv(A: Tensor) -> Tensor:
+    """The inverse of each square matrix in ``A`` (``[..., n, n]``); raises :class:`LinAlgError`
+    for a singular matrix."""
+    return _C.linalg_inv(A)
+
+
+def det(A: Tensor) -> Tensor:
+    """The determinant of each square matrix in ``A``."""
+    return _C.linalg_det(A)
+
+
+def slogdet(A: Tensor):
+    """``(sign, logabsdet)`` of each square matrix's determinant: ``det = sign * exp(logabsdet)``,
+    sign 0 and logabsdet -inf for a singular matrix."""
+    return _SlogdetResult(*_C.linalg_slogdet(A))
+
+
+def _torch_slogdet(A: Tensor):
+    """``ferrograd.slogdet``: :func:`slogdet` as ``torch.return_types.slogdet``."""
+    return _TorchSlogdetResult(*_C.linalg_slogdet(A))
+
+
+def _logdet(A: Tensor) -> Tensor:
+    """``ferrograd.logdet``: log(det A), NaN where the determinant is negative."""
+    return _C.logdet(A)
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+    """``X`` with ``A X = B`` (``X A = B`` when ``left`` is False) for square ``A``; batch
+    dimensions broadcast, and ``B`` of ``A``'s shape less its last dimension is a batch of
+    vectors."""
+    return _C.linalg_solve(A, B, left)
+
+
+def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
+    """The lower Cholesky factor ``L`` (``A = L L^T``) of each symmetric positive-definite matrix,
+    or the upper one ``U = L^T`` with ``upper``; raises :class:`LinAlgError` when a matrix is not
+    positive-definite."""
+    return _C.linalg_cholesky(A, upper)
+
+
+def solve_triangular(
+    A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False
+) -> Tensor:
+    """``X`` with ``A X = B`` (``X A = B`` when ``left`` is False) for triangular ``A``, reading
+    only its upper or lower triangle (and taking its diagonal as ones when ``unitriangular``)."""
+    return _C.linalg_solve_triangular(A, B, (upper, left, unitriangular))
+
+
+def _check_uplo(UPLO: str) -> bool:
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return UPLO == "U"
+
+
+def eigh(A: Tensor, UPLO: str = "L"):
+    """``(eigenvalues, eigenvectors)`` of each symmetric matrix, reading its lower (``'L'``) or upper
+    (``'U'``) triangle: eigenvalues ascending, eigenvectors as columns."""
+    return _EighResult(*_C.linalg_eigh(A, _check_uplo(UPLO)))
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
+    """The eigenvalues of each symmetric matrix, ascending."""
+    return eigh(A, UPLO).eigenvalues
+
+
+def svd(A: Tensor, full_matrices: bool = True):
+    """``(U, S, Vh)`` with ``A = U diag(S) Vh`` for each matrix: singular values descending; ``U`` and
+    ``Vh`` square with ``full_matrices``, else of ``min(m, n)`` columns and rows."""
+    return _SvdResult(*_C.linalg_svd(A, full_matrices))
+
+
+def svdvals(A: Tensor) -> Tensor:
+    """The singular values of each matrix, descending."""
+    return _C.linalg_svd(A, False)[1]
+
+
+def pinv(
+    A: Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False
+) -> Tensor:
+    """The pseudo-inverse of each matrix, from its SVD, singular values at most
+    ``max(atol, rtol * largest)`` counting as zero. ``hermitian`` is accepted for PyTorch's signature;
+    the SVD serves both cases."""
+    return _C.linalg_pinv(A, (atol, rtol))
+
+
+def matrix_rank(
+    A: Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False
+) -> Tensor:
+    """How many singular values of each matrix exceed ``max(atol, rtol * largest)`` (int64)."""
+    return _C.linalg_matrix_rank(A, (atol, rtol))
+
+
+def qr(A: Tensor, mode: str = "reduced"):
+    """``(Q, R)`` with ``A = Q R``, ``Q`` orthonormal columns, ``R`` upper triangular: ``'reduced'``
+    (``min(m, n)`` columns of ``Q``), ``'complete'`` (square ``Q``) or ``'r'`` (``R`` only, ``Q``
+    empty)."""
+    return _QrResult(*_C.linalg_qr(A, mode))
 
 
 def _dims(dim, ndim: int) -> tuple[int, ...]:
@@ -91,8 +234,8 @@ def _vector_norm_reduced(a: Tensor, ord, dims, keepdim: bool) -> Tensor:
 
 def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:
     """The matrix norm over the two dimensions ``dim``: ``'fro'``, ``1``/``-1`` (max/min column
-    sum), ``inf``/``-inf`` (max/min row sum). ``'nuc'`` and ``±2`` need singular values and raise
-    ``NotImplementedError``."""
+    sum), ``inf``/``-inf`` (max/min row sum), ``'nuc'`` (sum of singular values), ``2``/``-2``
+    (largest/smallest singular value)."""
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     _check_float(A, "linalg.matrix_norm")
@@ -108,14 +251,10 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
         if ord == "fro":
             return vector_norm(A, 2, (d0, d1), keepdim)
         if ord == "nuc":
-            raise NotImplementedError(
-                "linalg.matrix_norm: ord='nuc' needs singular values, which ferrograd does not compute yet"
-            )
+            return _singular_value_norm(A, d0, d1, keepdim, lambda s: s.sum(-1))
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if ord in (2, -2):
-        raise NotImplementedError(
-            f"linalg.matrix_norm: ord={ord} needs singular values, which ferrograd does not compute yet"
-        )
+        return _singular_value_norm(A, d0, d1, keepdim, lambda s: s.amax(-1) if ord == 2 else s.amin(-1))
     if ord not in (1, -1, math.inf, -math.inf):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     # ord ±1: reduce over rows (d0) then max/min over columns (d1); ±inf the other way round
@@ -124,6 +263,14 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     out = sums.amax(second, True) if ord > 0 else sums.amin(second, True)
     if not keepdim:
         out = out.squeeze(builtins.max(d0, d1)).squeeze(builtins.min(d0, d1))
+    return out
+
+
+def _singular_value_norm(A: Tensor, d0: int, d1: int, keepdim: bool, reduce) -> Tensor:
+    out = reduce(svdvals(A.movedim((d0, d1), (-2, -1))))
+    if keepdim:
+        for d in sorted((d0, d1)):
+            out = out.unsqueeze(d)
     return out
 
 
@@ -173,3 +320,15 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """Alias of :meth:`Tensor.diagonal` with the matrix dimensions last by default."""
     return A.diagonal(offset, _wrap_dim(dim1, A.dim()), _wrap_dim(dim2, A.dim()))
+
+
+def matrix_power(A: Tensor, n: int) -> Tensor:
+    """``A`` multiplied by itself ``n`` times (the identity for 0, powers of the inverse for
+    negative ``n``)."""
+    return _C.linalg_matrix_power(A, n)
+
+
+def multi_dot(tensors) -> Tensor:
+    """The product of a chain of matrices, multiplied in the cheapest order; the first (last) may be
+    1-d, a row (column) vector."""
+    return _C.linalg_multi_dot(list(tensors))

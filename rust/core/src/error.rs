@@ -17,6 +17,10 @@ pub enum Error {
     /// Bad argument values: `ValueError`.
     #[error("{0}")]
     Value(String),
+    /// A matrix a decomposition cannot handle (singular, not positive
+    /// definite): `torch.linalg.LinAlgError`, a `RuntimeError`.
+    #[error("{0}")]
+    LinAlg(String),
     /// A kernel missing for a dtype: `NotImplementedError`.
     #[error("{0}")]
     NotImplemented(String),

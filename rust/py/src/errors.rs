@@ -6,6 +6,13 @@ use pyo3::exceptions::{
 };
 use pyo3::PyErr;
 
+pyo3::create_exception!(
+    ferrograd,
+    LinAlgError,
+    PyRuntimeError,
+    "A matrix a decomposition cannot handle (singular, not positive-definite)."
+);
+
 pub fn to_py(e: Error) -> PyErr {
     match e {
         Error::Runtime(m) => PyRuntimeError::new_err(m),
@@ -13,6 +20,7 @@ pub fn to_py(e: Error) -> PyErr {
         Error::Type(m) => PyTypeError::new_err(m),
         Error::Value(m) => PyValueError::new_err(m),
         Error::NotImplemented(m) => PyNotImplementedError::new_err(m),
+        Error::LinAlg(m) => LinAlgError::new_err(m),
         Error::External { message, payload } => match payload.downcast_ref::<PyErrPayload>() {
             Some(p) => pyo3::Python::attach(|py| p.0.clone_ref(py)),
             None => PyRuntimeError::new_err(message),

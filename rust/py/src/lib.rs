@@ -14,6 +14,7 @@ mod node;
 mod ops;
 mod ops_complex;
 mod ops_conv;
+mod ops_decomp;
 mod ops_index;
 mod ops_inplace;
 mod ops_linalg;
@@ -39,6 +40,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops::register(m)?;
     ops_complex::register(m)?;
     ops_conv::register(m)?;
+    ops_decomp::register(m)?;
     ops_linalg::register(m)?;
     ops_index::register(m)?;
     ops_math::register(m)?;

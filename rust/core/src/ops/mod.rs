@@ -16,6 +16,7 @@ pub mod fastmath;
 pub mod index;
 pub mod index_put;
 pub mod inplace;
+pub mod linalg;
 pub mod loss;
 pub mod matmul;
 pub mod norm;
