@@ -543,3 +543,65 @@ def test_product_errors_match_torch(f):
     ours, theirs = _error(fg, f), _error(torch, f)
     assert type(ours) is type(theirs)
     assert str(ours) == str(theirs)
+
+
+# ---------------------------------------------------------------------------- least squares
+
+
+@given(seeds, st.sampled_from([(), (2,)]), st.sampled_from([(5, 3), (3, 3), (2, 4)]), st.booleans())
+@settings(max_examples=20, deadline=None)
+def test_lstsq_matches_numpy(seed, batch, mn, vector):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((*batch, *mn))
+    b = rng.standard_normal((*batch, mn[0])) if vector else rng.standard_normal((*batch, mn[0], 2))
+    got = fg.linalg.lstsq(fg.tensor(a), fg.tensor(b)).solution.numpy()
+    expected = np.linalg.pinv(a) @ (b[..., None] if vector else b)
+    np.testing.assert_allclose(got, expected[..., 0] if vector else expected, rtol=1e-9, atol=1e-10)
+
+
+def test_lstsq_rank_deficient_gives_the_minimum_norm_solution():
+    a = np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])
+    b = np.array([[1.0], [2.0], [2.0]])
+    result = fg.linalg.lstsq(fg.tensor(a), fg.tensor(b))
+    assert result.rank.item() == 1
+    np.testing.assert_allclose(result.solution.numpy(), np.linalg.lstsq(a, b, rcond=None)[0], atol=1e-12)
+
+
+def test_lstsq_gradients():
+    rng = np.random.default_rng(7)
+    a = leaf(rng.standard_normal((5, 3)))
+    b = leaf(rng.standard_normal((5, 2)))
+    assert gradcheck(lambda x, y: fg.linalg.lstsq(x, y).solution, (a, b))
+    assert gradgradcheck(lambda x, y: fg.linalg.lstsq(x, y).solution, (a, b))
+
+
+@needs_torch
+@pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 6, 3)])
+def test_lstsq_outputs_match_torch(driver, shape):
+    rng = np.random.default_rng(len(shape))
+    a = rng.standard_normal(shape)
+    b = rng.standard_normal((*shape[:-1], 2))
+    got = fg.linalg.lstsq(fg.tensor(a), fg.tensor(b), driver=driver)
+    want = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver=driver)
+    for name in ("solution", "residuals", "rank", "singular_values"):
+        g, w = getattr(got, name), getattr(want, name)
+        assert tuple(g.shape) == tuple(w.shape), name
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-8, atol=1e-10, err_msg=name)
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda T: T.linalg.lstsq(T.zeros(3, 2), T.zeros(3, 1), driver="foo"),
+        lambda T: T.linalg.lstsq(T.zeros(3, 2), T.zeros(4, 1)),
+    ],
+)
+def test_lstsq_errors_match_torch(call):
+    messages = []
+    for T in (fg, torch):
+        with pytest.raises(RuntimeError) as info:
+            call(T)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]

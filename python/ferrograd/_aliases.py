@@ -9,24 +9,16 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections import namedtuple
 
 import numpy as np
 
 from . import _C
 from ._C import Tensor
-from ._functions import _as_tensor, _from_np, _np_of, _wrap_dim, broadcast_shapes, tensordot
+from ._functions import _as_tensor, _from_np, _np_of, _return_type, _wrap_dim, broadcast_shapes, tensordot
 from .autograd.grad_mode import no_grad
 
-
-def _return_type(name: str, fields: tuple[str, str]):
-    cls = namedtuple(name, fields)  # type: ignore[misc]
-    cls.__module__ = "ferrograd.return_types"
-    return cls
-
-
-_cummax_t = _return_type("cummax", ("values", "indices"))
-_cummin_t = _return_type("cummin", ("values", "indices"))
+_cummax_t = _return_type("cummax")
+_cummin_t = _return_type("cummin")
 
 
 # --------------------------------------------------------------------------- comparisons

@@ -26,6 +26,7 @@ __all__ = [
     "eigh",
     "eigvalsh",
     "inv",
+    "lstsq",
     "matmul",
     "matrix_norm",
     "matrix_power",
@@ -57,6 +58,8 @@ _TorchSlogdetResult = _return_type("slogdet", ["sign", "logabsdet"])
 _EighResult = _return_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
 _SvdResult = _return_type("linalg_svd", ["U", "S", "Vh"])
 _QrResult = _return_type("linalg_qr", ["Q", "R"])
+_LstsqResult = _return_type("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
 def inv(A: Tensor) -> Tensor:
@@ -150,6 +153,42 @@ def matrix_rank(
 ) -> Tensor:
     """How many singular values of each matrix exceed ``max(atol, rtol * largest)`` (int64)."""
     return _C.linalg_matrix_rank(A, (atol, rtol))
+
+
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None):
+    """The least-squares (minimum-norm when ``A`` lacks rank) solution of ``A X = B``, as
+    ``(solution, residuals, rank, singular_values)``. ``B`` may be a batch of vectors (one dimension
+    fewer than ``A``). Singular values at most ``rcond`` times the largest count as zero (default:
+    the dtype's epsilon times ``max(m, n)``). Which of the other three are filled follows PyTorch's
+    ``driver``: ``'gelsy'`` (the default) the rank, ``'gels'`` the residuals, ``'gelsd'``/``'gelss'``
+    all three; residuals only when ``m > n`` and every matrix has full rank. The solution is
+    ``pinv(A) @ B``, so it differentiates through the SVD."""
+    driver = "gelsy" if driver is None else driver
+    if driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError(
+            "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"
+        )
+    vector = B.dim() == A.dim() - 1
+    rhs = B.unsqueeze(-1) if vector else B
+    if A.dim() < 2 or rhs.dim() < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    m, n = A.shape[-2], A.shape[-1]
+    if rhs.shape[-2] != m:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    if rcond is None:
+        from ._dtype_info import finfo
+
+        rcond = finfo(A.dtype).eps * builtins.max(m, n)
+    solution = pinv(A, rtol=rcond) @ rhs
+    nothing = _C.zeros((0,), dtype=A.dtype)
+    rank = _C.linalg_matrix_rank(A, (None, rcond)) if driver != "gels" else _C.zeros((0,), dtype=_C.int64)
+    full_rank = driver == "gels" or builtins.bool((rank == builtins.min(m, n)).all().item())
+    residuals = nothing
+    if driver != "gelsy" and m > n and full_rank:
+        residuals = (A @ solution - rhs).abs().pow(2).sum(-2)
+        residuals = residuals.squeeze(-1) if vector else residuals
+    singular_values = svdvals(A) if driver in ("gelsd", "gelss") else nothing
+    return _LstsqResult(solution.squeeze(-1) if vector else solution, residuals, rank, singular_values)
 
 
 def qr(A: Tensor, mode: str = "reduced"):
