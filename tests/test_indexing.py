@@ -348,3 +348,14 @@ def test_gather_with_a_0d_index_picks_that_element():
     np.testing.assert_array_equal(
         fg.tensor(A).flip(2).gather(2, fg.tensor([[[0, 3]]])).numpy(), A[:1, :1, [3, 0]]
     )
+
+
+def test_index_put_into_an_empty_selection_writes_nothing():
+    t = fg.zeros(2, 0, 2)
+    version = t._version
+    t[fg.tensor([0, 1])] = 1.0
+    assert tuple(t.shape) == (2, 0, 2) and t._version == version + 1
+    base = fg.ones(3, 2)
+    view = base[:, :0]
+    view[fg.tensor([0, 2])] = fg.tensor(2.0)
+    assert base.tolist() == [[1.0, 1.0]] * 3

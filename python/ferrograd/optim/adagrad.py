@@ -9,7 +9,7 @@ Relies on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import ferrograd
@@ -93,9 +93,6 @@ class Adagrad(Optimizer):
 
     def share_memory(self) -> None:
         """Kept for torch's API: ferrograd's tensors live in one process, so this does nothing."""
-
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        return self._step_groups(closure, self._update_group)
 
     def _update_group(self, group: dict[str, Any], params: list[Tensor]) -> None:
         # A parameter added after construction gets its state on its first step.

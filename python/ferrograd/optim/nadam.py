@@ -9,7 +9,7 @@ Relies on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import ferrograd
@@ -82,9 +82,6 @@ class NAdam(Optimizer):
             state["exp_avg"] = ferrograd.zeros_like(param)
             state["exp_avg_sq"] = ferrograd.zeros_like(param)
         return state
-
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        return self._step_groups(closure, self._update_group)
 
     def _update_group(self, group: dict[str, Any], params: list[Tensor]) -> None:
         states = [self._state_of(p) for p in params]

@@ -151,7 +151,12 @@ class Optimizer:
                 p.grad.zero_()
 
     def step(self, closure=None):
-        raise NotImplementedError
+        """One update of every parameter group by the subclass's ``_update_group``, after
+        ``closure`` has recomputed the loss."""
+        update = getattr(self, "_update_group", None)
+        if update is None:
+            raise NotImplementedError
+        return self._step_groups(closure, update)
 
     def _step_groups(self, closure: Any, update: Any) -> Any:
         """``step``'s frame: the closure's loss with grad enabled, then ``update(group, params)``

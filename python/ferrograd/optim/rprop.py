@@ -9,7 +9,7 @@ Relies on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import ferrograd
@@ -69,9 +69,6 @@ class Rprop(Optimizer):
             # The imaginary part of a complex parameter is a coordinate of its own, with its own step size.
             state["step_size"] = ferrograd.full_like(param, complex(lr, lr) if param.is_complex() else lr)
         return state
-
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        return self._step_groups(closure, self._update_group)
 
     def _update_group(self, group: dict[str, Any], params: list[Tensor]) -> None:
         states = [self._state_of(p, group["lr"]) for p in params]

@@ -8,7 +8,7 @@ Relies on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ferrograd._C import _sgd_momentum_
@@ -68,9 +68,6 @@ class SGD(Optimizer):
             group.setdefault("foreach", None)
             group.setdefault("differentiable", False)
             group.setdefault("fused", False)
-
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        return self._step_groups(closure, self._update_group)
 
     def _update_group(self, group: dict[str, Any], params: list[Tensor]) -> None:
         momentum = group["momentum"]

@@ -587,7 +587,7 @@ pub fn fmod(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 }
 
 /// The operands in a floating result dtype (integers compute in the default float dtype).
-fn floating_pair(a: &Tensor, b: &Tensor) -> (Tensor, Tensor, DType) {
+pub(super) fn floating_pair(a: &Tensor, b: &Tensor) -> (Tensor, Tensor, DType) {
     let mut dtype = result_type(&[a, b]);
     if !dtype.is_differentiable() {
         dtype = DType::default_float();

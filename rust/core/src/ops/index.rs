@@ -935,6 +935,12 @@ pub fn put(
         Some(perm) => super::shape::permute(&v, &inverse(perm))?,
         None => v,
     };
+    // An empty selection writes nothing; its rows may start past the end
+    // of an empty storage.
+    if v.numel() == 0 {
+        dst.bump_version();
+        return Ok(());
+    }
     with_dtype!(dst.dtype(), T => {
         let vals = v.to_vec::<T>();
         let mut data = dst.storage().write::<T>();

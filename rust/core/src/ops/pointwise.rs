@@ -5,19 +5,15 @@
 // Generic kernels are instantiated for `bool` too, where `x < y` is intended.
 #![allow(clippy::bool_comparison)]
 
-use super::binary::{add, div, eq, float_dtype_error, ge, le, mul, sub};
+use super::binary::{add, div, eq, float_dtype_error, floating_pair, ge, le, mul, sub};
 use super::copy::cast;
 use super::elementwise::zip_map;
 use super::num::{Arith, Real};
 use super::result_type;
-use super::unary::{exp, exp2, float_predicate, logical_or, where_, zero_of, zeros_like};
+use super::unary::{exp, exp2, float_predicate, logical_or, one, where_, zero_of, zeros_like};
 use crate::autograd::{record, SavedTensor};
-use crate::tensor::{DType, Scalar, Tensor};
+use crate::tensor::{DType, Tensor};
 use crate::{bail, grads, with_real, with_real_float, Result};
-
-fn one() -> Tensor {
-    Tensor::wrapped_number(Scalar::Int(1))
-}
 
 /// Both operands in their result dtype, which must be a real float.
 fn real_float_operands(a: &Tensor, b: &Tensor, kernel: &str) -> Result<(Tensor, Tensor, DType)> {
@@ -127,26 +123,12 @@ pub fn fmin(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     nan_ignoring_extremum(a, b, false)
 }
 
-/// The float dtype both operands compute in (integers and bool: the
-/// default float dtype).
-fn float_result(a: &Tensor, b: &Tensor, kernel: &str) -> Result<DType> {
-    let dtype = match result_type(&[a, b]) {
-        DType::Bool | DType::Int64 => DType::default_float(),
-        d => d,
-    };
-    match dtype {
-        DType::Float32 | DType::Float64 => Ok(dtype),
-        d => Err(float_dtype_error(kernel, d)),
-    }
-}
-
 /// `|a|` with the sign of `b`. The gradient of `a` is `copysign(a, b) / a`
 /// (0 where `a` is 0); `b` gets none.
 pub fn copysign(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let dtype = float_result(a, b, "copysign_cpu")?;
-    let (ca, cb) = (cast(a, dtype), cast(b, dtype));
+    let (ca, cb, dtype) = floating_pair(a, b);
     let out = with_real_float!(dtype, T => zip_map::<T, T, T>(&ca, &cb, |x: T, y: T| x.copysign(y))?,
-        unreachable!("checked to be a real float"));
+        return Err(float_dtype_error("copysign_cpu", dtype)));
     let name = if b.is_wrapped_number() {
         "CopysignBackward1"
     } else {

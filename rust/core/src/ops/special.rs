@@ -3,12 +3,11 @@
 //! the result), so one series serves both dtypes.
 
 use super::binary::{float_dtype_error, mul};
-use super::copy::cast;
 use super::elementwise::map;
 use super::num::{Float, RealFloat};
-use super::unary::exp;
+use super::unary::{exp, floating};
 use crate::autograd::{record, SavedTensor};
-use crate::tensor::{DType, Tensor};
+use crate::tensor::Tensor;
 use crate::{bail, grads, with_real_float, Result};
 use std::f64::consts::PI;
 
@@ -164,10 +163,7 @@ fn inverse_erf(y: f64) -> f64 {
 /// `f` over a real floating tensor (bool and int64 compute in the default
 /// float dtype); other dtypes are PyTorch's error naming `kernel`.
 fn special_map(a: &Tensor, kernel: &str, f: impl Fn(f64) -> f64 + Sync + Send) -> Result<Tensor> {
-    let t = match a.dtype() {
-        DType::Bool | DType::Int64 => cast(a, DType::default_float()),
-        _ => a.clone(),
-    };
+    let t = floating(a);
     with_real_float!(t.dtype(), T => Ok(map::<T, T>(&t, |x: T| T::from_f64(f(x.to_f64())))),
         Err(float_dtype_error(kernel, t.dtype())))
 }

@@ -13,7 +13,7 @@ use crate::tensor::{DType, Scalar, ScalarConvert, Tensor};
 use crate::{bail, grads, with_dtype, with_float, with_real, with_real_float, Result};
 
 /// The tensor cast to a floating dtype when it is bool or integer.
-fn floating(t: &Tensor) -> Tensor {
+pub(super) fn floating(t: &Tensor) -> Tensor {
     if t.dtype().is_differentiable() {
         t.clone()
     } else {
@@ -494,7 +494,7 @@ macro_rules! real_unary {
     )*};
 }
 
-fn one() -> Tensor {
+pub(super) fn one() -> Tensor {
     Tensor::wrapped_number(Scalar::Int(1))
 }
 
