@@ -170,9 +170,12 @@ def test_fmax_fmin_copysign_nextafter_match_fd_and_torch(xy):
     x, y = xy
     # Values a finite difference can straddle are moved apart: fmax/fmin switch sides and
     # copysign flips at them.
+    # Ties are split first, then zeros of y moved to a value that is not x (a tie moved to
+    # zero would make copysign flip).
     x = np.where(np.abs(x) < 1e-3, 0.5, x)
-    y = np.where(np.abs(y) < 1e-3, -0.7, y)
-    y = np.where(np.abs(np.broadcast_to(x, np.broadcast_shapes(x.shape, y.shape)) - y) < 1e-3, y + 0.5, y)
+    xb = np.broadcast_to(x, np.broadcast_shapes(x.shape, y.shape))
+    y = np.where(np.abs(xb - y) < 1e-3, y + 0.5, y)
+    y = np.where(np.abs(y) < 1e-3, np.where(np.abs(xb + 0.7) < 1e-3, 0.9, -0.7), y)
     check_op(lambda T, a, b: T.fmax(a, b), x, y)
     check_op(lambda T, a, b: T.fmin(a, b), x, y)
     check_op(lambda T, a, b: T.copysign(a, b), x, y)

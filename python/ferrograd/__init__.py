@@ -133,6 +133,111 @@ def as_tensor(data, dtype: dtype | None = None, device=None) -> Tensor:
     return tensor(data, dtype=dtype)
 
 
+def asarray(
+    obj, *, dtype: dtype | None = None, device=None, copy=None, requires_grad: bool = False
+) -> Tensor:
+    """``obj`` (a tensor, array, number or nested sequence) as a tensor, sharing memory with a
+    tensor or NumPy array when the dtype allows and ``copy`` is not True; ``copy=False`` raises
+    when sharing is impossible."""
+    if isinstance(obj, Tensor):
+        if dtype is not None and dtype != obj.dtype:
+            if copy is False:
+                raise ValueError(
+                    f"can't alias tensor with dtype '{_dtype_name(obj.dtype)}' into dtype '{_dtype_name(dtype)}'."
+                )
+            out = obj.to(dtype)
+        else:
+            out = obj.clone() if copy else obj
+    elif isinstance(obj, _np.ndarray):
+        if copy is False and obj.dtype not in _NUMPY_DTYPES.values():
+            raise ValueError(f"can't alias a NumPy array of dtype {obj.dtype}: ferrograd has no such dtype.")
+        target = dtype if dtype is not None else _infer_dtype(obj)
+        shares = _NUMPY_DTYPES[target] == obj.dtype and not copy
+        if copy is False and not shares:
+            raise ValueError(
+                f"can't alias tensor with dtype '{_dtype_name(_infer_dtype(obj))}' into dtype '{_dtype_name(target)}'."
+            )
+        out = from_numpy(obj) if shares else tensor(obj, dtype=target)
+    else:
+        if copy is False:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        out = tensor(obj, dtype=dtype)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def compile(model=None, **_options):  # noqa: A001 - PyTorch's name
+    """ferrograd runs eagerly, so compiling returns ``model`` unchanged; without ``model`` (as
+    ``@compile(...)``) a decorator that does the same."""
+    if model is None:
+        return lambda fn: fn
+    return model
+
+
+_matmul_precision = "highest"
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Records the float32 matmul precision; ferrograd always computes at full precision. Other
+    values than ``'highest'``, ``'high'`` and ``'medium'`` warn and are ignored, as in PyTorch."""
+    global _matmul_precision
+    if precision not in ("highest", "high", "medium"):
+        import warnings
+
+        warnings.warn(
+            f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+            "setFloat32MatmulPrecision call has no effect.",
+            stacklevel=2,
+        )
+        return
+    _matmul_precision = precision
+
+
+def get_float32_matmul_precision() -> str:
+    """The precision last set by :func:`set_float32_matmul_precision` (``'highest'`` by default)."""
+    return _matmul_precision
+
+
+def get_default_device():
+    """The device tensors are created on: always the CPU."""
+    return device("cpu")
+
+
+def set_default_device(device_) -> None:
+    """Accepts only the CPU (or None), the one device ferrograd has."""
+    if device_ is not None and str(device_).split(":")[0] != "cpu":
+        raise RuntimeError(f"ferrograd only supports the CPU device, got {device_!r}")
+
+
+_interop_threads = 1
+_warn_always = False
+
+
+def set_num_interop_threads(num: int) -> None:
+    """Records the number of inter-op threads (ferrograd runs operators one at a time)."""
+    global _interop_threads
+    if num <= 0:
+        raise RuntimeError("set_num_interop_threads expects a positive integer")
+    _interop_threads = num
+
+
+def get_num_interop_threads() -> int:
+    """The number recorded by :func:`set_num_interop_threads` (1 by default)."""
+    return _interop_threads
+
+
+def set_warn_always(b: bool) -> None:
+    """Whether warnings PyTorch gives once should be given every time (recorded only)."""
+    global _warn_always
+    _warn_always = builtins_bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    """The flag set by :func:`set_warn_always`."""
+    return _warn_always
+
+
 def is_tensor(obj) -> builtins_bool:
     return isinstance(obj, Tensor)
 
@@ -256,6 +361,7 @@ from ._functions import (  # noqa: E402
 )
 
 div = divide
+from ._functions import _dtype_name  # noqa: E402
 
 # Tensor methods for the functions PyTorch also offers as methods.
 _TENSOR_METHODS = {
@@ -334,3 +440,35 @@ for _name, _fn in {"inverse": inverse, "det": det, "logdet": logdet, "slogdet": 
 del _name, _fn
 
 device = _dtype_info.device
+
+# ``ferrograd.name_(input, ...)`` for PyTorch's top-level in-place functions whose method exists.
+for _name in (
+    "abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ atan_ atanh_ "
+    "ceil_ clamp_ clamp_max_ clamp_min_ clip_ cos_ cosh_ deg2rad_ detach_ erf_ erfc_ exp2_ exp_ expm1_ "
+    "fill_ fix_ floor_ frac_ gcd_ index_put_ lcm_ ldexp_ log10_ log1p_ log2_ log_ logit_ nan_to_num_ "
+    "neg_ negative_ rad2deg_ reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ "
+    "tan_ tanh_ trunc_ xlogy_ addmv_ conj_physical_"
+).split():
+    if hasattr(Tensor, _name) and _name not in globals():
+        globals()[_name] = _method_function(_name)
+del _name
+
+
+def selu_(input: Tensor) -> Tensor:
+    """In-place ``selu``."""
+    return nn.functional.selu(input, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place ``celu``."""
+    return nn.functional.celu(input, alpha, inplace=True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place ``threshold``."""
+    return nn.functional.threshold(input, threshold, value, inplace=True)
+
+
+def dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    """In-place ``dropout(input, p, train)``."""
+    return nn.functional.dropout(input, p, train, inplace=True)

@@ -8,13 +8,23 @@ level, ``METHODS`` on ``Tensor``.
 from __future__ import annotations
 
 import builtins
+import collections
 import math
 
 import numpy as np
 
 from . import _C
 from ._C import Tensor
-from ._functions import _as_tensor, _from_np, _np_of, _return_type, _wrap_dim, broadcast_shapes, tensordot
+from ._functions import (
+    _as_tensor,
+    _dtype_name,
+    _from_np,
+    _np_of,
+    _return_type,
+    _wrap_dim,
+    broadcast_shapes,
+    tensordot,
+)
 from .autograd.grad_mode import no_grad
 
 _cummax_t = _return_type("cummax")
@@ -384,6 +394,740 @@ def _is_nonzero(self: Tensor) -> builtins.bool:
     return builtins.bool(self.item())
 
 
+# --------------------------------------------------------------------------- tensor attributes
+
+
+class layout:
+    """How a tensor's elements are laid out in memory; ferrograd has only :data:`strided`."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"ferrograd.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+
+strided = layout("strided")
+
+
+def _adjoint(self: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dimensions."""
+    if self.dim() < 2:
+        raise RuntimeError(
+            "tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor."
+        )
+    return self.transpose(-2, -1).conj()
+
+
+def _H(self: Tensor) -> Tensor:
+    if self.dim() > 2:
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
+        )
+    return self.t().conj() if self.dim() == 2 else self
+
+
+def _mH(self: Tensor) -> Tensor:
+    if self.dim() < 2:
+        raise RuntimeError(
+            f"tensor.mH is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor."
+        )
+    return self.transpose(-2, -1).conj()
+
+
+# --------------------------------------------------------------------------- indexing composites
+
+
+def _check_index(name: str, index: Tensor) -> None:
+    if index.dtype != _C.int64:
+        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {_dtype_name(index.dtype)}")
+
+
+def _bounded(index: Tensor, size: int, name: str, dim: int) -> Tensor:
+    """``index`` with negative entries counted from the end, after checking the bounds."""
+    if index.numel():
+        low, high = builtins.int(index.min().item()), builtins.int(index.max().item())
+        for i in (high, low):
+            if not -size <= i < size:
+                raise IndexError(f"{name}index {i} is out of bounds for dimension {dim} with size {size}")
+    return index.remainder(size) if size else index
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """``input`` with the slices at ``index`` along ``dim`` replaced by the slices of ``source``."""
+    _check_index("index_copy_", index)
+    if index.dim() > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.dim()})")
+    if input.dtype != source.dtype:
+        raise RuntimeError(
+            "index_copy_(): self and source expected to have the same dtype, but got (self) "
+            f"{_dtype_name(input.dtype)} and (source) {_dtype_name(source.dtype)}"
+        )
+    d = _wrap_dim(dim, input.dim())
+    src = source if source.dim() else source.reshape(1)
+    if index.numel() != (src.shape[d] if src.dim() > d else 1):
+        raise IndexError(
+            f"index_copy_(): Number of indices ({index.numel()}) should be equal to source.size(dim) "
+            f"({src.shape[d] if src.dim() > d else 1})"
+        )
+    for i in range(input.dim()):
+        if i != d and (src.dim() != input.dim() or src.shape[i] != input.shape[i]):
+            raise RuntimeError(
+                "index_copy_(): Source/destination tensor must have same slice shapes. Destination slice "
+                f"shape: {input.shape[i]} at dimension {i} and source slice shape: "
+                f"{src.shape[i] if i < src.dim() else 1} at dimension {i}."
+            )
+    position = _bounded(index.reshape(-1), input.shape[d] if input.dim() else 1, "index_copy_(): ", d)
+    out = input.clone().movedim(d, 0) if input.dim() else input.clone().reshape(1)
+    out.index_put_((position,), src.movedim(d, 0) if src.dim() else src)
+    return out.movedim(0, d) if input.dim() else out.reshape(())
+
+
+def _dim_mask(input: Tensor, d: int, index: Tensor) -> Tensor:
+    """A bool tensor broadcastable to ``input``: True on the slices at ``index`` along ``d``."""
+    length = input.shape[d] if input.dim() else 1
+    mask = _C.zeros((length,), dtype=_C.bool)
+    if index.numel():
+        mask[_bounded(index.reshape(-1), length, "", d)] = True
+    return mask.reshape([length if i == d else 1 for i in range(input.dim())])
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """``input`` with the slices at ``index`` along ``dim`` set to ``value`` (a number or 0-d tensor)."""
+    if index.dtype != _C.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(
+            f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.dim()} dimension(s)."
+        )
+    return input.masked_fill(_dim_mask(input, _wrap_dim(dim, input.dim()), index), value)
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """``input`` with the positions where ``mask`` holds filled, in order, by the elements of ``source``."""
+    if mask.dtype != _C.bool:
+        raise RuntimeError(
+            f"masked_scatter_ only supports boolean masks, but got mask with dtype {_dtype_name(mask.dtype)}"
+        )
+    if input.dtype != source.dtype:
+        raise RuntimeError(
+            "masked_scatter: expected self and source to have same dtypes but got"
+            f"{_dtype_name(input.dtype)} and {_dtype_name(source.dtype)}"
+        )
+    shape = broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    mask = mask.expand(*shape)
+    flat = mask.reshape(-1)
+    ones = builtins.int(flat.sum().item())
+    if ones > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    if not ones:
+        return input.expand(*shape).clone()
+    # The k-th True position takes source's k-th element.
+    order = flat.to(_C.int64).cumsum(0).sub(1).clamp(min=0)
+    picked = source.reshape(-1).index_select(0, order).reshape(shape)
+    return picked.where(mask, input.expand(*shape))
+
+
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """The elements of the flattened ``input`` at ``index`` (negative counting from the end), in
+    ``index``'s shape."""
+    _check_index("take", index)
+    return input.reshape(-1).index_select(0, _flat_position(input, index)).reshape(tuple(index.shape))
+
+
+def _flat_position(input: Tensor, index: Tensor) -> Tensor:
+    n = input.numel()
+    if index.numel():
+        for i in (builtins.int(index.max().item()), builtins.int(index.min().item())):
+            if not -n <= i < n:
+                raise IndexError(f"out of range: tried to access index {i} on a tensor of {n} elements.")
+    return index.reshape(-1).remainder(n) if n else index.reshape(-1)
+
+
+def _put_(self: Tensor, index: Tensor, source: Tensor, accumulate: builtins.bool = False) -> Tensor:
+    """Writes (or with ``accumulate`` adds) ``source``'s elements at the flat positions ``index``."""
+    _check_index("put_", index)
+    if source.numel() != index.numel():
+        raise IndexError(
+            "put_(): Expected source and index to have the same number of elements, but got "
+            f"source.numel() = {source.numel()}, index.numel() = {index.numel()}"
+        )
+    position = _flat_position(self, index)
+    if self.is_contiguous():
+        self.view(-1).index_put_((position,), source.reshape(-1), accumulate)
+    else:
+        flat = self.reshape(-1).clone()
+        flat.index_put_((position,), source.reshape(-1), accumulate)
+        self.copy_(flat.reshape(tuple(self.shape)))
+    return self
+
+
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: builtins.bool = False) -> Tensor:
+    """Out-of-place :meth:`Tensor.put_`."""
+    return _put_(input.clone(), index, source, accumulate)
+
+
+def _scatter_into(input: Tensor, src: Tensor, view) -> Tensor:
+    """A copy of ``input`` whose region ``view(copy)`` holds ``src``."""
+    out = input.clone()
+    region = view(out)
+    if tuple(region.shape) != tuple(src.shape):
+        raise RuntimeError(
+            "expected src to have a size equal to the slice of self. src size = "
+            f"{list(src.shape)}, slice size = {list(region.shape)}"
+        )
+    region.copy_(src)
+    return out
+
+
+def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """``input`` with the diagonal ``diagonal(offset, dim1, dim2)`` replaced by ``src``."""
+    return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2))
+
+
+def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    """``input`` with ``select(dim, index)`` replaced by ``src``."""
+    return _scatter_into(input, src, lambda t: t.select(dim, index))
+
+
+def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+    """``input`` with the slice ``start:end:step`` along ``dim`` replaced by ``src``."""
+    d = _wrap_dim(dim, input.dim())
+    key = (slice(None),) * d + (slice(start, end, step),)
+    return _scatter_into(input, src, lambda t: t[key])
+
+
+# --------------------------------------------------------------------------- reductions and scans
+
+
+_aminmax_t = collections.namedtuple("aminmax", ["min", "max"])
+_aminmax_t.__module__ = "ferrograd.return_types"
+
+
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: builtins.bool = False):
+    """``(min, max)`` of ``input`` over ``dim`` (all elements when None)."""
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"\"aminmax_cpu\" not implemented for '{_dtype_name(input.dtype)}'")
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity."
+            )
+        low, high = input.amin(), input.amax()
+        if keepdim:
+            low, high = (t.reshape([1] * input.dim()) for t in (low, high))
+        return _aminmax_t(low, high)
+    d = _wrap_dim(dim, input.dim())
+    if input.dim() and input.shape[d] == 0:
+        raise IndexError(f"aminmax: Expected reduction dim {dim} to have non-zero size.")
+    if input.dim() == 0:
+        return _aminmax_t(input.clone(), input.clone())
+    return _aminmax_t(input.amin(d, keepdim), input.amax(d, keepdim))
+
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """``log(cumsum(exp(input)))`` along ``dim``, computed without overflow or underflow as a
+    prefix scan of pairwise log-sum-exps (log2(n) vectorised steps)."""
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(
+            f"\"logcumsumexp_out_cpu\" not implemented for '{_dtype_name(input.dtype)}'"
+        )
+    if input.dim() == 0:
+        return input.clone()
+    d = _wrap_dim(dim, input.dim())
+    n = input.shape[d]
+    out = input
+    step = 1
+    while step < n:
+        head = out.narrow(d, 0, step)
+        tail = out.narrow(d, step, n - step).logaddexp(out.narrow(d, 0, n - step))
+        out = _C.cat([head, tail], d)
+        step *= 2
+    return out if n > 1 else input.clone()
+
+
+def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
+    """``input`` with every slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to it."""
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.dim() < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
+    d = _wrap_dim(dim, input.dim())
+    others = tuple(i for i in range(input.dim()) if i != d)
+    norms = input.abs().pow(p).sum(others, True).pow(1.0 / p)
+    # PyTorch's scale: maxnorm / (norm + 1e-7) where the norm is too large, else 1.
+    scale = (norms + 1e-7).reciprocal().mul(maxnorm).where(norms > maxnorm, _C.ones((), dtype=norms.dtype))
+    return input * scale
+
+
+def sum_to_size(self: Tensor, *size) -> Tensor:
+    """``self`` summed over the dimensions it was broadcast along from ``size``."""
+    size = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else tuple(size)
+    shape = tuple(self.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or builtins.any(s not in (1, shape[lead + i]) for i, s in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    out = self.sum(tuple(range(lead))) if lead else self
+    dims = tuple(i for i, s in enumerate(size) if s == 1 and out.shape[i] != 1)
+    return out.sum(dims, True) if dims else out
+
+
+def _directional_split(name: str, dim: int, min_dims: int):
+    def split(input: Tensor, indices_or_sections):
+        if input.dim() < min_dims:
+            raise RuntimeError(
+                f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a tensor "
+                f"with {input.dim()} dimensions!"
+            )
+        d = 0 if name == "hsplit" and input.dim() == 1 else dim
+        if isinstance(indices_or_sections, int):
+            sections = indices_or_sections
+            if sections == 0 or input.shape[d] % sections:
+                raise RuntimeError(
+                    f"torch.{name} attempted to split along dimension {d}, but the size of the dimension "
+                    f"{input.shape[d]} is not divisible by the split_size {sections}!"
+                )
+        return tuple(input.tensor_split(indices_or_sections, d))
+
+    split.__name__ = split.__qualname__ = name
+    split.__doc__ = f"``input`` split along dimension {dim} (``tensor_split`` with even sections)."
+    return split
+
+
+hsplit = _directional_split("hsplit", 1, 1)
+vsplit = _directional_split("vsplit", 0, 2)
+dsplit = _directional_split("dsplit", 2, 3)
+
+
+# --------------------------------------------------------------------------- pointwise
+
+
+def _real_only(name: str, input: Tensor) -> None:
+    if input.dtype.is_complex:
+        raise RuntimeError(f"{name} does not support complex inputs.")
+
+
+def isposinf(input: Tensor) -> Tensor:
+    """Where ``input`` is ``+inf``."""
+    _real_only("isposinf", input)
+    return input.isinf() & (input > 0)
+
+
+def isneginf(input: Tensor) -> Tensor:
+    """Where ``input`` is ``-inf``."""
+    _real_only("isneginf", input)
+    return input.isinf() & (input < 0)
+
+
+def isreal(input: Tensor) -> Tensor:
+    """Where ``input`` has a zero imaginary part (everywhere for real dtypes)."""
+    if not input.dtype.is_complex:
+        return _C.ones(tuple(input.shape), dtype=_C.bool)
+    return input.imag == 0
+
+
+_frexp_t = collections.namedtuple("frexp", ["mantissa", "exponent"])
+_frexp_t.__module__ = "ferrograd.return_types"
+
+
+def frexp(input: Tensor):
+    """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent`` and ``0.5 <= |mantissa| < 1``.
+    The exponent is int64 (PyTorch's is int32, which ferrograd lacks)."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    _, exponent = np.frexp(_np_of(input))
+    exponent = _from_np(exponent.astype(np.int64), _C.int64)
+    # The mantissa as a differentiable quotient (exact: a power of two).
+    return _frexp_t(input / _C.full((), 2.0, dtype=input.dtype).pow(exponent.to(input.dtype)), exponent)
+
+
+def ldexp(input: Tensor, other) -> Tensor:
+    """``input * 2 ** other``, in a floating dtype."""
+    other = _as_tensor(other)
+    exact = other.dtype.is_floating_point or other.dtype.is_complex
+    power = _C.full((), 2.0, dtype=other.dtype if exact else _C.get_default_dtype()).pow(other)
+    return input * power
+
+
+def _integer_binary(name: str, numpy_fn):
+    def fn(input: Tensor, other: Tensor) -> Tensor:
+        for t in (input, other):
+            if t.dtype != _C.int64:
+                raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_dtype_name(t.dtype)}'")
+        return _from_np(numpy_fn(_np_of(input), _np_of(other)), _C.int64)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"The elementwise ``{name}`` of two integer tensors (broadcast)."
+    return fn
+
+
+gcd = _integer_binary("gcd", np.gcd)
+lcm = _integer_binary("lcm", np.lcm)
+
+
+# --------------------------------------------------------------------------- linear algebra
+
+
+def _linalg():
+    from . import linalg
+
+    return linalg
+
+
+_svd_t = collections.namedtuple("svd", ["U", "S", "V"])
+_svd_t.__module__ = "ferrograd.return_types"
+_qr_t = collections.namedtuple("qr", ["Q", "R"])
+_qr_t.__module__ = "ferrograd.return_types"
+_triangular_solve_t = collections.namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+_triangular_solve_t.__module__ = "ferrograd.return_types"
+
+
+def svd(input: Tensor, some: builtins.bool = True, compute_uv: builtins.bool = True):
+    """``(U, S, V)`` with ``input = U diag(S) V^H`` (``V``, not ``Vh``); reduced unless ``some`` is
+    False. Without ``compute_uv``, ``U`` and ``V`` are zero-filled square matrices."""
+    if not compute_uv:
+        m, n = input.shape[-2], input.shape[-1]
+        batch = tuple(input.shape[:-2])
+        S = _linalg().svdvals(input)
+        return _svd_t(
+            _C.zeros(batch + (m, m), dtype=input.dtype), S, _C.zeros(batch + (n, n), dtype=input.dtype)
+        )
+    U, S, Vh = _linalg().svd(input, full_matrices=not some)
+    return _svd_t(U, S, Vh.transpose(-2, -1).conj())
+
+
+def qr(input: Tensor, some: builtins.bool = True):
+    """``(Q, R)`` with ``input = Q R``; reduced unless ``some`` is False."""
+    return _qr_t(*_linalg().qr(input, "reduced" if some else "complete"))
+
+
+def cholesky(input: Tensor, upper: builtins.bool = False) -> Tensor:
+    """The Cholesky factor of each symmetric positive-definite matrix (lower unless ``upper``)."""
+    return _linalg().cholesky(input, upper=upper)
+
+
+def _check_rhs(B: Tensor, A: Tensor) -> None:
+    for label, t in (("b", B), ("A", A)):
+        if t.dim() < 2:
+            raise RuntimeError(
+                f"{label} should have at least 2 dimensions, but has {t.dim()} dimensions instead"
+            )
+
+
+def _gram(L: Tensor, upper: builtins.bool) -> Tensor:
+    """``A`` from its Cholesky factor: ``L L^H``, or ``U^H U`` when ``upper``."""
+    H = L.transpose(-2, -1).conj()
+    return H @ L if upper else L @ H
+
+
+def cholesky_solve(B: Tensor, L: Tensor, upper: builtins.bool = False) -> Tensor:
+    """``X`` with ``A X = B`` given the Cholesky factor ``L`` of ``A`` (``U`` when ``upper``).
+    ``A`` is rebuilt from the whole factor, so gradients reach every entry of it as in PyTorch."""
+    _check_rhs(B, L)
+    return _linalg().solve(_gram(L, upper), B)
+
+
+def cholesky_inverse(L: Tensor, upper: builtins.bool = False) -> Tensor:
+    """The inverse of ``A`` given its Cholesky factor (``L L^H``, or ``U^H U`` when ``upper``)."""
+    if L.dim() < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
+    return _linalg().inv(_gram(L, upper))
+
+
+def triangular_solve(
+    b: Tensor,
+    A: Tensor,
+    upper: builtins.bool = True,
+    transpose: builtins.bool = False,
+    unitriangular: builtins.bool = False,
+):
+    """``(X, A.clone())`` with ``A X = b`` (``A^T X = b`` when ``transpose``) for triangular ``A``."""
+    _check_rhs(b, A)
+    coefficient = A.transpose(-2, -1) if transpose else A
+    X = _linalg().solve_triangular(coefficient, b, upper=upper != transpose, unitriangular=unitriangular)
+    return _triangular_solve_t(X, A.clone())
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """The pseudo-inverse, singular values at most ``rcond`` times the largest counting as zero."""
+    return _linalg().pinv(input, rtol=rcond)
+
+
+def matrix_power(input: Tensor, n: int) -> Tensor:
+    """``input`` multiplied by itself ``n`` times."""
+    return _linalg().matrix_power(input, n)
+
+
+def matrix_exp(input: Tensor) -> Tensor:
+    """The matrix exponential of each square matrix."""
+    return _linalg().matrix_exp(input)
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """The product of the matrices, in the cheapest order (``linalg.multi_dot``)."""
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return _linalg().multi_dot(matrices)
+
+
+def nuclear_norm(input: Tensor, dim=(-2, -1), keepdim: builtins.bool = False) -> Tensor:
+    """The sum of the singular values over the two dimensions ``dim``."""
+    if isinstance(dim, builtins.bool):  # torch.nuclear_norm(input, keepdim)
+        dim, keepdim = (-2, -1), dim
+    return _linalg().matrix_norm(input, "nuc", dim, keepdim)
+
+
+def frobenius_norm(input: Tensor, dim=(-2, -1), keepdim: builtins.bool = False) -> Tensor:
+    """The square root of the sum of squared magnitudes over ``dim``."""
+    return _linalg().vector_norm(input, 2, dim, keepdim)
+
+
+def vander(x: Tensor, N: int | None = None, increasing: builtins.bool = False) -> Tensor:
+    """The Vandermonde matrix of a 1-D ``x``: columns ``x ** (N-1), ..., x ** 0`` (ascending with
+    ``increasing``)."""
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    if N is not None and N < 0:
+        raise RuntimeError("N must be non-negative.")
+    n = x.shape[0] if N is None else N
+    if n == 0:
+        return _C.zeros((x.shape[0], 0), dtype=x.dtype if x.dtype != _C.bool else _C.int64)
+    x = x.to(_C.int64) if x.dtype == _C.bool else x
+    out = _linalg()._powers(x, n)
+    return out if increasing else out.flip(-1)
+
+
+# --------------------------------------------------------------------------- sampling and statistics
+
+
+_histogram_t = collections.namedtuple("histogram", ["hist", "bin_edges"])
+_histogram_t.__module__ = "ferrograd.return_types"
+
+
+def histogram(
+    input: Tensor, bins=100, *, range=None, weight: Tensor | None = None, density: builtins.bool = False
+):
+    """``(hist, bin_edges)``: counts (or ``weight`` sums, or a density) of ``input``'s elements in
+    ``bins`` equal bins over ``range`` (the data's span by default), or in the bins a 1-D tensor of
+    edges delimits."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_dtype_name(input.dtype)}'")
+    edges = _np_of(bins) if isinstance(bins, Tensor) else bins
+    weights = None if weight is None else _np_of(weight).reshape(-1)
+    hist, bin_edges = np.histogram(
+        _np_of(input).reshape(-1), edges, range=range, weights=weights, density=density
+    )
+    return _histogram_t(_from_np(hist, input.dtype), _from_np(bin_edges, input.dtype))
+
+
+def _gradient_along(f: Tensor, d: int, spacing, edge_order: int) -> Tensor:
+    n = f.shape[d]
+    part = lambda start, length: f.narrow(d, start, length)  # noqa: E731
+    if not isinstance(spacing, Tensor):
+        h = spacing
+        inner_ = (part(2, n - 2) - part(0, n - 2)) / (2 * h)
+        if edge_order == 1:
+            first = (part(1, 1) - part(0, 1)) / h
+            last = (part(n - 1, 1) - part(n - 2, 1)) / h
+        else:
+            first = (part(0, 1) * -3 + part(1, 1) * 4 - part(2, 1)) / (2 * h)
+            last = (part(n - 1, 1) * 3 - part(n - 2, 1) * 4 + part(n - 3, 1)) / (2 * h)
+        return _C.cat([first, inner_, last], d)
+    # Coordinates: second-order differences on the uneven grid (the central ones exact for
+    # quadratics), with the edges one- or two-sided.
+    dx = spacing.diff().to(f.dtype)
+    inner_shape = [n - 2 if i == d else 1 for i in range(f.dim())]
+    hd, hs = dx[:-1].reshape(inner_shape), dx[1:].reshape(inner_shape)
+    inner_ = (
+        part(0, n - 2) * (-hs / (hd * (hd + hs)))
+        + part(1, n - 2) * ((hs - hd) / (hd * hs))
+        + part(2, n - 2) * (hd / (hs * (hd + hs)))
+    )
+    if edge_order == 1:
+        first = (part(1, 1) - part(0, 1)) / dx[0]
+        last = (part(n - 1, 1) - part(n - 2, 1)) / dx[-1]
+    else:
+        a, b = dx[0], dx[1]
+        first = (
+            part(0, 1) * (-(2 * a + b) / (a * (a + b)))
+            + part(1, 1) * ((a + b) / (a * b))
+            + part(2, 1) * (-a / (b * (a + b)))
+        )
+        a, b = dx[-2], dx[-1]
+        last = (
+            part(n - 3, 1) * (b / (a * (a + b)))
+            + part(n - 2, 1) * (-(a + b) / (a * b))
+            + part(n - 1, 1) * ((2 * b + a) / (b * (a + b)))
+        )
+    return _C.cat([first, inner_, last], d)
+
+
+def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple[Tensor, ...]:
+    """The derivative estimate of ``input`` along each of ``dim`` (all dimensions by default): central
+    differences inside, one-sided differences of order ``edge_order`` (1 or 2) at the edges.
+    ``spacing`` is one step for all dimensions, one per dimension, or one coordinate tensor per
+    dimension."""
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    dims = list(range(input.dim())) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    dims = [_wrap_dim(d, input.dim()) for d in dims]
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            what = (
+                "'self.dim() = " + str(input.dim()) + "', since dim argument was not given"
+                if dim is None
+                else "'dim'"
+            )
+            raise RuntimeError(
+                "torch.gradient expected spacing to be unspecified, a scalar, or a list of length equal to "
+                f"{what}, but got a list of length {len(spacing)}"
+            )
+        spacings = list(spacing)
+    else:
+        spacings = [spacing.item() if isinstance(spacing, Tensor) else spacing] * len(dims)
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    f = input if input.dtype.is_floating_point or input.dtype.is_complex else input.to(_C.get_default_dtype())
+    return tuple(_gradient_along(f, d, s, edge_order) for d, s in zip(dims, spacings))
+
+
+# --------------------------------------------------------------------------- factories
+
+
+def scalar_tensor(s, *, dtype=None, requires_grad: builtins.bool = False, **_) -> Tensor:
+    """A 0-d tensor holding ``s``, of the default floating dtype unless one is given."""
+    return _C.full((), s, dtype=dtype or _C.get_default_dtype()).requires_grad_(requires_grad)
+
+
+def empty_strided(size, stride, *, dtype=None, requires_grad: builtins.bool = False, **_) -> Tensor:
+    """An uninitialised tensor of ``size``. ferrograd cannot create tensors with arbitrary strides,
+    so the result is contiguous whatever ``stride`` says (after checking it has one per dimension)."""
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError(
+            f"dimensionality of sizes ({len(size)}) must match dimensionality of strides ({len(stride)})"
+        )
+    return _C.empty(size, dtype=dtype or _C.get_default_dtype()).requires_grad_(requires_grad)
+
+
+# --------------------------------------------------------------------------- functional ops at top level
+
+
+def _functional():
+    # nn.functional imports the top-level package, so it is fetched when first used.
+    from .nn import functional
+
+    return functional
+
+
+def _from_functional(name: str):
+    """``ferrograd.name``: ``nn.functional.name`` with the same signature."""
+
+    def fn(*args, **kwargs):
+        return getattr(_functional(), name)(*args, **kwargs)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``ferrograd.nn.functional.{name}``."
+    return fn
+
+
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _dropout(input: Tensor, p: float, train: builtins.bool) -> Tensor:
+    """``torch.dropout(input, p, train)``."""
+    return _functional().dropout(input, p, train)
+
+
+def _embedding(
+    weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq=False, sparse=False
+):
+    """``torch.embedding(weight, indices, ...)``: the weight first, ``padding_idx=-1`` for none."""
+    return _functional().embedding(indices, weight, None if padding_idx < 0 else padding_idx)
+
+
+def _layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5, cudnn_enable=True):
+    """``torch.layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable)``."""
+    return _functional().layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def _group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5, cudnn_enabled=True):
+    """``torch.group_norm(input, num_groups, weight, bias, eps, cudnn_enabled)``."""
+    return _functional().group_norm(input, num_groups, weight, bias, eps)
+
+
+def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    """``torch.batch_norm``: the affine parameters before the running statistics."""
+    return _functional().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def _instance_norm(
+    input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled
+):
+    """``torch.instance_norm``: the affine parameters before the running statistics."""
+    return _functional().instance_norm(
+        input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
+    )
+
+
+def _max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """``torch.max_pool1d``: an empty ``stride`` means the kernel size; no indices."""
+    return _functional().max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def _max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """``torch.max_pool2d``: an empty ``stride`` means the kernel size; no indices."""
+    return _functional().max_pool2d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def _kl_div(input, target, reduction: int = 1, *, log_target: builtins.bool = False):
+    """``torch.kl_div``: ``reduction`` as PyTorch's enum (0 none, 1 mean, 2 sum)."""
+    return _functional().kl_div(input, target, reduction=_REDUCTIONS[reduction], log_target=log_target)
+
+
+def _bce_with_logits(input, target, weight=None, pos_weight=None, reduction: int = 1):
+    """``torch.binary_cross_entropy_with_logits``: ``reduction`` as PyTorch's enum."""
+    return _functional().binary_cross_entropy_with_logits(
+        input, target, weight, reduction=_REDUCTIONS[reduction], pos_weight=pos_weight
+    )
+
+
+def _threshold(input, threshold, value):
+    """``torch.threshold(input, threshold, value)``."""
+    return _functional().threshold(input, threshold, value)
+
+
+_TOP_LEVEL_FUNCTIONAL = {
+    **{
+        name: _from_functional(name)
+        for name in (
+            "conv1d conv2d conv3d conv_transpose1d conv_transpose2d avg_pool1d adaptive_avg_pool1d "
+            "pixel_shuffle pixel_unshuffle cosine_similarity pairwise_distance selu celu prelu "
+            "hardshrink rms_norm"
+        ).split()
+    },
+    "dropout": _dropout,
+    "embedding": _embedding,
+    "layer_norm": _layer_norm,
+    "group_norm": _group_norm,
+    "batch_norm": _batch_norm,
+    "instance_norm": _instance_norm,
+    "max_pool1d": _max_pool1d,
+    "max_pool2d": _max_pool2d,
+    "kl_div": _kl_div,
+    "binary_cross_entropy_with_logits": _bce_with_logits,
+    "threshold": _threshold,
+}
+
+
 # Offered both as ``ferrograd.name(input, ...)`` and as ``input.name(...)``.
 _FUNCTIONS_AND_METHODS = {
     "absolute": Tensor.abs,
@@ -412,6 +1156,38 @@ _FUNCTIONS_AND_METHODS = {
     "is_nonzero": _is_nonzero,
     "is_same_size": lambda input, other: tuple(input.shape) == tuple(other.shape),
     "is_signed": lambda input: input.dtype != _C.bool,
+    "index_copy": index_copy,
+    "index_fill": index_fill,
+    "masked_scatter": masked_scatter,
+    "take": take,
+    "put": put,
+    "aminmax": aminmax,
+    "logcumsumexp": logcumsumexp,
+    "renorm": renorm,
+    "hsplit": hsplit,
+    "vsplit": vsplit,
+    "dsplit": dsplit,
+    "diagonal_scatter": diagonal_scatter,
+    "select_scatter": select_scatter,
+    "slice_scatter": slice_scatter,
+    "isposinf": isposinf,
+    "isneginf": isneginf,
+    "isreal": isreal,
+    "frexp": frexp,
+    "ldexp": ldexp,
+    "gcd": gcd,
+    "lcm": lcm,
+    "svd": svd,
+    "qr": qr,
+    "cholesky": cholesky,
+    "cholesky_solve": cholesky_solve,
+    "cholesky_inverse": cholesky_inverse,
+    "triangular_solve": triangular_solve,
+    "pinverse": pinverse,
+    "matrix_power": matrix_power,
+    "matrix_exp": matrix_exp,
+    "adjoint": _adjoint,
+    "histogram": histogram,
 }
 
 FUNCTIONS = {
@@ -429,6 +1205,16 @@ FUNCTIONS = {
     "blackman_window": blackman_window,
     "bartlett_window": bartlett_window,
     "polygamma": lambda n, input: input.polygamma(n),
+    "strided": strided,
+    "layout": layout,
+    "chain_matmul": chain_matmul,
+    "nuclear_norm": nuclear_norm,
+    "frobenius_norm": frobenius_norm,
+    "vander": vander,
+    "gradient": gradient,
+    "scalar_tensor": scalar_tensor,
+    "empty_strided": empty_strided,
+    **_TOP_LEVEL_FUNCTIONAL,
 }
 
 METHODS = {
@@ -442,6 +1228,21 @@ METHODS = {
     "geometric_": _random_fill(_geometric, "geometric_"),
     "log_normal_": _random_fill(_log_normal, "log_normal_"),
     "cauchy_": _random_fill(_cauchy, "cauchy_"),
+    "mH": property(_mH, doc="The conjugate transpose of the last two dimensions."),
+    "H": property(_H, doc="The conjugate transpose of a matrix."),
+    "is_cpu": property(lambda self: True, doc="Always True: ferrograd tensors live in CPU memory."),
+    "layout": property(lambda self: strided, doc="Always ``ferrograd.strided``."),
+    # Tensors do not record the mode they were made in, so none counts as an inference tensor.
+    "is_inference": lambda self: False,
+    "put_": _put_,
+    "sum_to_size": sum_to_size,
+    "multinomial": lambda self, num_samples, replacement=False, *, generator=None: _C.multinomial(
+        self, num_samples, replacement, generator=generator
+    ),
+    "prelu": lambda self, weight: _functional().prelu(self, weight),
+    "hardshrink": lambda self, lambd=0.5: _functional().hardshrink(self, lambd),
+    "multiply_": Tensor.mul_,
+    "true_divide_": Tensor.div_,
 }
 for _name, _fn in {
     "eq": Tensor.eq,
@@ -464,6 +1265,18 @@ for _name, _fn in {
     "addr": addr,
     "baddbmm": baddbmm,
     "addbmm": addbmm,
+    "addmm": Tensor.addmm,
+    "conj_physical": Tensor.conj_physical,
+    "index_copy": index_copy,
+    "index_fill": index_fill,
+    "masked_scatter": masked_scatter,
+    "renorm": renorm,
+    "ldexp": ldexp,
+    "gcd": gcd,
+    "lcm": lcm,
 }.items():
     METHODS[_name + "_"] = _copy_result(_fn, _name + "_")
+for _name, _fn in {"greater_": "gt_", "greater_equal_": "ge_", "less_": "lt_", "less_equal_": "le_"}.items():
+    METHODS[_name] = METHODS[_fn]
+METHODS["not_equal_"] = METHODS["ne_"]
 del _name, _fn

@@ -13,21 +13,32 @@ import builtins
 import collections
 import math
 
+import numpy as np
+
 from . import _C
 from ._C import Tensor
-from ._functions import _cross, _dtype_name, _wrap_dim
+from ._functions import _cross, _dtype_name, _from_np, _wrap_dim
 
 __all__ = [
     "LinAlgError",
     "cholesky",
+    "cholesky_ex",
+    "cond",
     "cross",
     "det",
     "diagonal",
     "eigh",
     "eigvalsh",
+    "householder_product",
     "inv",
+    "inv_ex",
     "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
     "matmul",
+    "matrix_exp",
     "matrix_norm",
     "matrix_power",
     "matrix_rank",
@@ -37,9 +48,13 @@ __all__ = [
     "qr",
     "slogdet",
     "solve",
+    "solve_ex",
     "solve_triangular",
     "svd",
     "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
     "vecdot",
     "vector_norm",
 ]
@@ -371,3 +386,355 @@ def multi_dot(tensors) -> Tensor:
     """The product of a chain of matrices, multiplied in the cheapest order; the first (last) may be
     1-d, a row (column) vector."""
     return _C.linalg_multi_dot(list(tensors))
+
+
+# --------------------------------------------------------------------------- composites
+
+
+_InvExResult = _return_type("linalg_inv_ex", ["inverse", "info"])
+_CholeskyExResult = _return_type("linalg_cholesky_ex", ["L", "info"])
+_SolveExResult = _return_type("linalg_solve_ex", ["result", "info"])
+_LuFactorResult = _return_type("linalg_lu_factor", ["LU", "pivots"])
+_LuFactorExResult = _return_type("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+_LuResult = _return_type("linalg_lu", ["P", "L", "U"])
+
+
+def _check_square(A: Tensor, name: str) -> None:
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            f"{name}: A must be batches of square matrices, but they are {A.shape[-2]} by {A.shape[-1]} matrices"
+        )
+
+
+def _eye_like(A: Tensor) -> Tensor:
+    return _C.eye(A.shape[-1], dtype=A.dtype).expand(*A.shape)
+
+
+def matrix_exp(A: Tensor) -> Tensor:
+    """``exp(A)`` of each square matrix: a degree-18 Taylor polynomial of ``A / 2^s`` (``s`` chosen
+    so its 1-norm is at most 1/2, where the truncation error is below float64's epsilon) squared
+    ``s`` times. Made of matrix products, so it is differentiable to any order."""
+    _check_square(A, "linalg.matrix_exp")
+    _check_float(A, "linalg.matrix_exp")
+    if A.numel() == 0:
+        return A.clone()
+    norm = builtins.float(A.detach().abs().sum(-2).amax().item())
+    squarings = builtins.max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0.5 else 0
+    X = A / (2.0**squarings) if squarings else A
+    eye = _eye_like(A)
+    out = eye
+    for k in range(18, 0, -1):  # Horner: I + X/1 (I + X/2 (I + ...))
+        out = eye + (X @ out) / k
+    for _ in range(squarings):
+        out = out @ out
+    return out
+
+
+def cond(A: Tensor, p=None) -> Tensor:
+    """The condition number of each matrix in the norm ``p``: the ratio of extreme singular values
+    for ``None``/``2``/``-2`` (any shape), else ``norm(A) * norm(inv(A))`` for square ``A``
+    (``inf`` where ``A`` is singular)."""
+    if p is not None and p not in ("fro", "nuc", 2, -2, 1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if A.dim() < 2:
+        raise RuntimeError("linalg.cond: The input tensor A must have at least 2 dimensions.")
+    _check_float(A, "linalg.cond")
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        return s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+    _check_square(A, f"linalg.cond(ord={p})")
+    inverse, info = inv_ex(A)
+    singular = info.ne(0)
+    safe = inverse.where(singular.unsqueeze(-1).unsqueeze(-1).logical_not(), _eye_like(A))
+    out = matrix_norm(A, p) * matrix_norm(safe, p)
+    return out.masked_fill(singular, math.inf)
+
+
+def _powers(x: Tensor, n: int) -> Tensor:
+    """``x ** 0, ..., x ** (n - 1)`` along a new last dimension, as running products."""
+    ones = _C.ones((*x.shape, 1), dtype=x.dtype)
+    if n == 1:
+        return ones
+    repeated = x.unsqueeze(-1).expand(*x.shape, n - 1)
+    return _C.cat([ones, repeated.cumprod(-1)], -1)
+
+
+def vander(x: Tensor, *, N: int | None = None) -> Tensor:
+    """The Vandermonde matrices of the vectors in ``x``: ``x ** 0, ..., x ** (N - 1)`` along the last
+    dimension (``N`` defaults to the vectors' length)."""
+    n = (x.shape[-1] if x.dim() else 1) if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    return _powers(x, n)
+
+
+def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
+    """The inverse of ``A`` under ``tensordot(A, X, ind)``: shape ``A.shape[ind:] + A.shape[:ind]``."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    if math.prod(rows) != math.prod(cols):
+        raise RuntimeError(
+            "Expected self to satisfy the requirement prod(self.shape[ind:]) == prod(self.shape[:ind]), "
+            f"but got {math.prod(cols)} != {math.prod(rows)}"
+        )
+    return inv(A.reshape(math.prod(rows), math.prod(cols))).reshape(*cols, *rows)
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims=None) -> Tensor:
+    """``X`` with ``tensordot(A, X, X.dim()) = B``; ``dims`` of ``A`` are moved to the end first."""
+    if dims is not None:
+        dims = [_wrap_dim(d, A.dim()) for d in dims]
+        A = A.movedim(dims, list(range(A.dim() - len(dims), A.dim())))
+    rest = tuple(A.shape[B.dim() :])
+    rows = math.prod(B.shape)
+    if math.prod(rest) != rows:
+        raise RuntimeError(
+            "Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == prod(self.shape"
+            f"[:other.ndim]), but got {math.prod(rest)} != {rows}"
+        )
+    return solve(A.reshape(rows, rows), B.reshape(rows)).reshape(*rest)
+
+
+def _lu_steps(A: Tensor):
+    """The packed LU factorisation with partial pivoting of each matrix (``P A = L U``, ``L`` with a
+    unit diagonal below, ``U`` on and above the diagonal), built from differentiable ops: the
+    pivot rows are chosen on the values, then the row exchanges and eliminations are tensor ops.
+    Returns ``(LU, pivots, info)`` with LAPACK's conventions: 1-based pivots (int64: ferrograd has
+    no int32) and ``info`` the 1-based position of the first zero pivot, 0 when there is none."""
+    batch = tuple(A.shape[:-2])
+    m, n = A.shape[-2], A.shape[-1]
+    M = A.reshape(-1, m, n)
+    count = M.shape[0]
+    k_max = builtins.min(m, n)
+    pivots = np.tile(np.arange(1, k_max + 1), (count, 1))
+    info = np.zeros(count, dtype=np.int64)
+    for k in range(k_max):
+        column = np.abs(M.detach()[:, k:, k].numpy())
+        best = column.argmax(-1) + k
+        pivots[:, k] = best + 1
+        order = np.tile(np.arange(m), (count, 1))
+        order[np.arange(count), k] = best
+        order[np.arange(count), best] = k
+        index = _from_np(order)
+        M = M.gather(1, index.unsqueeze(-1).expand(count, m, n))
+        pivot = M[:, k, k]
+        zero = pivot.detach().eq(0)
+        info = np.where((info == 0) & zero.numpy(), k + 1, info)
+        if k + 1 == m:
+            break
+        multipliers = M[:, k + 1 :, k] / pivot.masked_fill(zero, 1).unsqueeze(-1)
+        block = M[:, k + 1 :, k + 1 :] - multipliers.unsqueeze(-1) * M[:, k : k + 1, k + 1 :]
+        lower = _C.cat([M[:, k + 1 :, :k], multipliers.unsqueeze(-1), block], -1)
+        M = _C.cat([M[:, : k + 1, :], lower], 1)
+    return (
+        M.reshape(*batch, m, n),
+        _from_np(pivots.reshape(*batch, k_max)),
+        _from_np(info.reshape(batch)),
+    )
+
+
+def _check_lu_input(A: Tensor, name: str) -> None:
+    if A.dim() < 2:
+        raise RuntimeError(
+            f"{name}: Expected tensor with 2 or more dimensions. Got size: {list(A.shape)} instead"
+        )
+    _check_float(A, name)
+
+
+def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False):
+    """``(LU, pivots, info)``: the packed LU factorisation with partial pivoting (see
+    :func:`lu_factor`) and, per matrix, the 1-based position of the first zero pivot (0 if none)."""
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    _check_lu_input(A, "torch.lu_factor")
+    LU, pivots, info = _lu_steps(A)
+    if check_errors:
+        _raise_for_info(info, "torch.linalg.lu_factor_ex", lambda i: f"U[{i},{i}] is zero.")
+    return _LuFactorExResult(LU, pivots, info)
+
+
+def _raise_for_info(info: Tensor, name: str, what) -> None:
+    failed = info.reshape(-1).nonzero()
+    if failed.numel():
+        first = builtins.int(failed[0, 0].item())
+        position = builtins.int(info.reshape(-1)[first].item())
+        prefix = f"(Batch element {first}): " if info.dim() else ""
+        raise LinAlgError(f"{name}: {prefix}{what(position)}")
+
+
+def lu_factor(A: Tensor, *, pivot: bool = True):
+    """``(LU, pivots)``: ``L`` (unit diagonal, below) and ``U`` (on and above) packed in one matrix with
+    ``P A = L U``, and the 1-based row exchanged with each row in turn (int64, where PyTorch has
+    int32). Raises when a pivot is zero."""
+    LU, pivots, info = lu_factor_ex(A, pivot=pivot)
+    failed = info.reshape(-1).nonzero()
+    if failed.numel():
+        # PyTorch names the zero pivot by its 1-based position, as LAPACK's info has it.
+        i = builtins.int(info.reshape(-1)[builtins.int(failed[0, 0].item())].item())
+        raise RuntimeError(
+            f"torch.linalg.lu_factor: U[{i},{i}] is zero and using it on lu_solve would result in a "
+            "division by zero. If you still want to perform the factorization, consider calling "
+            "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"
+        )
+    return _LuFactorResult(LU, pivots)
+
+
+def _permutation(pivots: Tensor, m: int):
+    """For each batch element, the row order ``perm`` with ``A[perm] = L U`` from LAPACK pivots."""
+    swaps = pivots.detach().numpy().reshape(-1, pivots.shape[-1]) - 1
+    order = np.tile(np.arange(m), (swaps.shape[0], 1))
+    rows = np.arange(swaps.shape[0])
+    for k in range(swaps.shape[1]):
+        first, other = order[rows, k].copy(), order[rows, swaps[:, k]].copy()
+        order[rows, k], order[rows, swaps[:, k]] = other, first
+    return order.reshape(*pivots.shape[:-1], m)
+
+
+def _unpack(LU: Tensor):
+    m, n = LU.shape[-2], LU.shape[-1]
+    k = builtins.min(m, n)
+    L = LU[..., :, :k].tril(-1) + _C.eye(m, k, dtype=LU.dtype)
+    U = LU[..., :k, :].triu()
+    return L, U
+
+
+def lu(A: Tensor, *, pivot: bool = True):
+    """``(P, L, U)`` with ``A = P L U``: ``P`` a permutation matrix, ``L`` unit lower triangular
+    (``m x k``), ``U`` upper triangular (``k x n``), ``k = min(m, n)``."""
+    LU, pivots, _ = lu_factor_ex(A, pivot=pivot)
+    L, U = _unpack(LU)
+    m = A.shape[-2]
+    order = _from_np(_permutation(pivots, m))
+    # P[perm[i], i] = 1, i.e. column i of P is the unit vector at perm[i].
+    P = (
+        _C.eye(m, dtype=A.dtype)
+        .expand(*order.shape, m)
+        .gather(-2, order.unsqueeze(-1).expand(*order.shape, m))
+    )
+    return _LuResult(P.transpose(-2, -1), L, U)
+
+
+def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False) -> Tensor:
+    """``X`` with ``A X = B`` (``X A = B`` unless ``left``; ``A^H`` for ``A`` with ``adjoint``) from
+    ``lu_factor(A)``."""
+    if not left:
+        H = lambda t: t.transpose(-2, -1).conj()  # noqa: E731
+        return H(lu_solve(LU, pivots, H(B), adjoint=not adjoint))
+    L, U = _unpack(LU)
+    order = _from_np(_permutation(pivots, LU.shape[-2]))
+    if not adjoint:
+        B, order = _broadcast_rows(B, order)
+        PB = B.gather(-2, order.unsqueeze(-1).expand(*order.shape, B.shape[-1]))
+        y = solve_triangular(L, PB, upper=False, unitriangular=True)
+        return solve_triangular(U, y, upper=True)
+    y = solve_triangular(U.transpose(-2, -1).conj(), B, upper=False)
+    x = solve_triangular(L.transpose(-2, -1).conj(), y, upper=True, unitriangular=True)
+    x, order = _broadcast_rows(x, order)
+    inverse = order.argsort(-1)
+    return x.gather(-2, inverse.unsqueeze(-1).expand(*inverse.shape, x.shape[-1]))
+
+
+def _broadcast_rows(B: Tensor, order: Tensor):
+    """``B`` and the row orders broadcast over their batch dimensions."""
+    from ._functions import broadcast_shapes
+
+    batch = broadcast_shapes(tuple(B.shape[:-2]), tuple(order.shape[:-1]))
+    return B.expand(*batch, *B.shape[-2:]), order.expand(*batch, order.shape[-1])
+
+
+def inv_ex(A: Tensor, *, check_errors: bool = False):
+    """``(inverse, info)``: the inverse of each square matrix and the 1-based position of the first
+    zero pivot of its LU factorisation (0 when it is invertible; the inverse is then inf/NaN)."""
+    _check_square(A, "linalg.inv_ex")
+    _, _, info = _lu_steps(A.detach())
+    if builtins.bool(info.eq(0).all().item()):
+        return _InvExResult(inv(A), info)
+    if check_errors:
+        _raise_for_info(
+            info,
+            "linalg.inv_ex",
+            lambda i: (
+                f"The diagonal element {i} is zero, the inversion could not be completed because "
+                "the input matrix is singular."
+            ),
+        )
+    LU, pivots, _ = _lu_steps(A)
+    return _InvExResult(lu_solve(LU, pivots, _eye_like(A)), info)
+
+
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False):
+    """``(result, info)``: :func:`solve` with ``info`` as in :func:`inv_ex` instead of raising."""
+    _check_square(A, "linalg.solve_ex")
+    _, _, info = _lu_steps(A.detach())
+    if builtins.bool(info.eq(0).all().item()):
+        return _SolveExResult(solve(A, B, left=left), info)
+    if check_errors:
+        _raise_for_info(
+            info,
+            "torch.linalg.solve_ex",
+            lambda i: "The solver failed because the input matrix is singular.",
+        )
+    vector = left and B.dim() == A.dim() - 1
+    rhs = B.unsqueeze(-1) if vector else B
+    LU, pivots, _ = _lu_steps(A)
+    out = lu_solve(LU, pivots, rhs, left=left)
+    return _SolveExResult(out.squeeze(-1) if vector else out, info)
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):
+    """``(L, info)``: :func:`cholesky` and, per matrix, 0 or the order of the first leading minor
+    that is not positive-definite; a failed matrix's factor is left zero."""
+    _check_square(A, "linalg.cholesky_ex")
+    try:
+        return _CholeskyExResult(cholesky(A, upper=upper), _C.zeros(tuple(A.shape[:-2]), dtype=_C.int64))
+    except LinAlgError:
+        pass
+    values = A.detach().numpy().reshape(-1, A.shape[-1], A.shape[-1])
+    info = np.zeros(values.shape[0], dtype=np.int64)
+    for b, matrix in enumerate(values):
+        for order in range(1, matrix.shape[0] + 1):
+            try:
+                np.linalg.cholesky(matrix[:order, :order])
+            except np.linalg.LinAlgError:
+                info[b] = order
+                break
+    info_t = _from_np(info.reshape(tuple(A.shape[:-2])))
+    if check_errors:
+        _raise_for_info(
+            info_t,
+            "linalg.cholesky_ex",
+            lambda i: (
+                f"The factorization could not be completed because the input is not positive-definite "
+                f"(the leading minor of order {i} is not positive-definite)."
+            ),
+        )
+    flat = A.reshape(-1, A.shape[-1], A.shape[-1])
+    factors = [
+        cholesky(flat[b], upper=upper) if info[b] == 0 else _C.zeros(tuple(flat.shape[1:]), dtype=A.dtype)
+        for b in range(flat.shape[0])
+    ]
+    return _CholeskyExResult(_C.stack(factors).reshape(*A.shape), info_t)
+
+
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:
+    """The first ``n`` columns of ``H_1 ... H_k`` with ``H_i = I - tau_i v_i v_i^H``, ``v_i`` the
+    ``i``-th column of ``A`` below the diagonal with a 1 on it (the ``Q`` of a Householder QR)."""
+    m, n = A.shape[-2], A.shape[-1]
+    if m < n:
+        raise RuntimeError(
+            "torch.linalg.householder_product: input.shape[-2] must be greater than or equal to input.shape[-1]"
+        )
+    if tau.shape[-1] > n:
+        raise RuntimeError(
+            "torch.linalg.householder_product: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
+    unit = _C.eye(m, dtype=A.dtype)
+    below = A.tril(-1) + unit[:, :n]
+    Q = unit.expand(*A.shape[:-2], m, m)
+    for i in range(tau.shape[-1]):
+        v = below[..., :, i : i + 1]
+        Q = Q - (Q @ v) @ (v.transpose(-2, -1).conj() * tau[..., i : i + 1].unsqueeze(-1))
+    return Q[..., :, :n]

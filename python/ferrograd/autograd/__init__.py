@@ -68,6 +68,48 @@ def grad(
     return tuple(result)
 
 
+def Variable(data: Tensor, requires_grad: bool = False, volatile: bool = False) -> Tensor:  # noqa: N802
+    """The legacy wrapper: a Variable is a tensor, so this returns a new leaf sharing ``data``'s
+    memory (cut from its graph), requiring gradients when asked."""
+    if not isinstance(data, Tensor):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+    return data.detach().requires_grad_(requires_grad)
+
+
+_multithreading = True
+
+
+class set_multithreading_enabled:  # noqa: N801 - PyTorch's name
+    """Records whether backward may run on several threads, as a call or a context manager that
+    restores the previous value; ferrograd's backward runs on the calling thread either way."""
+
+    def __init__(self, mode: bool) -> None:
+        global _multithreading
+        self._previous = _multithreading
+        self.mode = bool(mode)
+        _multithreading = self.mode
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        global _multithreading
+        _multithreading = self._previous
+
+    def clone(self) -> set_multithreading_enabled:
+        return self.__class__(self.mode)
+
+
+def is_multithreading_enabled() -> bool:
+    """The flag set by :class:`set_multithreading_enabled` (True by default)."""
+    return _multithreading
+
+
+def is_view_replay_enabled() -> bool:
+    """Always False: ferrograd does not replay views (PyTorch's default too)."""
+    return False
+
+
 def _zeros_like(t: Tensor) -> Tensor:
     return _C.zeros(*t.shape, dtype=t.dtype)
 
@@ -77,6 +119,7 @@ __all__ = [
     "FunctionCtx",
     "GradcheckError",
     "Tensor",
+    "Variable",
     "backward",
     "detect_anomaly",
     "enable_grad",
@@ -84,9 +127,12 @@ __all__ = [
     "gradcheck",
     "gradgradcheck",
     "inference_mode",
+    "is_multithreading_enabled",
+    "is_view_replay_enabled",
     "no_grad",
     "graph",
     "once_differentiable",
     "set_detect_anomaly",
     "set_grad_enabled",
+    "set_multithreading_enabled",
 ]

@@ -10,10 +10,14 @@ Relies on
     t[arange(n), index_tensor] (int64 index tensors, differentiable).
   top level: ferrograd.arange(n), ferrograd.where(cond, x, y),
     ferrograd.zeros_like(t), ferrograd.rand_like(t).
+  and, for grid sampling, bags and the class-margin losses: gather, scatter,
+    scatter_reduce("amax"), index_add, cumprod, narrow, floor, round, remainder,
+    uniform_, exponential_, ferrograd.triu_indices, ferrograd.meshgrid, ferrograd.linspace.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from typing import TYPE_CHECKING
@@ -29,14 +33,22 @@ if TYPE_CHECKING:
 __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
     "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
+    "affine_grid",
+    "alpha_dropout",
     "avg_pool1d",
     "avg_pool2d",
+    "avg_pool3d",
     "batch_norm",
+    "bilinear",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "celu",
+    "celu_",
     "channel_shuffle",
     "conv1d",
     "conv2d",
@@ -47,17 +59,26 @@ __all__ = [
     "cosine_similarity",
     "cross_entropy",
     "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
     "elu",
+    "elu_",
     "embedding",
+    "embedding_bag",
+    "feature_alpha_dropout",
     "fold",
     "gaussian_nll_loss",
     "gelu",
     "glu",
+    "grid_sample",
     "group_norm",
+    "gumbel_softmax",
     "hardshrink",
     "hardsigmoid",
     "hardswish",
     "hardtanh",
+    "hardtanh_",
     "hinge_embedding_loss",
     "huber_loss",
     "instance_norm",
@@ -66,33 +87,46 @@ __all__ = [
     "l1_loss",
     "layer_norm",
     "leaky_relu",
+    "leaky_relu_",
     "linear",
+    "local_response_norm",
     "log_softmax",
     "logsigmoid",
     "lp_pool1d",
     "lp_pool2d",
     "margin_ranking_loss",
     "max_pool1d",
+    "max_pool1d_with_indices",
     "max_pool2d",
+    "max_pool2d_with_indices",
+    "max_pool3d",
+    "max_pool3d_with_indices",
     "max_unpool2d",
     "mish",
     "mse_loss",
     "multi_head_attention_forward",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
     "multilabel_soft_margin_loss",
     "nll_loss",
     "normalize",
     "one_hot",
     "pad",
     "pairwise_distance",
+    "pdist",
     "pixel_shuffle",
     "pixel_unshuffle",
     "poisson_nll_loss",
     "prelu",
     "relu",
     "relu6",
+    "relu_",
     "rms_norm",
+    "rrelu",
+    "rrelu_",
     "scaled_dot_product_attention",
     "selu",
+    "selu_",
     "sigmoid",
     "silu",
     "smooth_l1_loss",
@@ -107,7 +141,11 @@ __all__ = [
     "threshold",
     "threshold_",
     "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
     "unfold",
+    "upsample",
+    "upsample_bilinear",
+    "upsample_nearest",
 ]
 
 
@@ -190,9 +228,14 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     return (input if dtype is None else input.to(dtype)).log_softmax(dim)
 
 
-def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+def _check_dropout_p(p: float) -> None:
+    """PyTorch's error for a dropout probability outside [0, 1] (functions and modules alike)."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    _check_dropout_p(p)
     if not training or p == 0:
         return input
     if p == 1:
@@ -2161,3 +2204,862 @@ def multi_head_attention_forward(
     if not is_batched:
         attn_output = attn_output.squeeze(1)
     return attn_output, None
+
+
+# ---- in-place activation aliases and randomized leaky ReLU -----------------------------
+
+
+def relu_(input: Tensor) -> Tensor:
+    """``relu`` written over ``input``."""
+    return relu(input, inplace=True)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``elu`` written over ``input``."""
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """``leaky_relu`` written over ``input``."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """``hardtanh`` written over ``input``."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """``selu`` written over ``input``."""
+    return selu(input, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``celu`` written over ``input``."""
+    return celu(input, alpha, inplace=True)
+
+
+def rrelu(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
+    """Randomized leaky ReLU: non-positive values times a slope drawn from ``U(lower, upper)``
+    per element in training, times ``(lower + upper) / 2`` otherwise."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+
+    def fn(x: Tensor) -> Tensor:
+        with ferrograd.no_grad():
+            slope = ferrograd.empty_like(x).uniform_(lower, upper)
+            slope = ferrograd.where(x > 0, ferrograd.ones_like(x), slope)
+        return x * slope
+
+    return _activate(input, fn, inplace)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """``rrelu`` written over ``input``."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+# ---- channel-wise and alpha dropout ----------------------------------------------------
+
+
+_SELU_NEGATIVE_LIMIT = _SELU_ALPHA * _SELU_SCALE  # -selu(-inf): where alpha dropout sends dropped units
+
+
+def _noise_dropout(
+    input: Tensor, p: float, training: bool, inplace: bool, feature: bool, alpha: bool
+) -> Tensor:
+    """Dropout with a keep-mask drawn per element, or per (sample, channel) when ``feature``
+    (dims 0 and 1 of an input of at least 2 dims); ``alpha`` keeps SELU's mean and variance by
+    sending dropped units to ``-selu(-inf)`` and applying an affine correction."""
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        return input.mul_(0.0) if inplace else input * 0.0
+    if feature and input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = (*input.shape[:2], *([1] * (input.dim() - 2))) if feature else tuple(input.shape)
+    with ferrograd.no_grad():
+        keep = (ferrograd.rand(shape, dtype=input.dtype) < 1 - p).to(input.dtype)
+    if not alpha:
+        scale = keep / (1 - p)
+        return input.mul_(scale) if inplace else input * scale
+    a = 1.0 / math.sqrt((_SELU_NEGATIVE_LIMIT**2 * p + 1) * (1 - p))
+    shift = (keep - 1) * (_SELU_NEGATIVE_LIMIT * a) + _SELU_NEGATIVE_LIMIT * a * p
+    if inplace:
+        return input.mul_(keep * a).add_(shift)
+    return input * (keep * a) + shift
+
+
+def _dropout_no_batch(input: Tensor, batched: bool, p: float, training: bool, inplace: bool) -> Tensor:
+    """Channel dropout of ``input``, given a batch dim of one first when it has none."""
+    if batched:
+        return _noise_dropout(input, p, training, inplace, True, False)
+    out = _noise_dropout(input.unsqueeze(0), p, training, inplace, True, False)
+    return input if inplace else out.squeeze(0)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zeroes whole channels of an ``(N, C, L)`` or ``(C, L)`` input with probability ``p``,
+    scaling the rest by ``1 / (1 - p)``."""
+    _check_dropout_p(p)
+    dims = input.dim()
+    if dims not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {dims}D input. "
+            "Note that dropout1d exists to provide channel-wise dropout on inputs with 1 "
+            "spatial dimension, a channel dimension, and an optional batch dimension "
+            "(i.e. 2D or 3D inputs)."
+        )
+    return _dropout_no_batch(input, dims == 3, p, training, inplace)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zeroes whole channels of an ``(N, C, H, W)`` input with probability ``p``; a 3-D input is
+    taken as ``(N, C, L)``, as PyTorch still does (with its warning)."""
+    _check_dropout_p(p)
+    dims = input.dim()
+    if dims not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {dims}-D input to dropout2d, which is deprecated "
+            "and will result in an error in a future release. To retain the behavior "
+            "and silence this warning, please use dropout instead. Note that dropout2d "
+            "exists to provide channel-wise dropout on inputs with 2 spatial dimensions, "
+            "a channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).",
+            stacklevel=2,
+        )
+    if dims == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+            "1D dropout behavior is desired - input is interpreted as shape (N, C, L), where C "
+            "is the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+    return _noise_dropout(input, p, training, inplace, True, False)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zeroes whole channels of an ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input with probability ``p``."""
+    _check_dropout_p(p)
+    dims = input.dim()
+    if dims not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {dims}-D input to dropout3d, which is deprecated "
+            "and will result in an error in a future release. To retain the behavior "
+            "and silence this warning, please use dropout instead. Note that dropout3d "
+            "exists to provide channel-wise dropout on inputs with 3 spatial dimensions, "
+            "a channel dimension, and an optional batch dimension (i.e. 4D or 5D inputs).",
+            stacklevel=2,
+        )
+    return _dropout_no_batch(input, dims == 5, p, training, inplace)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Dropout for SELU networks: keeps the input's mean and variance (zero and one)."""
+    _check_dropout_p(p)
+    return _noise_dropout(input, p, training, inplace, False, True)
+
+
+def feature_alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """``alpha_dropout`` with one mask entry per (sample, channel)."""
+    _check_dropout_p(p)
+    return _noise_dropout(input, p, training, inplace, True, True)
+
+
+# ---- sampling grids --------------------------------------------------------------------
+
+
+def _align_corners_default(align_corners: bool | None) -> bool:
+    if align_corners is None:
+        warnings.warn(
+            "Default grid_sample and affine_grid behavior has changed "
+            "to align_corners=False since 1.3.0. Please specify "
+            "align_corners=True if the old behavior is desired. "
+            "See the documentation of grid_sample for details.",
+            stacklevel=3,
+        )
+        return False
+    return align_corners
+
+
+def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
+    """``coord`` folded back and forth into ``[twice_low / 2, twice_high / 2]`` (the bounds are
+    given doubled so that half-pixel bounds stay integers)."""
+    if twice_low == twice_high:
+        return ferrograd.zeros_like(coord)
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    distance = (coord - low).abs()
+    with ferrograd.no_grad():
+        flips = (distance / span).floor()
+        odd = flips.remainder(2) == 1
+    extra = distance - flips * span
+    return ferrograd.where(odd, span - extra + low, extra + low)
+
+
+def _source_index(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """A normalized ``[-1, 1]`` grid coordinate as a pixel position along a dim of ``size``."""
+    if align_corners:
+        coord = (coord + 1) * ((size - 1) / 2)
+    else:
+        coord = ((coord + 1) * size - 1) / 2
+    if padding_mode == "reflection":
+        coord = _reflect(coord, 0, 2 * (size - 1)) if align_corners else _reflect(coord, -1, 2 * size - 1)
+    if padding_mode != "zeros":
+        coord = coord.clamp(0, size - 1)
+    return coord
+
+
+def grid_sample(
+    input: Tensor,
+    grid: Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """Samples ``input`` (N, C, H, W) or (N, C, D, H, W) at the normalized positions of ``grid``
+    (N, Ho, Wo, 2) or (N, Do, Ho, Wo, 3), whose last dim lists x (width) first. Bilinear
+    sampling is differentiable in both ``input`` and ``grid``; nearest only in ``input``."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(
+            f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: '{mode}'"
+        )
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(
+            "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or 'reflection', "
+            f"but got: '{padding_mode}'"
+        )
+    align_corners = _align_corners_default(align_corners)
+    sizes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(
+            f"grid_sampler(): expected grid and input to have same batch size, but got {sizes}"
+        )
+    if grid.shape[-1] != input.dim() - 2:
+        raise RuntimeError(
+            f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but got grid "
+            f"with sizes {list(grid.shape)}"
+        )
+    if input.dim() not in (4, 5) or grid.dim() != input.dim():
+        raise RuntimeError(
+            f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but got {sizes}"
+        )
+    if mode == "bicubic":
+        raise NotImplementedError("grid_sample: mode 'bicubic' is not supported")
+    n, c, *spatial = input.shape
+    out_spatial = list(grid.shape[1:-1])
+    # positions per input dim (grid's last dim lists them from the last input dim backwards)
+    coords = [
+        _source_index(grid[..., len(spatial) - 1 - d], size, padding_mode, align_corners)
+        for d, size in enumerate(spatial)
+    ]
+    flat = input.reshape((n, c, -1))
+    points = math.prod(out_spatial)
+
+    def gather(corner: list[Tensor]) -> Tensor:
+        """``input`` at integer-valued positions ``corner``, zero outside it."""
+        with ferrograd.no_grad():
+            inside = ferrograd.ones_like(corner[0], dtype=ferrograd.bool)
+            index = ferrograd.zeros_like(corner[0], dtype=ferrograd.int64)
+            for pos, size in zip(corner, spatial):
+                inside = inside & (pos >= 0) & (pos <= size - 1)
+                index = index * size + pos.clamp(0, size - 1).to(ferrograd.int64)
+            index = index.reshape((n, 1, points)).expand((n, c, points))
+        values = flat.gather(2, index).reshape((n, c, *out_spatial))
+        return values * inside.unsqueeze(1).to(values.dtype)
+
+    if mode == "nearest":
+        # (rounds halves to even, as PyTorch does)
+        return gather([pos.detach().round() for pos in coords])
+    lows = [pos.detach().floor() for pos in coords]
+    out = None
+    for corner in itertools.product((0, 1), repeat=len(spatial)):
+        weight = None
+        for pos, low, upper in zip(coords, lows, corner):
+            w = pos - low if upper else low + 1 - pos
+            weight = w if weight is None else weight * w
+        term = gather([low + upper for low, upper in zip(lows, corner)]) * weight.unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+def _base_coordinates(size: int, align_corners: bool, dtype) -> Tensor:
+    """The normalized centres of ``size`` pixels along one dim."""
+    if size <= 1:
+        return ferrograd.zeros((size,), dtype=dtype)
+    points = ferrograd.linspace(-1.0, 1.0, size, dtype=dtype)
+    return points if align_corners else points * ((size - 1) / size)
+
+
+def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
+    """The ``grid_sample`` grid of an output of ``size`` (N, C, H, W) or (N, C, D, H, W) mapped by
+    the affine matrices ``theta`` (N, 2, 3) or (N, 3, 4)."""
+    align_corners = _align_corners_default(align_corners)
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = list(size)
+    if len(size) == 4:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(
+                f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got {theta.shape}."
+            )
+    elif len(size) == 5:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (3, 4):
+            raise ValueError(
+                f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. Got {theta.shape}."
+            )
+    else:
+        raise NotImplementedError(
+            "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, respectively. "
+            f"Got size {size}."
+        )
+    spatial = size[2:]
+    if align_corners and min(spatial) == 1:
+        warnings.warn(
+            "Since version 1.3.0, affine_grid behavior has changed for unit-size grids when align_corners=True. "
+            "This is not an intended use case of affine_grid. See the documentation of affine_grid for details.",
+            stacklevel=2,
+        )
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    # homogeneous coordinates (x, y[, z], 1) of every output pixel, x varying fastest
+    axes = [_base_coordinates(s, align_corners, theta.dtype) for s in spatial]
+    mesh = ferrograd.meshgrid(*axes, indexing="ij")
+    base = ferrograd.stack([*reversed(mesh), ferrograd.ones_like(mesh[0])], -1).reshape(
+        (1, -1, len(spatial) + 1)
+    )
+    grid = base.matmul(theta.transpose(1, 2))
+    return grid.reshape((size[0], *spatial, len(spatial)))
+
+
+# ---- more layers -----------------------------------------------------------------------
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y_o = x1^T W_o x2 + b_o`` over the last dims of ``input1`` and ``input2``, with ``weight``
+    of shape (out, in1, in2)."""
+    if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
+        for d, (a, b) in enumerate(zip(input1.shape[:-1], input2.shape[:-1])):
+            if a != b:
+                raise RuntimeError(
+                    f"bilinear(): input batch dimensions do not match at dim {d}: got {a} and {b}"
+                )
+        raise RuntimeError(
+            f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}"
+        )
+    out_features, in1, in2 = weight.shape
+    if input1.shape[-1] != in1:
+        raise RuntimeError(
+            f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but expected {in1}"
+        )
+    if input2.shape[-1] != in2:
+        raise RuntimeError(
+            f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but expected {in2}"
+        )
+    if bias is not None and bias.shape[-1] != out_features:
+        raise RuntimeError(
+            f"bilinear(): bias size does not match weight size: got {bias.shape[-1]} but expected {out_features}"
+        )
+    # x1 W, for every output at once: (..., in1) @ (in1, out * in2)
+    left = input1.matmul(weight.permute(1, 0, 2).reshape((in1, out_features * in2)))
+    out = (left.reshape((*left.shape[:-1], out_features, in2)) * input2.unsqueeze(-2)).sum(-1)
+    return out if bias is None else out + bias
+
+
+def gumbel_softmax(
+    logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
+) -> Tensor:
+    """A softmax of ``(logits + Gumbel noise) / tau``; with ``hard`` the one-hot of its argmax in
+    the forward pass and the soft sample's gradient in the backward pass (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    with ferrograd.no_grad():
+        gumbels = -ferrograd.empty_like(logits).exponential_().log()
+    soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return soft
+    with ferrograd.no_grad():
+        index = soft.argmax(dim, keepdim=True)
+        one_hot_ = ferrograd.zeros_like(soft).scatter(dim, index, 1.0)
+    return one_hot_ - soft.detach() + soft
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The ``p``-norm distances between every pair of rows ``i < j`` of a 2-D ``input``, in
+    row-major order of the pairs."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    rows = input.shape[0]
+    first, second = ferrograd.triu_indices(rows, rows, 1)
+    diff = input[first] - input[second]
+    if p == 2:
+        # Tensor.norm's gradient at a zero difference is zero, as torch's pdist's is
+        return diff.norm(2, -1)
+    return _vector_norm(diff, p, -1, False)
+
+
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """``input / (k + alpha * mean of input^2 over size neighbouring channels) ** beta``; the
+    window is zero-padded with ``size // 2`` channels before and ``(size - 1) // 2`` after."""
+    dims = input.dim()
+    if dims < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality                          input (got {dims} dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    channels = input.shape[1]
+    square = (input * input).movedim(1, -1)
+    square = pad(square, [size // 2, (size - 1) // 2]).movedim(-1, 1)
+    window = square.narrow(1, 0, channels)
+    for offset in range(1, size):
+        window = window + square.narrow(1, offset, channels)
+    return input / (window * (alpha / size) + k).pow(beta)
+
+
+def upsample(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """Deprecated alias of ``interpolate``."""
+    warnings.warn(
+        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2
+    )
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(
+    input: Tensor, size: int | Sequence[int] | None = None, scale_factor: float | None = None
+) -> Tensor:
+    """Deprecated: ``interpolate`` with mode ``"nearest"``."""
+    warnings.warn(
+        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+) -> Tensor:
+    """Deprecated: ``interpolate`` with mode ``"bilinear"`` and ``align_corners=True``."""
+    warnings.warn(
+        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def max_pool1d_with_indices(
+    input: Tensor,
+    kernel_size: int | tuple[int],
+    stride: int | tuple[int] | None = None,
+    padding: int | tuple[int] = 0,
+    dilation: int | tuple[int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """``max_pool1d``'s maxima and their indices, whatever ``return_indices`` says."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: int | tuple[int, int],
+    stride: int | tuple[int, int] | None = None,
+    padding: int | tuple[int, int] = 0,
+    dilation: int | tuple[int, int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """``max_pool2d``'s maxima and their indices, whatever ``return_indices`` says."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(
+    input: Tensor, output_size: int | tuple[int], return_indices: bool = False
+) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool1d``'s maxima and their indices, whatever ``return_indices`` says."""
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(
+    input: Tensor, output_size: int | tuple[int | None, int | None], return_indices: bool = False
+) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool2d``'s maxima and their indices, whatever ``return_indices`` says."""
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+# ---- margin losses over classes --------------------------------------------------------
+
+
+def _class_scores(input: Tensor) -> Tensor:
+    """``input`` as (samples, classes): a vector or scalar is one sample."""
+    dims = input.dim()
+    if not (dims == 0 or (dims == 1 and input.shape[0]) or (dims == 2 and input.shape[1])):
+        raise RuntimeError(
+            f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: {list(input.shape)}"
+        )
+    return input.reshape((1, -1)) if dims < 2 else input
+
+
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The multi-class hinge loss ``sum_{j != y} max(0, margin - x[y] + x[j]) ** p / classes``,
+    each term scaled by ``weight[y]``."""
+    reduction = _reduction_arg(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    _check_reduction(reduction)
+    scores = _class_scores(input)
+    samples, classes = scores.shape
+    if target.dim() > 1 or target.numel() != samples:
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of input samples "
+            f"(batch size). Expected target size [{samples}], but got {list(target.shape)}. "
+            f"Input has shape {list(input.shape)}."
+        )
+    target_shape = target.shape
+    target = target.reshape((samples, 1))
+    if target.numel() and (int(target.min()) < 0 or int(target.max()) >= classes):
+        raise RuntimeError("target out of range")
+    hinge = (margin - scores.gather(1, target) + scores).clamp(min=0.0)
+    if p == 2:
+        hinge = hinge * hinge
+    if weight is not None:
+        hinge = hinge * weight[target.reshape(-1)].unsqueeze(1)
+    others = ferrograd.arange(classes).unsqueeze(0) != target
+    loss = (hinge * others.to(hinge.dtype)).sum(1) / classes
+    # a single sample's loss has its target's shape
+    return _reduce(loss if input.dim() == 2 else loss.reshape(tuple(target_shape)), reduction)
+
+
+def multilabel_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The multi-label hinge loss ``sum_{j in y, i not in y} max(0, 1 - (x[j] - x[i])) / classes``,
+    with the labels ``y`` of a sample listed in ``target`` up to its first -1."""
+    reduction = _reduction_arg(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    scores = _class_scores(input)
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(
+            f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
+        )
+    samples, classes = scores.shape
+    labels = target.reshape((samples, classes))
+    with ferrograd.no_grad():
+        # a label counts only before the first -1 of its row
+        listed = (labels >= 0).to(ferrograd.int64).cumprod(1).to(ferrograd.bool)
+        safe = ferrograd.where(listed, labels, ferrograd.zeros_like(labels))
+        is_label = ((safe.unsqueeze(2) == ferrograd.arange(classes)) & listed.unsqueeze(2)).any(1)
+        pairs = (listed.unsqueeze(2) & ~is_label.unsqueeze(1)).to(scores.dtype)
+    hinge = (1 - scores.gather(1, safe).unsqueeze(2) + scores.unsqueeze(1)).clamp(min=0.0)
+    loss = (hinge * pairs).sum((1, 2)) / classes
+    return _reduce(loss if input.dim() == 2 else loss.reshape(()), reduction)
+
+
+def triplet_margin_with_distance_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    *,
+    distance_function=None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with ``d`` the given
+    ``distance_function`` (by default ``pairwise_distance``); ``swap`` uses the smaller of
+    ``d(anchor, negative)`` and ``d(positive, negative)``."""
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.dim() == positive.dim() == negative.dim():
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of dimensions, "
+            f"but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and negative {negative.dim()}D inputs"
+        )
+    distance = pairwise_distance if distance_function is None else distance_function
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
+    if swap:
+        d_neg = d_neg.minimum(distance(positive, negative))
+    return _reduce((margin + d_pos - d_neg).clamp(min=0.0), reduction)
+
+
+# ---- bags of embeddings ----------------------------------------------------------------
+
+
+def embedding_bag(
+    input: Tensor,
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """The sum, mean or maximum of the ``weight`` rows of each bag of indices: the rows of a 2-D
+    ``input``, or the runs of a 1-D ``input`` starting at ``offsets``. Indices equal to
+    ``padding_idx`` are left out; an empty bag gives zeros."""
+    if weight.dtype == ferrograd.int64 and input.is_floating_point():
+        warnings.warn(
+            "Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, input, ...)` "
+            "is deprecated, and should now be `embedding_bag(input, weight, ...)`.",
+            stacklevel=2,
+        )
+        weight, input = input, weight
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(
+            f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, "
+            f"then it must have the same shape as the input ({input.shape})"
+        )
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed length "
+                f"sequences. However, found offsets of type {type(offsets)}"
+            )
+        offsets = (
+            ferrograd.arange(0, input.numel(), input.shape[1])
+            if input.shape[1]
+            else ferrograd.zeros(input.shape[0], dtype=ferrograd.int64)
+        )
+        include_last_offset = False
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if mode == "max":
+        if scale_grad_by_freq:
+            raise ValueError("max mode does not support scaling the gradient by the frequency")
+        if sparse:
+            raise ValueError("max mode does not support sparse weights")
+    elif mode not in ("sum", "mean"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding_bag: max_norm, scale_grad_by_freq and sparse are not supported")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' "
+            f"(got mode='{mode}'). Please open a feature request on GitHub."
+        )
+    length, rows = input.shape[0], weight.shape[0]
+    if offsets.numel() and int(offsets[0]) != 0:
+        raise RuntimeError(
+            "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. "
+            f"However, got {int(offsets[0])}"
+        )
+    if offsets.numel() and int(offsets[-1]) > length:
+        raise RuntimeError(
+            f"offsets[-1] can not be greater than input's length {length} but got offsets[-1] of {int(offsets[-1])}"
+        )
+    for position, index in enumerate(input.tolist()):
+        if not 0 <= index < rows:
+            raise RuntimeError(
+                f"Index {position} of input takes value {index} which is not in the valid range [0, {rows})"
+            )
+    starts = offsets[:-1] if include_last_offset else offsets
+    bags = starts.shape[0]
+    with ferrograd.no_grad():
+        # each position's bag: the last start at or before it; positions past a final offset drop out
+        bag = (ferrograd.arange(length).unsqueeze(1) >= starts.unsqueeze(0)).sum(1) - 1
+        keep = bag >= 0
+        if include_last_offset and offsets.numel():
+            keep = keep & (ferrograd.arange(length) < offsets[-1])
+        if padding_idx is not None:
+            keep = keep & (input != (padding_idx + rows if padding_idx < 0 else padding_idx))
+        bag, index = bag[keep], input[keep]
+    values = weight[index]
+    if per_sample_weights is not None:
+        values = values * per_sample_weights[keep].unsqueeze(1)
+    empty = ferrograd.zeros((bags, weight.shape[1]), dtype=weight.dtype)
+    if mode == "max":
+        spread = bag.unsqueeze(1).expand(tuple(values.shape))
+        return empty.scatter_reduce(0, spread, values, "amax", include_self=False)
+    total = empty.index_add(0, bag, values)
+    if mode == "sum":
+        return total
+    with ferrograd.no_grad():
+        counts = ferrograd.zeros((bags,), dtype=weight.dtype).index_add(
+            0, bag, ferrograd.ones_like(bag, dtype=weight.dtype)
+        )
+    return total / counts.clamp(min=1).unsqueeze(1)
+
+
+# ---- 3-d pooling: a 2-d pool over (H, W), then a 1-d pool over the depth ---------------
+
+
+def _pool3d_args(input: Tensor, kernel_size, stride, padding, dilation=1):
+    if input.dim() not in (4, 5) or input.numel() == 0:
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    kernel = _ntuple(kernel_size, 3, "kernel_size")
+    empty = stride is None or (not isinstance(stride, int) and len(stride) == 0)
+    strides = kernel if empty else _ntuple(stride, 3, "stride")
+    pads, dilations = _ntuple(padding, 3, "padding"), _ntuple(dilation, 3, "dilation")
+    for k, p, d in zip(kernel, pads, dilations):
+        if 2 * p > d * (k - 1) + 1:
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and "
+                f"dilation={d}"
+            )
+    return kernel, strides, pads, dilations
+
+
+def _depth_windows(
+    x: Tensor, kernel: int, stride: int, pad_: int, dilation: int, ceil_mode: bool, fill: float
+):
+    """The ``kernel`` depth (dim 2) slices of every window of ``x``, stacked in a last dim."""
+    depth = x.shape[2]
+    out = _pool_output_size(depth, kernel, pad_, stride, dilation, ceil_mode)
+    after = max(0, (out - 1) * stride + dilation * (kernel - 1) + 1 - depth - pad_)
+    padded = pad(x, [0, 0, 0, 0, pad_, after], value=fill)
+    span = (out - 1) * stride + 1
+    return ferrograd.stack(
+        [padded[:, :, i * dilation : i * dilation + span : stride] for i in range(kernel)], -1
+    ), out
+
+
+def max_pool3d(
+    input: Tensor,
+    kernel_size: int | tuple[int, int, int],
+    stride: int | tuple[int, int, int] | None = None,
+    padding: int | tuple[int, int, int] = 0,
+    dilation: int | tuple[int, int, int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
+    """Window maxima over (D, H, W); with ``return_indices`` also each maximum's flat position
+    within its input volume (``(d * H + h) * W + w``)."""
+    kernel, strides, pads, dilations = _pool3d_args(input, kernel_size, stride, padding, dilation)
+    if input.dim() == 4:
+        result = max_pool3d(input.unsqueeze(0), kernel, strides, pads, dilations, ceil_mode, return_indices)
+        return (result[0].squeeze(0), result[1].squeeze(0)) if return_indices else result.squeeze(0)
+    n, c, d, h, w = input.shape
+    planes, plane_index = max_pool2d(
+        input.reshape((n, c * d, h, w)), kernel[1:], strides[1:], pads[1:], dilations[1:], ceil_mode, True
+    )
+    ho, wo = planes.shape[-2:]
+    windows, _ = _depth_windows(
+        planes.reshape((n, c, d, ho, wo)), kernel[0], strides[0], pads[0], dilations[0], ceil_mode, -math.inf
+    )
+    out, which = windows.max(-1)
+    if not return_indices:
+        return out
+    with ferrograd.no_grad():
+        index_windows, depth_out = _depth_windows(
+            plane_index.reshape((n, c, d, ho, wo)), kernel[0], strides[0], pads[0], dilations[0], ceil_mode, 0
+        )
+        in_plane = index_windows.gather(-1, which.unsqueeze(-1)).squeeze(-1)
+        starts = (ferrograd.arange(depth_out) * strides[0] - pads[0]).reshape((depth_out, 1, 1))
+        indices = (which * dilations[0] + starts) * (h * w) + in_plane
+    return out, indices
+
+
+def max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size: int | tuple[int, int, int],
+    stride: int | tuple[int, int, int] | None = None,
+    padding: int | tuple[int, int, int] = 0,
+    dilation: int | tuple[int, int, int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """``max_pool3d``'s maxima and their indices, whatever ``return_indices`` says."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def avg_pool3d(
+    input: Tensor,
+    kernel_size: int | tuple[int, int, int],
+    stride: int | tuple[int, int, int] | None = None,
+    padding: int | tuple[int, int, int] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """Window means over (D, H, W). A window's divisor is the product of its extents along each
+    dim, so the mean is a 2-d mean of (H, W) followed by a mean over the depth."""
+    kernel, strides, pads, _ = _pool3d_args(input, kernel_size, stride, padding)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    if input.dim() == 4:
+        return avg_pool3d(
+            input.unsqueeze(0), kernel, strides, pads, ceil_mode, count_include_pad, divisor_override
+        ).squeeze(0)
+    n, c, d, h, w = input.shape
+    # with divisor_override both stages sum (a divisor of 1), and the override divides at the end
+    unit = None if divisor_override is None else 1
+    planes = avg_pool2d(
+        input.reshape((n, c * d, h, w)), kernel[1:], strides[1:], pads[1:], ceil_mode, count_include_pad, unit
+    )
+    ho, wo = planes.shape[-2:]
+    columns = planes.reshape((n, c, d, ho * wo)).movedim(2, -1).reshape((n, c * ho * wo, 1, d))
+    depth = avg_pool2d(
+        columns, (1, kernel[0]), (1, strides[0]), (0, pads[0]), ceil_mode, count_include_pad, unit
+    )
+    out = depth.reshape((n, c, ho, wo, -1)).movedim(-1, 2)
+    return out if divisor_override is None else out / divisor_override
+
+
+def adaptive_avg_pool3d(
+    input: Tensor, output_size: int | tuple[int | None, int | None, int | None]
+) -> Tensor:
+    """Means over the bins ``[floor(i D / od), ceil((i + 1) D / od))`` along each of (D, H, W)."""
+    if input.dim() not in (4, 5):
+        raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {list(input.shape)}")
+    if input.dim() == 4:
+        return adaptive_avg_pool3d(input.unsqueeze(0), output_size).squeeze(0)
+    n, c, d, h, w = input.shape
+    sizes = (output_size,) * 3 if isinstance(output_size, int) else tuple(output_size)
+    od, oh, ow = (s if s is not None else full for s, full in zip(sizes, (d, h, w)))
+    planes = adaptive_avg_pool2d(input.reshape((n, c * d, h, w)), (oh, ow))
+    columns = planes.reshape((n, c, d, oh * ow)).movedim(2, -1).reshape((n, c * oh * ow, d))
+    depth = adaptive_avg_pool1d(columns, od)
+    return depth.reshape((n, c, oh, ow, od)).movedim(-1, 2)

@@ -14,10 +14,15 @@ import ferrograd
 __all__ = [
     "calculate_gain",
     "constant_",
+    "dirac_",
+    "eye_",
     "kaiming_normal_",
     "kaiming_uniform_",
     "normal_",
     "ones_",
+    "orthogonal_",
+    "sparse_",
+    "trunc_normal_",
     "uniform_",
     "xavier_normal_",
     "xavier_uniform_",
@@ -141,3 +146,99 @@ def kaiming_normal_(
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+def trunc_normal_(
+    tensor: ferrograd.Tensor,
+    mean: float = 0.0,
+    std: float = 1.0,
+    a: float = -2.0,
+    b: float = 2.0,
+    generator=None,
+) -> ferrograd.Tensor:
+    """Fill ``tensor`` from N(mean, std^2) truncated to ``[a, b]`` (inverse-CDF sampling)."""
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn(
+            "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+            "The distribution of values may be incorrect.",
+            stacklevel=2,
+        )
+
+    def norm_cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    low, high = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
+    with ferrograd.no_grad():
+        # uniform on the CDF image of [a, b], mapped back through the inverse normal CDF
+        uniform_(tensor, 2 * low - 1, 2 * high - 1, generator)
+        tensor.erfinv_()
+        tensor.mul_(std * math.sqrt(2.0))
+        tensor.add_(mean)
+        tensor.clamp_(min=a, max=b)
+    return tensor
+
+
+def eye_(tensor: ferrograd.Tensor) -> ferrograd.Tensor:
+    """Fill the 2-D ``tensor`` with the identity matrix (ones on the main diagonal)."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    with ferrograd.no_grad():
+        tensor.copy_(ferrograd.eye(*tensor.shape, dtype=tensor.dtype))
+    return tensor
+
+
+def dirac_(tensor: ferrograd.Tensor, groups: int = 1) -> ferrograd.Tensor:
+    """Fill the 3-, 4- or 5-D convolution weight ``tensor`` with the Dirac delta, so the convolution
+    preserves its input channels (per group when ``groups > 1``)."""
+    dims = tensor.dim()
+    if dims not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.shape
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_chans_per_grp = sizes[0] // groups
+    centre = tuple(s // 2 for s in sizes[2:])
+    with ferrograd.no_grad():
+        tensor.zero_()
+        for g in range(groups):
+            for d in range(min(out_chans_per_grp, sizes[1])):
+                tensor[(g * out_chans_per_grp + d, d, *centre)] = 1
+    return tensor
+
+
+def orthogonal_(tensor: ferrograd.Tensor, gain: float = 1.0, generator=None) -> ferrograd.Tensor:
+    """Fill ``tensor`` with a (semi-)orthogonal matrix: the Q factor of a Gaussian matrix, made unique
+    by the signs of R's diagonal; trailing dimensions are flattened."""
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flattened = normal_(ferrograd.empty((rows, cols), dtype=tensor.dtype), 0.0, 1.0, generator)
+    if rows < cols:
+        flattened = flattened.t()
+    with ferrograd.no_grad():
+        q, r = ferrograd.linalg.qr(flattened)
+        q = q * r.diagonal().sign()
+        if rows < cols:
+            q = q.t()
+        tensor.copy_(q.reshape(tensor.shape))
+        tensor.mul_(gain)
+    return tensor
+
+
+def sparse_(tensor: ferrograd.Tensor, sparsity: float, std: float = 0.01, generator=None) -> ferrograd.Tensor:
+    """Fill the 2-D ``tensor`` from N(0, std^2), then zero ``ceil(sparsity * rows)`` random rows
+    of every column."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+    kwargs = {} if generator is None else {"generator": generator}
+    with ferrograd.no_grad():
+        tensor.normal_(0, std, **kwargs)
+        for col_idx in range(cols):
+            zero_indices = ferrograd.randperm(rows, **kwargs)[:num_zeros]
+            tensor[zero_indices, col_idx] = 0
+    return tensor

@@ -29,14 +29,20 @@ from .parameter import Parameter
 __all__ = [
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
+    "AlphaDropout",
     "AvgPool1d",
     "AvgPool2d",
+    "AvgPool3d",
     "BCELoss",
     "BCEWithLogitsLoss",
     "BatchNorm1d",
     "BatchNorm2d",
+    "BatchNorm3d",
+    "Bilinear",
+    "Buffer",
     "CELU",
     "ChannelShuffle",
     "CircularPad1d",
@@ -54,8 +60,13 @@ __all__ = [
     "CosineSimilarity",
     "CrossEntropyLoss",
     "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
     "ELU",
     "Embedding",
+    "EmbeddingBag",
+    "FeatureAlphaDropout",
     "Flatten",
     "Fold",
     "GELU",
@@ -79,18 +90,22 @@ __all__ = [
     "LayerNorm",
     "LeakyReLU",
     "Linear",
+    "LocalResponseNorm",
     "LogSigmoid",
     "LogSoftmax",
     "MSELoss",
     "MarginRankingLoss",
     "MaxPool1d",
     "MaxPool2d",
+    "MaxPool3d",
     "MaxUnpool2d",
     "Mish",
     "Module",
     "ModuleDict",
     "ModuleList",
+    "MultiLabelMarginLoss",
     "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss",
     "NLLLoss",
     "PReLU",
     "PairwiseDistance",
@@ -100,6 +115,7 @@ __all__ = [
     "PixelUnshuffle",
     "PoissonNLLLoss",
     "RMSNorm",
+    "RReLU",
     "ReLU",
     "ReLU6",
     "ReflectionPad1d",
@@ -115,6 +131,7 @@ __all__ = [
     "SmoothL1Loss",
     "SoftMarginLoss",
     "Softmax",
+    "Softmax2d",
     "Softmin",
     "Softplus",
     "Softshrink",
@@ -123,13 +140,43 @@ __all__ = [
     "Tanhshrink",
     "Threshold",
     "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
     "Unflatten",
     "Unfold",
     "Upsample",
+    "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
     "ZeroPad1d",
     "ZeroPad2d",
     "ZeroPad3d",
 ]
+
+
+class _BufferMeta(type):
+    """Makes ``isinstance(t, Buffer)`` true for the plain tensors ``Buffer(...)`` returns."""
+
+    def __instancecheck__(cls, instance: object) -> bool:
+        if (
+            cls is Buffer
+            and isinstance(instance, ferrograd.Tensor)
+            and getattr(instance, "_is_buffer", False)
+        ):
+            return True
+        return super().__instancecheck__(instance)
+
+
+class Buffer(ferrograd.Tensor, metaclass=_BufferMeta):
+    """Marks a tensor as module state that is not a parameter: assigned to a Module attribute it
+    is registered as a buffer, part of the ``state_dict`` unless ``persistent=False``. As in
+    PyTorch, the object made is a plain tensor (detached, keeping ``requires_grad``) carrying the mark."""
+
+    def __new__(cls, data: ferrograd.Tensor | None = None, *, persistent: bool = True):
+        if data is None:
+            data = ferrograd.empty(0)
+        tensor = data.detach().requires_grad_(data.requires_grad)
+        tensor.persistent = persistent
+        tensor._is_buffer = True
+        return tensor
 
 
 def _typename(obj: object) -> str:
@@ -391,12 +438,17 @@ class Module:
                     f"cannot assign '{_typename(value)}' as child module '{name}' (ferrograd.nn.Module or None expected)"
                 )
             modules[name] = value
-        elif buffers is not None and name in buffers:
+        elif isinstance(value, Buffer) or (buffers is not None and name in buffers):
             if value is not None and not isinstance(value, ferrograd.Tensor):
                 raise TypeError(
-                    f"cannot assign '{_typename(value)}' as buffer '{name}' (ferrograd.Tensor or None expected)"
+                    f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                    "(ferrograd.nn.Buffer, ferrograd.Tensor or None expected)"
                 )
-            self.register_buffer(name, value, name not in self._non_persistent_buffers_set)
+            if isinstance(value, Buffer):
+                persistent = value.persistent
+            else:
+                persistent = name not in self._non_persistent_buffers_set
+            self.register_buffer(name, value, persistent)
         else:
             super().__setattr__(name, value)
 
@@ -523,28 +575,51 @@ class Module:
         fn(self)
         return self
 
-    def _apply(self, fn: Callable[[ferrograd.Tensor], ferrograd.Tensor]) -> Module:
+    def _apply(
+        self,
+        fn: Callable[[ferrograd.Tensor], ferrograd.Tensor],
+        *,
+        _memo: dict[object, tuple[ferrograd.Tensor, ferrograd.Tensor]] | None = None,
+    ) -> Module:
         """Replace every parameter, gradient and buffer ``t`` by ``fn(t)``.
 
         A converted parameter becomes a new Parameter object (torch's behaviour
         with ``torch.__future__.set_overwrite_module_params_on_conversion(True)``).
+        A parameter or gradient shared by several modules or names, as tied weights are, is
+        converted once, so they share the new one too, as in PyTorch: ``_memo`` maps each one
+        converted in this call (a parameter by its id, a gradient by its data, since ``.grad``
+        gives a new wrapper at each access) to it, kept alive so the id is not reused, and its
+        replacement.
         """
-        for module in self.children():
-            module._apply(fn)
-        for key, param in self._parameters.items():
-            if param is None:
-                continue
+        memo: dict[object, tuple[ferrograd.Tensor, ferrograd.Tensor]] = {} if _memo is None else _memo
+
+        def once(key: object, t: ferrograd.Tensor, convert: Callable[[ferrograd.Tensor], ferrograd.Tensor]):
+            entry = memo.get(key)
+            if entry is None:
+                entry = memo[key] = (t, convert(t))
+            return entry[1]
+
+        def convert_tensor(t: ferrograd.Tensor) -> ferrograd.Tensor:
             with ferrograd.no_grad():
-                applied = fn(param)
-            grad = param.grad
+                return fn(t)
+
+        def convert_parameter(param: ferrograd.Tensor) -> ferrograd.Tensor:
+            applied = convert_tensor(param)
             if applied is not param:
                 applied = Parameter(applied, param.requires_grad)
-                self._parameters[key] = applied
+            grad = param.grad
             if grad is not None:
-                with ferrograd.no_grad():
-                    grad_applied = fn(grad)
+                data = ("grad", grad.data_ptr(), tuple(grad.shape), tuple(grad.stride()), grad.dtype)
+                grad_applied = once(data, grad, convert_tensor)
                 if grad_applied is not grad or applied is not param:
                     applied.grad = grad_applied
+            return applied
+
+        for module in self.children():
+            module._apply(fn, _memo=memo)
+        for key, param in self._parameters.items():
+            if param is not None:
+                self._parameters[key] = once(id(param), param, convert_parameter)
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
@@ -1028,6 +1103,46 @@ class Linear(Module):
         )
 
 
+class Bilinear(Module):
+    """``y = x1^T W x2 + b`` with W of shape (out_features, in1_features, in2_features), both
+    initialised from ``U(-1/sqrt(in1_features), 1/sqrt(in1_features))``."""
+
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        self.weight = Parameter(ferrograd.empty((out_features, in1_features, in2_features), dtype=dtype))
+        if bias:
+            self.bias = Parameter(ferrograd.empty((out_features,), dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.in1_features <= 0:
+            raise ValueError(f"in1_features must be > 0, but got (in1_features={self.in1_features})")
+        bound = 1 / math.sqrt(self.in1_features)
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: ferrograd.Tensor, input2: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )
+
+
 class _InplaceActivation(Module):
     """An activation whose only option is ``inplace``."""
 
@@ -1048,6 +1163,21 @@ class _InplaceActivation(Module):
 class ReLU(_InplaceActivation):
     def _activate(self, input: ferrograd.Tensor, inplace: bool) -> ferrograd.Tensor:
         return F.relu(input, inplace=inplace)
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: a random negative slope in ``[lower, upper]`` in training, their
+    mean in evaluation."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
 
 
 class Tanh(Module):
@@ -1172,6 +1302,15 @@ class Softmax(Module):
         return f"dim={self.dim}"
 
 
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of a 3-D or 4-D input."""
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3, _stacklevel=5)
+
+
 class LogSoftmax(Softmax):
     def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
         return F.log_softmax(input, self.dim, _stacklevel=5)
@@ -1190,19 +1329,47 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
-class Dropout(Module):
+class _DropoutNd(Module):
+    """A dropout module: the probability ``p`` and the ``inplace`` flag, checked as PyTorch does;
+    ``forward`` applies the subclass's functional form ``_dropout``."""
+
+    _dropout = staticmethod(F.dropout)
+
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
-        if p < 0 or p > 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        F._check_dropout_p(p)
         self.p = p
         self.inplace = inplace
 
     def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
-        return F.dropout(input, self.p, self.training, self.inplace)
+        return self._dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    _dropout = staticmethod(F.dropout)
+
+
+class Dropout1d(_DropoutNd):
+    _dropout = staticmethod(F.dropout1d)
+
+
+class Dropout2d(_DropoutNd):
+    _dropout = staticmethod(F.dropout2d)
+
+
+class Dropout3d(_DropoutNd):
+    _dropout = staticmethod(F.dropout3d)
+
+
+class AlphaDropout(_DropoutNd):
+    _dropout = staticmethod(F.alpha_dropout)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    _dropout = staticmethod(F.feature_alpha_dropout)
 
 
 class Upsample(Module):
@@ -1228,6 +1395,28 @@ class Upsample(Module):
         factor = float(factor) if isinstance(factor, (int, float)) else factor
         what = f"size={self.size}" if self.size is not None else f"scale_factor={factor}"
         return f"{what}, mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    """Deprecated: ``Upsample`` with mode ``"nearest"``."""
+
+    def __init__(
+        self,
+        size: int | tuple[int, int] | None = None,
+        scale_factor: float | tuple[float, float] | None = None,
+    ) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Deprecated: ``Upsample`` with mode ``"bilinear"`` and ``align_corners=True``."""
+
+    def __init__(
+        self,
+        size: int | tuple[int, int] | None = None,
+        scale_factor: float | tuple[float, float] | None = None,
+    ) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
 def _affine_parameters(module: Module, shape: tuple[int, ...], affine: bool, bias: bool, dtype) -> None:
@@ -1289,6 +1478,20 @@ class GroupNorm(Module):
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, bias={self.bias is not None}"
 
 
+class LocalResponseNorm(Module):
+    """Normalizes each value by the mean square over ``size`` neighbouring channels."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
 class Embedding(Module):
     def __init__(
         self,
@@ -1321,6 +1524,110 @@ class Embedding(Module):
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
         return text if self.padding_idx is None else text + f", padding_idx={self.padding_idx}"
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of embeddings (``F.embedding_bag``) without building the
+    intermediate embeddings' batch."""
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        _weight: ferrograd.Tensor | None = None,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(ferrograd.empty((num_embeddings, embedding_dim), dtype=dtype))
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight)
+        self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
+
+    reset_parameters = Embedding.reset_parameters  # N(0, 1), with a zero row at padding_idx
+
+    def forward(
+        self,
+        input: ferrograd.Tensor,
+        offsets: ferrograd.Tensor | None = None,
+        per_sample_weights: ferrograd.Tensor | None = None,
+    ) -> ferrograd.Tensor:
+        return F.embedding_bag(
+            input,
+            self.weight,
+            offsets,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.mode,
+            self.sparse,
+            per_sample_weights,
+            self.include_last_offset,
+            self.padding_idx,
+        )
+
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        text += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        return text
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings: ferrograd.Tensor,
+        freeze: bool = True,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+    ) -> EmbeddingBag:
+        """An ``EmbeddingBag`` whose weight is ``embeddings`` (trainable unless ``freeze``)."""
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(
+            rows,
+            cols,
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            mode,
+            sparse,
+            embeddings,
+            include_last_offset,
+            padding_idx,
+        )
+        bag.weight.requires_grad_(not freeze)
+        return bag
 
 
 class _ConvNd(Module):
@@ -1653,8 +1960,10 @@ class MaxPool2d(Module):
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
 
+    _pool = staticmethod(F.max_pool2d)  # the 1-d and 3-d subclasses swap in theirs
+
     def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
-        return F.max_pool2d(
+        return self._pool(
             input,
             self.kernel_size,
             self.stride,
@@ -1689,8 +1998,10 @@ class AvgPool2d(Module):
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
 
+    _pool = staticmethod(F.avg_pool2d)  # AvgPool3d swaps in its own
+
     def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
-        return F.avg_pool2d(
+        return self._pool(
             input,
             self.kernel_size,
             self.stride,
@@ -1709,24 +2020,29 @@ class AdaptiveAvgPool2d(Module):
         super().__init__()
         self.output_size = output_size
 
+    _pool = staticmethod(F.adaptive_avg_pool2d)  # the 1-d and 3-d subclasses swap in theirs
+
     def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
-        return F.adaptive_avg_pool2d(input, self.output_size)
+        return self._pool(input, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
 
 
 class MaxPool1d(MaxPool2d):
-    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
-        return F.max_pool1d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            self.ceil_mode,
-            self.return_indices,
-        )
+    _pool = staticmethod(F.max_pool1d)
+
+
+class MaxPool3d(MaxPool2d):
+    _pool = staticmethod(F.max_pool3d)
+
+
+class AvgPool3d(AvgPool2d):
+    _pool = staticmethod(F.avg_pool3d)
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
+    _pool = staticmethod(F.adaptive_avg_pool3d)
 
 
 class AvgPool1d(Module):
@@ -1755,8 +2071,7 @@ class AvgPool1d(Module):
 
 
 class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
-    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
-        return F.adaptive_avg_pool1d(input, self.output_size)
+    _pool = staticmethod(F.adaptive_avg_pool1d)
 
 
 class AdaptiveMaxPool2d(Module):
@@ -1895,6 +2210,12 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input: ferrograd.Tensor) -> None:
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    def _check_input_dim(self, input: ferrograd.Tensor) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
 
 
 # ---- losses ---------------------------------------------------------------------------
@@ -2761,6 +3082,67 @@ class SoftMarginLoss(_Loss):
 class MultiLabelSoftMarginLoss(_WeightedLoss):
     def forward(self, input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    def __init__(
+        self,
+        p: int = 1,
+        margin: float = 1.0,
+        weight: ferrograd.Tensor | None = None,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.dim() != 1:
+            raise ValueError(
+                f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.dim()}D instead"
+            )
+        self.p, self.margin = p, margin
+
+    def forward(self, input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.multi_margin_loss(
+            input, target, p=self.p, margin=self.margin, weight=self.weight, reduction=self.reduction
+        )
+
+
+class MultiLabelMarginLoss(_Loss):
+    def forward(self, input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    def __init__(
+        self,
+        *,
+        distance_function: Callable[[ferrograd.Tensor, ferrograd.Tensor], ferrograd.Tensor] | None = None,
+        margin: float = 1.0,
+        swap: bool = False,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(None, None, reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead"
+            )
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
+        self.margin, self.swap = margin, swap
+
+    def forward(
+        self, anchor: ferrograd.Tensor, positive: ferrograd.Tensor, negative: ferrograd.Tensor
+    ) -> ferrograd.Tensor:
+        return F.triplet_margin_with_distance_loss(
+            anchor,
+            positive,
+            negative,
+            distance_function=self.distance_function,
+            margin=self.margin,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
 
 
 class TripletMarginLoss(_Loss):

@@ -4,12 +4,17 @@ Each layer and direction projects the inputs of every time step with one matmul,
 loops over time for the hidden projection; everything is composed of differentiable
 tensor ops, so gradients flow through the whole sequence.
 
+RNN, LSTM and GRU also take a :class:`~ferrograd.nn.utils.rnn.PackedSequence`: at each step only
+the sequences still running advance, and a PackedSequence comes out with each sequence's final
+state taken at its own last step.
+
 Relies on: F.linear, Tensor.unbind / chunk / sigmoid / tanh / relu / unsqueeze /
 squeeze / transpose / t(), ferrograd.stack / cat / zeros, and F.dropout.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import warnings
@@ -20,6 +25,7 @@ from . import functional as F
 from . import init
 from .modules import Module
 from .parameter import Parameter
+from .utils.rnn import PackedSequence
 
 __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
 
@@ -333,13 +339,24 @@ class RNNBase(Module):
         w_hr = getattr(self, f"weight_hr_l{layer}{suffix}") if self.proj_size > 0 else None
         return w_ih, w_hh, b_ih, b_hh, w_hr
 
-    def _run(self, x: ferrograd.Tensor, h0: ferrograd.Tensor, c0: ferrograd.Tensor | None):
-        """``x``: (L, N, input_size) time-major; ``h0``/``c0``: (layers * dirs, N, size).
+    def _step(self, g, h, c, w_hh_t, b_hh, w_hr_t):
+        """One time step of this cell type from the projected input ``g``: the new ``(h, c)``
+        (``c`` passed through unchanged unless the mode is LSTM)."""
+        if self.mode == "LSTM":
+            return _lstm_step(g, h, c, w_hh_t, b_hh, w_hr_t)
+        if self.mode == "GRU":
+            return _gru_step(g, h, w_hh_t, b_hh), c
+        return _rnn_step(g, h, w_hh_t, b_hh, self.mode == "RNN_RELU"), c
 
-        Returns the last layer's output (L, N, dirs * H_out) and the final states."""
+    def _layers(self, x, h0, c0, run_direction):
+        """The loop over layers and directions shared by :meth:`_run` and :meth:`_run_packed`.
+
+        ``run_direction(gi, step, h, c, reverse)`` runs one direction of a layer over ``gi``, its
+        inputs projected by one matmul, from the initial states ``h``/``c``, with ``step(g, h, c)``
+        advancing them one time step; it returns that direction's output and final states.
+        Returns the last layer's output and the final states stacked over layers and directions."""
         num_directions = 2 if self.bidirectional else 1
         h_n, c_n = [], []
-        seq_len = x.shape[0]
         for layer in range(self.num_layers):
             if layer > 0 and self.dropout > 0 and self.training:
                 x = F.dropout(x, self.dropout, True)
@@ -347,25 +364,12 @@ class RNNBase(Module):
             for direction in range(num_directions):
                 w_ih, w_hh, b_ih, b_hh, w_hr = self._layer_params(layer, direction)
                 idx = layer * num_directions + direction
-                gis = F.linear(x, w_ih, b_ih).unbind(0)  # one matmul for every time step
-                w_hh_t = w_hh.t()
-                w_hr_t = w_hr.t() if w_hr is not None else None
-                h = h0[idx]
-                c = c0[idx] if c0 is not None else None
-                steps = range(seq_len - 1, -1, -1) if direction == 1 else range(seq_len)
-                outs = [None] * seq_len
-                for t in steps:
-                    if self.mode == "LSTM":
-                        h, c = _lstm_step(gis[t], h, c, w_hh_t, b_hh, w_hr_t)
-                    elif self.mode == "GRU":
-                        h = _gru_step(gis[t], h, w_hh_t, b_hh)
-                    else:
-                        h = _rnn_step(gis[t], h, w_hh_t, b_hh, self.mode == "RNN_RELU")
-                    outs[t] = h
-                if seq_len == 0:
-                    outputs.append(ferrograd.zeros((0, x.shape[1], h.shape[-1]), dtype=x.dtype))
-                else:
-                    outputs.append(ferrograd.stack(outs, 0))
+                step = functools.partial(
+                    self._step, w_hh_t=w_hh.t(), b_hh=b_hh, w_hr_t=w_hr.t() if w_hr is not None else None
+                )
+                c_init = c0[idx] if c0 is not None else None
+                out, h, c = run_direction(F.linear(x, w_ih, b_ih), step, h0[idx], c_init, direction == 1)
+                outputs.append(out)
                 h_n.append(h)
                 c_n.append(c)
             x = outputs[0] if num_directions == 1 else ferrograd.cat(outputs, -1)
@@ -373,9 +377,109 @@ class RNNBase(Module):
         c_n = ferrograd.stack(c_n, 0) if c0 is not None else None
         return x, h_n, c_n
 
+    def _run(self, x: ferrograd.Tensor, h0: ferrograd.Tensor, c0: ferrograd.Tensor | None):
+        """``x``: (L, N, input_size) time-major; ``h0``/``c0``: (layers * dirs, N, size).
+
+        Returns the last layer's output (L, N, dirs * H_out) and the final states."""
+        seq_len = x.shape[0]
+
+        def run_direction(gi, step, h, c, reverse):
+            gis = gi.unbind(0)
+            outs = [None] * seq_len
+            for t in range(seq_len - 1, -1, -1) if reverse else range(seq_len):
+                h, c = step(gis[t], h, c)
+                outs[t] = h
+            if seq_len == 0:
+                return ferrograd.zeros((0, gi.shape[1], h.shape[-1]), dtype=gi.dtype), h, c
+            return ferrograd.stack(outs, 0), h, c
+
+        return self._layers(x, h0, c0, run_direction)
+
+    def _run_packed(self, data, batch_sizes: list[int], h0, c0):
+        """Like :meth:`_run` for packed ``data`` (sum(batch_sizes), input_size): at step ``t`` only the
+        first ``batch_sizes[t]`` sequences advance, so each final state is the one at the end of
+        its sequence. Returns the packed output and the final states."""
+        offsets = [0]
+        for bs in batch_sizes:
+            offsets.append(offsets[-1] + bs)
+
+        def run_direction(gi, step, h_init, c_init, reverse):
+            outs = [None] * len(batch_sizes)
+            done_h, done_c = [], []
+            if not reverse:
+                # sequences drop out of the batch (from the end) as they finish
+                h = h_init[: batch_sizes[0]]
+                c = c_init[: batch_sizes[0]] if c_init is not None else None
+                steps = range(len(batch_sizes))
+            else:
+                # backwards, sequences join the batch at their last step with their initial state
+                h = h_init[:0]
+                c = c_init[:0] if c_init is not None else None
+                steps = range(len(batch_sizes) - 1, -1, -1)
+            for t in steps:
+                bs = batch_sizes[t]
+                if h.shape[0] > bs:
+                    done_h.append(h[bs:])
+                    h = h[:bs]
+                    if c is not None:
+                        done_c.append(c[bs:])
+                        c = c[:bs]
+                elif h.shape[0] < bs:
+                    h = ferrograd.cat([h, h_init[h.shape[0] : bs]])
+                    if c is not None:
+                        c = ferrograd.cat([c, c_init[c.shape[0] : bs]])
+                h, c = step(gi[offsets[t] : offsets[t + 1]], h, c)
+                outs[t] = h
+            if not reverse:
+                # finished groups were split off from the end: reverse to restore batch order
+                h = ferrograd.cat([h, *reversed(done_h)])
+                c = ferrograd.cat([c, *reversed(done_c)]) if c is not None else None
+            return ferrograd.cat(outs, 0), h, c
+
+        return self._layers(data, h0, c0, run_direction)
+
+    def _forward_packed(self, input: PackedSequence, hx, lstm: bool):
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        batch_sizes_list = batch_sizes.tolist()
+        max_batch_size = batch_sizes_list[0]
+        num_directions = 2 if self.bidirectional else 1
+        real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        if hx is None:
+            hs = [
+                ferrograd.zeros(
+                    (self.num_layers * num_directions, max_batch_size, real_hidden_size), dtype=data.dtype
+                )
+            ]
+            if lstm:
+                hs.append(
+                    ferrograd.zeros(
+                        (self.num_layers * num_directions, max_batch_size, self.hidden_size), dtype=data.dtype
+                    )
+                )
+        else:
+            hs = list(hx) if lstm else [hx]
+            if sorted_indices is not None:
+                # hidden states are given in the caller's batch order
+                hs = [h.index_select(1, sorted_indices) for h in hs]
+        if data.dim() != 2:
+            raise RuntimeError(f"input must have 2 dimensions, got {data.dim()}")
+        self._check_input(data)
+        expected = (self.num_layers * num_directions, max_batch_size)
+        if lstm:
+            self._check_hidden_size(hs[0], (*expected, real_hidden_size), "hidden[0]")
+            self._check_hidden_size(hs[1], (*expected, self.hidden_size), "hidden[1]")
+        else:
+            self._check_hidden_size(hs[0], (*expected, self.hidden_size))
+        out, h_n, c_n = self._run_packed(data, batch_sizes_list, hs[0], hs[1] if lstm else None)
+        if unsorted_indices is not None:
+            h_n = h_n.index_select(1, unsorted_indices)
+            c_n = c_n.index_select(1, unsorted_indices) if c_n is not None else None
+        output = PackedSequence(out, batch_sizes, sorted_indices, unsorted_indices)
+        return output, ((h_n, c_n) if lstm else h_n)
+
     def _forward(self, name: str, input: ferrograd.Tensor, hx, lstm: bool):
-        if not isinstance(input, ferrograd.Tensor):
-            raise TypeError(f"{name}: PackedSequence inputs are not supported; pass a padded tensor")
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx, lstm)
         if input.dim() not in (2, 3):
             tensor = " tensor" if name == "RNN" else ""
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D{tensor} instead")
