@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import ferrograd
 from ferrograd import _C
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ferrograd import Tensor
 
 __all__ = [
+    "ctc_loss",
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
     "adaptive_avg_pool3d",
@@ -3063,3 +3064,126 @@ def adaptive_avg_pool3d(
     columns = planes.reshape((n, c, d, oh * ow)).movedim(2, -1).reshape((n, c * oh * ow, d))
     depth = adaptive_avg_pool1d(columns, od)
     return depth.reshape((n, c, oh, ow, od)).movedim(-1, 2)
+
+
+# ---- CTC ----------------------------------------------------------------------------------
+
+# Log-probability of the states no alignment reaches. A finite stand-in for -inf keeps the
+# gradients of the log-sum-exps free of NaN (exp(-inf - -inf)); the sums stay at this value.
+_CTC_UNREACHABLE = -1e30
+
+
+def _lengths_list(name: str, lengths: Any, batch: int) -> list[int]:
+    if isinstance(lengths, ferrograd.Tensor):
+        values = [int(v) for v in lengths.reshape(-1).tolist()]
+    elif isinstance(lengths, (list, tuple)):
+        values = [int(v) for v in lengths]
+    else:
+        raise TypeError(
+            f"ctc_loss(): argument '{name}' must be a tuple of ints or a Tensor, not {type(lengths).__name__}"
+        )
+    if len(values) != batch:
+        raise RuntimeError(f"{name} must be of size batch_size")
+    for v in values:
+        if v < 0:
+            raise RuntimeError(
+                f"Expected {name} to have value at least 0, but got value {v} "
+                "(while checking arguments for ctc_loss_allocate_outputs)"
+            )
+    return values
+
+
+def _ctc_labels(targets: Tensor, target_lengths: list[int], blank: int) -> list[list[int]]:
+    """Each sample's target, from a padded (N, S) or a concatenated 1-D ``targets``."""
+    flat = [int(v) for v in targets.reshape(-1).tolist()]
+    if targets.dim() == 1:
+        total = sum(target_lengths)
+        if len(flat) != total:
+            raise RuntimeError(
+                f"Expected tensor to have size {total} at dimension 0, but got size {len(flat)} for "
+                "argument #2 'targets' (while checking arguments for ctc_loss_allocate_outputs)"
+            )
+        starts = list(itertools.accumulate([0, *target_lengths]))
+        return [flat[a : a + n] for a, n in zip(starts, target_lengths)]
+    width = targets.shape[1]
+    longest = max(target_lengths, default=0)
+    if width < longest:
+        raise RuntimeError(
+            f"Expected tensor to have size at least {longest} at dimension 1, but got size {width} for "
+            "argument #2 'targets' (while checking arguments for ctc_loss_allocate_outputs)"
+        )
+    return [flat[i * width : i * width + n] for i, n in enumerate(target_lengths)]
+
+
+def ctc_loss(
+    log_probs: Tensor,
+    targets: Tensor,
+    input_lengths: Any,
+    target_lengths: Any,
+    blank: int = 0,
+    reduction: str = "mean",
+    zero_infinity: bool = False,
+) -> Tensor:
+    """Connectionist temporal classification loss: minus the log-probability of all the
+    alignments of each target with its input, by the forward (alpha) recursion in log space over
+    the target with blanks interleaved, ``(T, N, L)`` at once per time step; autograd gives the
+    gradient. ``log_probs`` is (T, N, C) or unbatched (T, C); ``targets`` padded (N, S) or
+    concatenated 1-D; a mean divides each loss by its target length before averaging."""
+    _check_reduction(reduction)
+    if log_probs.numel() == 0:
+        raise RuntimeError("log_probs tensor must not be empty")
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)  # targets are then 1-D, as concatenated ones
+    steps, batch, classes = log_probs.shape
+    if not 0 <= blank < classes:
+        raise RuntimeError("blank must be in label range")
+    in_lens = _lengths_list("input_lengths", input_lengths, batch)
+    tgt_lens = _lengths_list("target_lengths", target_lengths, batch)
+    for v in in_lens:
+        if v > steps:
+            raise RuntimeError(
+                f"Expected input_lengths to have value at most {steps}, but got value {v} "
+                "(while checking arguments for ctc_loss_allocate_outputs)"
+            )
+    labels = _ctc_labels(targets, tgt_lens, blank)
+    width = 2 * max(tgt_lens, default=0) + 1
+    # The extended targets (blank, l1, blank, l2, ..., blank), padded with blanks, and where a
+    # state may be entered from two states back (a label differing from the one before it).
+    extended = [[blank] * width for _ in labels]
+    skip = [[False] * width for _ in labels]
+    for n, label in enumerate(labels):
+        for j, c in enumerate(label):
+            extended[n][2 * j + 1] = c
+            skip[n][2 * j + 1] = j > 0 and c != blank and c != label[j - 1]
+    ext = ferrograd.tensor(extended, dtype=ferrograd.long)
+    lp = log_probs.gather(2, ext.unsqueeze(0).expand((steps, batch, width)))  # (T, N, L)
+    unreachable = ferrograd.full((batch, width), _CTC_UNREACHABLE, dtype=log_probs.dtype)
+    can_skip = ferrograd.tensor(skip)
+    positions = ferrograd.arange(width).unsqueeze(0)
+    starts = (positions < 2) & (positions <= 2 * ferrograd.tensor(tgt_lens).unsqueeze(1))
+    alpha = ferrograd.where(starts, lp[0], unreachable)
+    in_len_t = ferrograd.tensor(in_lens).unsqueeze(1)
+    pad1, pad2 = unreachable[:, :1], unreachable[:, :2]
+    for t in range(1, max(in_lens, default=0)):
+        from_prev = ferrograd.cat([pad1, alpha[:, :-1]], dim=1)
+        from_skip = ferrograd.where(can_skip, ferrograd.cat([pad2, alpha[:, :-2]], dim=1), unreachable)
+        step = ferrograd.logsumexp(ferrograd.stack([alpha, from_prev, from_skip]), dim=0) + lp[t]
+        alpha = ferrograd.where(in_len_t > t, step, alpha)
+    ends = ferrograd.tensor([[2 * n, max(2 * n - 1, 0)] for n in tgt_lens], dtype=ferrograd.long)
+    last_two = alpha.gather(1, ends)
+    has_label = ferrograd.tensor([[True, n > 0] for n in tgt_lens])
+    log_likelihood = ferrograd.logsumexp(ferrograd.where(has_label, last_two, unreachable[:, :2]), dim=1)
+    # No frames: only the empty target is possible, with probability one.
+    no_input = ferrograd.tensor([n == 0 for n in in_lens])
+    empty = ferrograd.tensor([0.0 if n == 0 else _CTC_UNREACHABLE for n in tgt_lens], dtype=log_probs.dtype)
+    log_likelihood = ferrograd.where(no_input, empty, log_likelihood)
+    impossible = log_likelihood < _CTC_UNREACHABLE / 2
+    infinite = ferrograd.full((batch,), 0.0 if zero_infinity else math.inf, dtype=log_probs.dtype)
+    loss = ferrograd.where(impossible, infinite, -log_likelihood)
+    if reduction == "mean":
+        divisor = ferrograd.tensor([max(n, 1) for n in tgt_lens], dtype=log_probs.dtype)
+        return (loss / divisor).mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss.reshape(()) if unbatched else loss

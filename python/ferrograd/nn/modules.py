@@ -24,9 +24,25 @@ import ferrograd
 
 from . import functional as F
 from . import init
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedBuffer, UninitializedParameter, is_lazy
 
 __all__ = [
+    "LazyModuleMixin",
+    "LazyLinear",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
+    "CTCLoss",
+    "UninitializedParameter",
+    "UninitializedBuffer",
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
     "AdaptiveAvgPool3d",
@@ -2170,6 +2186,19 @@ class _BatchNorm(Module):
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
 
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
     def _check_input_dim(self, input: ferrograd.Tensor) -> None:
         raise NotImplementedError
 
@@ -3029,6 +3058,288 @@ class InstanceNorm3d(_InstanceNorm):
             raise ValueError(f"expected 4D or 5D input (got {input.dim()}D input)")
 
 
+# ---- lazy modules ---------------------------------------------------------------------------
+
+
+class LazyModuleMixin:
+    """Modules whose parameters are ``UninitializedParameter``/``UninitializedBuffer`` until the
+    first forward, where ``initialize_parameters(*args, **kwargs)`` gives them their shapes; the
+    module then becomes ``cls_to_become`` (when set). Loading a ``state_dict`` into a lazy module
+    materializes the placeholders with the saved shapes first.
+
+    A materialized placeholder is replaced by its tensor in the module's parameters or buffers
+    (``materialize`` cannot reshape a ferrograd tensor in place, as PyTorch's does)."""
+
+    cls_to_become: type | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._initialize_hook = self.register_forward_pre_hook(self._infer_parameters, with_kwargs=True)
+
+    def __getattr__(self, name: str) -> Any:
+        value = super().__getattr__(name)  # type: ignore[misc]
+        if is_lazy(value) and "_materialized" in value.__dict__:
+            self._adopt_materialized()
+            return super().__getattr__(name)  # type: ignore[misc]
+        return value
+
+    def _adopt_materialized(self) -> None:
+        """Put the tensors of materialized placeholders in their place."""
+        for store in (self._parameters, self._buffers):  # type: ignore[attr-defined]
+            for name, value in store.items():
+                if is_lazy(value) and "_materialized" in value.__dict__:
+                    store[name] = value._materialized
+
+    def _lazy_entries(self) -> Iterator[tuple[str, Any]]:
+        self._adopt_materialized()
+        return itertools.chain(self._parameters.items(), self._buffers.items())  # type: ignore[attr-defined]
+
+    def _save_to_state_dict(self, destination: dict[str, Any], prefix: str, keep_vars: bool) -> None:
+        """As Module's, except that placeholders are saved themselves (never detached)."""
+        super()._save_to_state_dict(destination, prefix, keep_vars)  # type: ignore[misc]
+        for name, value in self._lazy_entries():
+            if is_lazy(value) and prefix + name in destination:
+                destination[prefix + name] = value
+
+    def _load_from_state_dict(self, state_dict: Mapping[str, Any], prefix: str, *args: Any) -> None:
+        for name, value in list(self._lazy_entries()):
+            saved = state_dict.get(prefix + name)
+            if is_lazy(value) and saved is not None and not is_lazy(saved):
+                value.materialize(saved.shape)
+        self._adopt_materialized()
+        super()._load_from_state_dict(state_dict, prefix, *args)  # type: ignore[misc]
+
+    def initialize_parameters(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(f"initialize_parameters is not implemented for {type(self).__name__}")
+
+    def has_uninitialized_params(self) -> bool:
+        return any(is_lazy(value) for _, value in self._lazy_entries())
+
+    def _infer_parameters(
+        self, module: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None
+    ) -> None:
+        module.initialize_parameters(*args, **(kwargs or {}))
+        if module.has_uninitialized_params():
+            raise RuntimeError(f"module {self._get_name()} has not been fully initialized")  # type: ignore[attr-defined]
+        module._initialize_hook.remove()
+        del module._initialize_hook
+        if module.cls_to_become is not None:
+            module.__class__ = module.cls_to_become
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A ``Linear`` whose ``in_features`` is the last dimension of its first input."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: ferrograd.Tensor) -> None:  # type: ignore[override]
+        if self.has_uninitialized_params():
+            with ferrograd.no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
+        if self.in_features == 0:  # parameters loaded from a state_dict
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(
+                    f"The in_features inferred from input: {input.shape[-1]} is not equal to in_features "
+                    f"from self.weight: {self.weight.shape[-1]}"
+                )
+            self.in_features = input.shape[-1]
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """The lazy convolutions: ``in_channels`` is the channel dimension of the first input."""
+
+    def _lazy_setup(self, out_channels: int, bias: bool, dtype: Any) -> None:
+        self.weight = UninitializedParameter(dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()  # type: ignore[misc]
+
+    def initialize_parameters(self, input: ferrograd.Tensor, *args: Any, **kwargs: Any) -> None:
+        if not self.has_uninitialized_params():
+            return
+        self.in_channels = self._get_in_channels(input)
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if self.transposed:
+            shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+        with ferrograd.no_grad():
+            self.weight.materialize(shape)
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _get_in_channels(self, input: ferrograd.Tensor) -> int:
+        unbatched = self._dims + 1
+        if input.dim() not in (unbatched, unbatched + 1):
+            raise RuntimeError(
+                f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) input to "
+                f"{type(self).__name__}, but got input of size: {input.shape}"
+            )
+        return input.shape[1] if input.dim() == unbatched + 1 else input.shape[0]
+
+
+class _LazyConvNd(_LazyConvXdMixin):
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__(
+            0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, dtype=dtype
+        )
+        self._lazy_setup(out_channels, bias, dtype)
+
+
+class _LazyConvTransposeNd(_LazyConvXdMixin):
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation=1,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__(
+            0,
+            0,
+            kernel_size,
+            stride,
+            padding,
+            output_padding,
+            groups,
+            False,
+            dilation,
+            padding_mode,
+            dtype=dtype,
+        )
+        self._lazy_setup(out_channels, bias, dtype)
+
+
+class LazyConv1d(_LazyConvNd, Conv1d):
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConvNd, Conv2d):
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConvNd, Conv3d):
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTransposeNd, ConvTranspose1d):
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTransposeNd, ConvTranspose2d):
+    cls_to_become = ConvTranspose2d
+
+
+class _LazyNormBase(LazyModuleMixin):
+    """The lazy batch and instance norms: ``num_features`` is dimension 1 of the first input."""
+
+    def __init__(
+        self,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(dtype=dtype)
+            self.running_var = UninitializedBuffer(dtype=dtype)
+            self.num_batches_tracked = ferrograd.tensor(0, dtype=ferrograd.long)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()  # type: ignore[misc]
+
+    def initialize_parameters(self, input: ferrograd.Tensor) -> None:  # type: ignore[override]
+        if not self.has_uninitialized_params():
+            return
+        self.num_features = input.shape[1]
+        shape = (self.num_features,)
+        with ferrograd.no_grad():
+            if self.affine:
+                self.weight.materialize(shape)
+                if self.bias is not None:
+                    self.bias.materialize(shape)
+            if self.track_running_stats:
+                self.running_mean.materialize(shape)
+                self.running_var.materialize(shape)
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
+    cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
+    cls_to_become = BatchNorm3d
+
+
+class LazyInstanceNorm1d(_LazyNormBase, InstanceNorm1d):
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyNormBase, InstanceNorm2d):
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyNormBase, InstanceNorm3d):
+    cls_to_become = InstanceNorm3d
+
+
 # ---- more losses --------------------------------------------------------------------------
 
 
@@ -3209,3 +3520,23 @@ class GaussianNLLLoss(_Loss):
         self, input: ferrograd.Tensor, target: ferrograd.Tensor, var: ferrograd.Tensor | float
     ) -> ferrograd.Tensor:
         return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss (``F.ctc_loss``)."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(
+        self,
+        log_probs: ferrograd.Tensor,
+        targets: ferrograd.Tensor,
+        input_lengths: Any,
+        target_lengths: Any,
+    ) -> ferrograd.Tensor:
+        return F.ctc_loss(
+            log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction, self.zero_infinity
+        )

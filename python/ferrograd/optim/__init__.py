@@ -1,7 +1,8 @@
 """torch.optim subset."""
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
@@ -19,6 +20,7 @@ __all__ = [
     "LBFGS",
     "SGD",
     "Adadelta",
+    "Adafactor",
     "Adagrad",
     "Adam",
     "AdamW",
@@ -29,4 +31,5 @@ __all__ = [
     "RMSprop",
     "Rprop",
     "lr_scheduler",
+    "swa_utils",
 ]

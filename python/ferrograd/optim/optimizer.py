@@ -166,7 +166,8 @@ class Optimizer:
         if closure is not None:
             with ferrograd.enable_grad():
                 loss = closure()
-        grad_mode = ferrograd.enable_grad() if self.defaults["differentiable"] else ferrograd.no_grad()
+        differentiable = self.defaults.get("differentiable", False)  # Adafactor has no such option
+        grad_mode = ferrograd.enable_grad() if differentiable else ferrograd.no_grad()
         with grad_mode:
             for group in self.param_groups:
                 update(group, [p for p in group["params"] if p.grad is not None])
