@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import copy
 import io
 import pickle
 
@@ -147,3 +148,57 @@ def test_state_dict_values_match_torch_after_transfer():
     np.testing.assert_allclose(
         tmodel(torch.tensor(x)).detach().numpy(), model(fg.tensor(x)).detach().numpy(), rtol=1e-6, atol=1e-6
     )
+
+
+# --- copy.deepcopy and plain pickle ---------------------------------------------------------
+
+
+def _copies(T):
+    """What deep copies and plain pickles of a leaf keep, for ferrograd or torch."""
+    x = T.tensor([1.5, -2.0], requires_grad=True)
+    x.grad = T.tensor([3.0, 4.0])
+    x.note = ["kept"]
+    d = copy.deepcopy(x)
+    p = pickle.loads(pickle.dumps(x))
+    with T.no_grad():
+        d.add_(1)
+    return {
+        "deep": (d.tolist(), d.requires_grad, d.is_leaf, d.grad.tolist(), d.note, d.note is x.note),
+        "original_untouched": x.tolist(),
+        "pickled": (p.tolist(), p.requires_grad, p.is_leaf, p.grad, p.note),
+        "non_leaf_pickled": pickle.loads(pickle.dumps(x * 2)).is_leaf,
+    }
+
+
+def test_deepcopy_and_pickle_of_tensors_keep_what_torch_keeps():
+    ours = _copies(fg)
+    assert ours["deep"] == ([2.5, -1.0], True, True, [3.0, 4.0], ["kept"], False)
+    assert ours["original_untouched"] == [1.5, -2.0]
+    if has_torch:
+        assert ours == _copies(torch)
+
+
+def test_deepcopy_of_a_non_leaf_raises_like_torch():
+    x = fg.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="graph leaves") as ours:
+        copy.deepcopy(x * 2)
+    if has_torch:
+        with pytest.raises(RuntimeError) as theirs:
+            copy.deepcopy(torch.ones(2, requires_grad=True) * 2)
+        assert str(ours.value) == str(theirs.value)
+
+
+def test_deepcopy_of_a_model_copies_buffers_and_keeps_ties():
+    model = fg.nn.Sequential(fg.nn.Linear(3, 3), fg.nn.BatchNorm1d(3), fg.nn.Linear(3, 3))
+    model[2].weight = model[0].weight
+    model.train()(fg.randn(8, 3))
+    twin = copy.deepcopy(model)
+    assert twin[2].weight is twin[0].weight and twin[0].weight is not model[0].weight
+    assert isinstance(twin[0].weight, fg.nn.Parameter)
+    assert twin[1].running_mean is not model[1].running_mean
+    assert fg.equal(twin[1].running_mean, model[1].running_mean)
+    with fg.no_grad():
+        twin[1].running_mean.add_(1)
+    assert not fg.equal(twin[1].running_mean, model[1].running_mean)
+    x = fg.randn(4, 3)
+    assert fg.equal(pickle.loads(pickle.dumps(model)).eval()(x), model.eval()(x))

@@ -429,7 +429,10 @@ from ._dtype_info import (  # noqa: E402,F401
     result_type,
     set_printoptions,
 )
-from .serialization import load, save  # noqa: E402
+from .serialization import _deepcopy_tensor, _reduce_tensor, load, save  # noqa: E402
+
+Tensor.__reduce_ex__ = _reduce_tensor
+Tensor.__deepcopy__ = _deepcopy_tensor
 
 inverse = linalg.inv
 det = linalg.det

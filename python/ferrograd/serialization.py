@@ -4,10 +4,14 @@ A tensor is pickled as its values (a NumPy array), its dtype's name and its
 ``requires_grad`` flag, so state dicts, optimizer state dicts and any nesting of
 dicts, lists and tuples holding tensors round-trip. Tensors that shared storage
 before saving are separate after loading, unless they were the same object.
+
+Tensors also pickle and deep-copy this way outside ``save`` (``pickle.dumps``,
+``copy.deepcopy`` of a model, tensors sent to worker processes).
 """
 
 from __future__ import annotations
 
+import copy
 import io
 import os
 import pickle
@@ -71,10 +75,44 @@ def _rebuild_dtype(name: str) -> ferrograd.dtype:
     return _dtype_by_name(name)
 
 
+def _tensor_args(tensor: ferrograd.Tensor) -> tuple[np.ndarray, str, bool]:
+    return tensor.detach().numpy().copy(), _dtype_name(tensor.dtype), bool(tensor.requires_grad)
+
+
+def _reduce_tensor(tensor: ferrograd.Tensor, protocol: int) -> tuple[Any, ...]:
+    """Plain pickling (``pickle``, ``copy``, multiprocessing): as ``save`` pickles a tensor,
+    plus the Python attributes set on it."""
+    return _rebuild_tensor, _tensor_args(tensor), tensor.__dict__ or None
+
+
+_DEEPCOPY_NON_LEAF = (
+    "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the "
+    "moment.  If you were attempting to deepcopy a module, this may be because of a "
+    "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001"
+)
+
+
+def _deepcopy_tensor(tensor: ferrograd.Tensor, memo: dict[int, Any]) -> ferrograd.Tensor:
+    """``copy.deepcopy`` of a leaf: its values, ``requires_grad``, ``.grad`` and Python
+    attributes, copied once per ``memo`` (tied tensors stay tied)."""
+    if id(tensor) in memo:
+        return memo[id(tensor)]
+    if not tensor.is_leaf:
+        raise RuntimeError(_DEEPCOPY_NON_LEAF)
+    with ferrograd.no_grad():
+        out = tensor.clone()
+    out.requires_grad_(tensor.requires_grad)
+    memo[id(tensor)] = out
+    if tensor.grad is not None:
+        out.grad = copy.deepcopy(tensor.grad, memo)
+    out.__dict__.update(copy.deepcopy(tensor.__dict__, memo))
+    return out
+
+
 class _Pickler(pickle.Pickler):
     def reducer_override(self, obj):
         if isinstance(obj, ferrograd.Tensor):
-            args = (obj.detach().numpy().copy(), _dtype_name(obj.dtype), bool(obj.requires_grad))
+            args = _tensor_args(obj)
             if isinstance(obj, ferrograd.nn.Parameter):
                 return _rebuild_parameter, args
             return _rebuild_tensor, args

@@ -114,11 +114,7 @@ class AveragedModel(Module):
         super().__init__()
         if avg_fn is not None and multi_avg_fn is not None:
             raise AssertionError("Only one of avg_fn and multi_avg_fn should be provided")
-        # Plain ferrograd tensors (buffers) have no deepcopy of their own: copy them up front.
-        memo: dict[int, Any] = {
-            id(b): b.detach().clone().requires_grad_(b.requires_grad) for b in model.buffers()
-        }
-        self.module = deepcopy(model, memo)
+        self.module = deepcopy(model)
         if device is not None:
             self.module = self.module.to(device)
         self.register_buffer("n_averaged", ferrograd.tensor(0, dtype=ferrograd.long))
