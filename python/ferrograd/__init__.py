@@ -260,7 +260,7 @@ for _name in (
     "add sub mul multiply div true_divide pow maximum minimum eq ne lt le gt ge "
     "logical_and logical_or logical_xor logical_not neg negative abs exp log sqrt sin cos tanh "
     "sigmoid relu sgn conj round clamp clip isnan isfinite isinf sum mean view_as reshape "
-    "permute transpose swapaxes t unsqueeze squeeze flatten narrow select clone detach "
+    "permute transpose swapaxes t unsqueeze squeeze flatten narrow select as_strided clone detach "
     "matmul mm bmm dot mv outer ger "
     "max min amax amin argmax argmin all any softmax log_softmax logsumexp var std norm "
     "split chunk unbind index_select gather scatter scatter_add scatter_reduce masked_fill flip tril triu movedim moveaxis diag diagonal "

@@ -477,6 +477,17 @@ impl PyTensor {
     fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> PyResult<PyTensor> {
         Ok(shape::diagonal(&self.t, offset, dim1, dim2).py()?.into())
     }
+    #[pyo3(signature = (size, stride, storage_offset=None))]
+    fn as_strided(
+        &self,
+        size: Vec<i64>,
+        stride: Vec<i64>,
+        storage_offset: Option<i64>,
+    ) -> PyResult<PyTensor> {
+        Ok(shape::as_strided(&self.t, &size, &stride, storage_offset)
+            .py()?
+            .into())
+    }
     fn unfold(&self, dimension: i64, size: i64, step: i64) -> PyResult<PyTensor> {
         Ok(shape::unfold(&self.t, dimension, size, step).py()?.into())
     }

@@ -292,17 +292,34 @@ pub(crate) fn refresh(v: &Tensor) {
 
 /// `AsStridedBackward0` from `base` to an alias laid out as `v`.
 fn regenerated(base: &Tensor, v: &Tensor) -> Option<std::sync::Arc<crate::autograd::Node>> {
-    let geometry = Geometry::new(base, v).ok()?;
     let out = base.alias(v.layout().clone());
     let _grad = GradModeGuard::new(true);
+    record_as_strided(base, &out).ok()?;
+    out.grad_fn()
+}
+
+/// Records `out`, an alias of elements of `input` in any layout (possibly
+/// overlapping itself), as `AsStridedBackward0`: its gradient is added at
+/// the positions of `input` it reads. Fails when `out` reads storage
+/// outside `input`'s elements.
+pub(crate) fn record_as_strided(input: &Tensor, out: &Tensor) -> Result<()> {
+    if !is_grad_enabled() || !input.requires_grad() {
+        return Ok(());
+    }
+    let Ok(geometry) = Geometry::new(input, out) else {
+        bail!(
+            Runtime,
+            "as_strided: the view reads storage outside the elements of its input, which ferrograd cannot differentiate; take the view of the tensor that holds those elements"
+        );
+    };
     record(
         "AsStridedBackward0",
-        &[base],
-        &out,
+        &[input],
+        out,
         || (),
         move |_, _, g| Ok(grads![Some(geometry.scatter(g)?)]),
     );
-    out.grad_fn()
+    Ok(())
 }
 
 /// The errors PyTorch raises before an in-place op that records history on

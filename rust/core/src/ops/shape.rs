@@ -515,6 +515,67 @@ fn diagonal_backward(
 /// `unfold(dimension, size, step)`: a view of the windows of `size`
 /// elements every `step` along `dimension`, which becomes the window
 /// count; the window is the new last dim.
+/// `t`'s storage read with `size` and `stride` from `storage_offset` (`t`'s
+/// own offset when `None`): a view, which may overlap itself (a sliding
+/// window), whose gradient adds up at every position it reads.
+pub fn as_strided(
+    t: &Tensor,
+    size: &[i64],
+    stride: &[i64],
+    storage_offset: Option<i64>,
+) -> Result<Tensor> {
+    if size.len() != stride.len() {
+        bail!(Runtime, "mismatch in length of strides and shape");
+    }
+    if size.iter().any(|&n| n < 0) {
+        bail!(
+            Runtime,
+            "Storage size calculation overflowed with sizes={size:?} and strides={stride:?}"
+        );
+    }
+    if stride.iter().any(|&s| s < 0) {
+        bail!(
+            Runtime,
+            "as_strided: Negative strides are not supported at the moment, got strides: {stride:?}"
+        );
+    }
+    let offset = storage_offset.unwrap_or(t.storage_offset() as i64);
+    if offset < 0 {
+        bail!(Runtime, "Tensor: invalid storage offset {offset}");
+    }
+    let itemsize = t.dtype().itemsize() as i128;
+    // In elements of `t`'s dtype (the storage may be reinterpreted).
+    let storage = t.storage();
+    let available = (storage.len() * storage.dtype().itemsize()) as i128 / itemsize;
+    let needed = match size.contains(&0) {
+        true => 0,
+        false => {
+            let last: i128 = size
+                .iter()
+                .zip(stride)
+                .map(|(&n, &s)| (n as i128 - 1) * s as i128)
+                .sum();
+            offset as i128 + last + 1
+        }
+    };
+    if needed > available {
+        bail!(
+            Runtime,
+            "setStorage: sizes {size:?}, strides {stride:?}, storage offset {offset}, and itemsize {itemsize} requiring a storage size of {} are out of bounds for storage of size {}",
+            needed * itemsize,
+            available * itemsize
+        );
+    }
+    let layout = Layout {
+        shape: size.iter().map(|&n| n as usize).collect(),
+        strides: stride.iter().map(|&s| s as isize).collect(),
+        offset: offset as usize,
+    };
+    let out = make_view(t, layout);
+    crate::autograd::views::record_as_strided(t, &out)?;
+    Ok(out)
+}
+
 pub fn unfold(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor> {
     let d = wrap_dim(dimension, t.ndim().max(1))?;
     let l = t.layout();
