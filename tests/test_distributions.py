@@ -298,18 +298,28 @@ def _all_distributions(batch):
     }
 
 
+def check_samples(name, d, batch):
+    """Samples of every shape lie in the support with finite log-densities;
+    ``rsample`` matches ``sample``'s shape, or raises when not offered."""
+    assert tuple(d.batch_shape) == batch, name
+    for sample_shape in [(), (5,), (4, 2)]:
+        x = d.sample(sample_shape)
+        assert tuple(x.shape) == sample_shape + batch + tuple(d.event_shape), name
+        assert not x.requires_grad
+        assert bool(d.support.check(x).all()), name
+        assert tuple(d.log_prob(x).shape) == sample_shape + batch, name
+        assert np.isfinite(d.log_prob(x).numpy()).all(), name
+        if d.has_rsample:
+            assert tuple(d.rsample(sample_shape).shape) == x.shape, name
+        elif name != "LogitRelaxedBernoulli":  # has rsample without claiming it, like torch's
+            with pytest.raises(NotImplementedError):
+                d.rsample(sample_shape)
+
+
 @pytest.mark.parametrize("batch", [(), (2, 3)])
 def test_sample_and_rsample_shapes_and_support(batch):
     for name, d in _all_distributions(batch).items():
-        assert tuple(d.batch_shape) == batch, name
-        for sample_shape in [(), (5,), (4, 2)]:
-            x = d.sample(sample_shape)
-            assert tuple(x.shape) == sample_shape + batch + tuple(d.event_shape), name
-            assert not x.requires_grad
-            assert bool(d.support.check(x).all()), name
-            assert tuple(d.log_prob(x).shape) == sample_shape + batch, name
-            if d.has_rsample:
-                assert tuple(d.rsample(sample_shape).shape) == x.shape, name
+        check_samples(name, d, batch)
 
 
 def test_sample_statistics_match_moments():

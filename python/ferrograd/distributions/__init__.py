@@ -13,19 +13,33 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .chi2 import Chi2
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
 from .gamma import Gamma
 from .geometric import Geometric
+from .gumbel import Gumbel
+from .half import HalfCauchy, HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
+from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
+from .student_t import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
     AbsTransform,
@@ -35,11 +49,14 @@ from .transforms import (
     PowerTransform,
     SigmoidTransform,
     SoftmaxTransform,
+    StickBreakingTransform,
     TanhTransform,
     Transform,
     identity_transform,
 )
 from .uniform import Uniform
+from .von_mises import VonMises
+from .weibull import Weibull
 
 __all__ = [
     "AbsTransform",
@@ -48,27 +65,45 @@ __all__ = [
     "Beta",
     "Binomial",
     "Categorical",
+    "Cauchy",
+    "Chi2",
     "ComposeTransform",
+    "ContinuousBernoulli",
     "Dirichlet",
     "Distribution",
     "ExpTransform",
     "Exponential",
+    "FisherSnedecor",
     "Gamma",
     "Geometric",
+    "Gumbel",
+    "HalfCauchy",
+    "HalfNormal",
     "Independent",
+    "Kumaraswamy",
     "Laplace",
     "LogNormal",
+    "LogisticNormal",
+    "Multinomial",
     "MultivariateNormal",
+    "NegativeBinomial",
     "Normal",
     "OneHotCategorical",
+    "Pareto",
     "Poisson",
     "PowerTransform",
+    "RelaxedBernoulli",
+    "RelaxedOneHotCategorical",
     "SigmoidTransform",
     "SoftmaxTransform",
+    "StickBreakingTransform",
+    "StudentT",
     "TanhTransform",
     "Transform",
     "TransformedDistribution",
     "Uniform",
+    "VonMises",
+    "Weibull",
     "constraints",
     "identity_transform",
     "kl",

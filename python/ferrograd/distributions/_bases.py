@@ -21,6 +21,25 @@ class LocMode:
         return self.loc
 
 
+class RelaxedBaseParams:
+    """A relaxed distribution built on a base one: its temperature and
+    parameters are the base distribution's."""
+
+    base_dist: object
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs
+
+
 class LocScale(LocMode, Distribution):
     """A real-valued location/scale family with reparameterized sampling."""
 

@@ -10,20 +10,25 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
+from .gumbel import Gumbel
+from .half import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
-from .utils import sum_rightmost
+from .utils import euler_constant, sum_rightmost
 
 __all__ = ["kl_divergence", "register_kl"]
 
@@ -80,6 +85,9 @@ def kl_divergence(p, q):
 
 def _infinite_like(t):
     return _fg.full_like(t, math.inf)
+
+
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
 @register_kl(Normal, Normal)
@@ -219,3 +227,186 @@ def _kl_transformed_transformed(p, q):
         raise NotImplementedError
     extra_event_dim = len(p.event_shape) - len(p.base_dist.event_shape)
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), extra_event_dim)
+
+
+# ----------------------------------------------------------------------------- newer families
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    numerator = (p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)
+    return (numerator / (4 * p.scale * q.scale)).log()
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ratio = p.scale / q.scale
+    shift = (p.loc - q.loc) / q.scale
+    tail = (_fg.lgamma(1 + ratio) - shift).exp()
+    return -ratio.log() + shift + euler_constant * (ratio - 1) + tail - 1
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    var_ratio = (p.scale / q.scale).pow(2)
+    return 0.5 * (var_ratio - 1 - var_ratio.log())
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    # E_p[log x] = log(p.scale) + 1 / p.alpha
+    alpha_ratio = q.alpha / p.alpha
+    result = -alpha_ratio.log() + q.alpha * (p.scale / q.scale).log() + alpha_ratio - 1
+    return _fg.where(p.scale < q.scale, _infinite_like(result), result)
+
+
+def _cb_log_density_terms(q):
+    """``(natural parameter, log(1 - probs) + log C)`` of a continuous Bernoulli:
+    ``log q(x) = x * eta + base``."""
+    return q.logits, _fg.log1p(-q.probs) + q._cont_bern_log_norm()
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    eta_p, base_p = _cb_log_density_terms(p)
+    eta_q, base_q = _cb_log_density_terms(q)
+    return p.mean * (eta_p - eta_q) + base_p - base_q
+
+
+def _cross_entropy_normal(q, mean, variance):
+    """``-E[log q(x)]`` for a Normal ``q`` and ``x`` with the given moments."""
+    return _HALF_LOG_2PI + q.scale.log() + (variance + (mean - q.loc).pow(2)) / (2 * q.scale.pow(2))
+
+
+def _cross_entropy_gumbel(q, mean, neg_exp_moment):
+    """``-E[log q(x)]`` for a Gumbel ``q`` given ``E[x]`` and ``E[exp(-x / q.scale)]``."""
+    return q.scale.log() + (mean - q.loc) / q.scale + (q.loc / q.scale).exp() * neg_exp_moment
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    eta, base = _cb_log_density_terms(q)
+    return -p.entropy() - p.mean * eta - base
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    return -p.entropy() + _cross_entropy_normal(q, p.mean, p.variance)
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = (q.low > 0) | (q.high < 1)
+    return _fg.where(outside, _infinite_like(result), result)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    eta, base = _cb_log_density_terms(q)
+    result = -p.entropy() - p.mean * eta - base
+    outside = (p.low < 0) | (p.high > 1)
+    return _fg.where(outside, _infinite_like(result), result)
+
+
+@register_kl(Exponential, Gumbel)
+def _kl_exponential_gumbel(p, q):
+    rate_scale = p.rate * q.scale
+    return -p.entropy() + _cross_entropy_gumbel(q, p.mean, rate_scale / (rate_scale + 1))
+
+
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p, q):
+    moment = (-p.concentration * _fg.log1p((p.rate * q.scale).reciprocal())).exp()
+    return -p.entropy() + _cross_entropy_gumbel(q, p.mean, moment)
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p, q):
+    moment = (-p.loc / q.scale + 0.5 * (p.scale / q.scale).pow(2)).exp()
+    return -p.entropy() + _cross_entropy_gumbel(q, p.loc, moment)
+
+
+@register_kl(Uniform, Gumbel)
+def _kl_uniform_gumbel(p, q):
+    width = p.high - p.low
+    moment = q.scale * ((-p.low / q.scale).exp() - (-p.high / q.scale).exp()) / width
+    return -p.entropy() + _cross_entropy_gumbel(q, p.mean, moment)
+
+
+@register_kl(Gumbel, Normal)
+def _kl_gumbel_normal(p, q):
+    return -p.entropy() + _cross_entropy_normal(q, p.mean, p.variance)
+
+
+def _pareto_moments(p):
+    """``(mean, variance)`` of a Pareto, infinite where they diverge."""
+    mean = _fg.where(p.alpha > 1, p.mean, _infinite_like(p.mean))
+    variance = _fg.where(p.alpha > 2, p.variance, _infinite_like(p.variance))
+    return mean, variance
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    mean, _ = _pareto_moments(p)
+    return -p.entropy() - q.rate.log() + q.rate * mean
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    mean, _ = _pareto_moments(p)
+    mean_log = p.scale.log() + p.alpha.reciprocal()
+    a, b = q.concentration, q.rate
+    cross = _fg.lgamma(a) - a * b.log() - (a - 1) * mean_log + b * mean
+    return -p.entropy() + cross
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    mean, variance = _pareto_moments(p)
+    return -p.entropy() + _cross_entropy_normal(q, mean, variance)
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    # E_p[log x] = (b log b - a log a) / (b - a) - 1
+    a, b = p.low, p.high
+    mean_log = (_fg.xlogy(b, b) - _fg.xlogy(a, a)) / (b - a) - 1
+    cross = -q.alpha.log() - q.alpha * q.scale.log() + (q.alpha + 1) * mean_log
+    result = -p.entropy() + cross
+    return _fg.where(p.low < q.scale, _infinite_like(result), result)
+
+
+def _kl_infinite(p, q):
+    """``KL = inf``: ``p`` puts mass where ``q`` has none."""
+    shape = _fg.broadcast_shapes(tuple(p.batch_shape), tuple(q.batch_shape))
+    return _fg.full(shape, math.inf, dtype=p.mean.dtype)
+
+
+for _p, _q in [
+    (Beta, Pareto),
+    (ContinuousBernoulli, Pareto),
+    (Exponential, ContinuousBernoulli),
+    (Exponential, Pareto),
+    (Gamma, ContinuousBernoulli),
+    (Gamma, Pareto),
+    (Gumbel, Beta),
+    (Gumbel, ContinuousBernoulli),
+    (Gumbel, Exponential),
+    (Gumbel, Gamma),
+    (Gumbel, Pareto),
+    (Gumbel, Uniform),
+    (Laplace, ContinuousBernoulli),
+    (Laplace, Pareto),
+    (Normal, ContinuousBernoulli),
+    (Normal, Pareto),
+    (Pareto, Beta),
+    (Pareto, ContinuousBernoulli),
+    (Pareto, Uniform),
+]:
+    register_kl(_p, _q)(_kl_infinite)

@@ -21,6 +21,7 @@ __all__ = [
     "PowerTransform",
     "SigmoidTransform",
     "SoftmaxTransform",
+    "StickBreakingTransform",
     "TanhTransform",
     "Transform",
     "identity_transform",
@@ -478,3 +479,45 @@ class SoftmaxTransform(_ParameterFreeTransform):
 
     def _inverse(self, y):
         return y.log()
+
+
+class StickBreakingTransform(_ParameterFreeTransform):
+    """Map ``R^K`` onto the ``K + 1`` simplex by stick breaking: each coordinate
+    takes a sigmoid fraction of the stick left by the previous ones."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    @staticmethod
+    def _log_offset(x):
+        """``log(K - i)`` for ``i = 0..K-1``: centres the sigmoids so that ``x = 0`` is uniform."""
+        k = x.shape[-1]
+        return _fg.arange(k, 0, -1, dtype=x.dtype).log()
+
+    def _call(self, x):
+        finfo = _fg.finfo(x.dtype)
+        z = _fg.sigmoid(x - self._log_offset(x)).clamp(min=finfo.tiny, max=1.0 - finfo.eps)
+        z_cumprod = (1 - z).cumprod(-1)
+        ones = _fg.ones(tuple(x.shape[:-1]) + (1,), dtype=x.dtype)
+        return _fg.cat([z, ones], -1) * _fg.cat([ones, z_cumprod], -1)
+
+    def _inverse(self, y):
+        y_crop = y[..., :-1]
+        sf = (1 - y_crop.cumsum(-1)).clamp(min=_fg.finfo(y.dtype).tiny)
+        return y_crop.log() - sf.log() + self._log_offset(y_crop)
+
+    def log_abs_det_jacobian(self, x, y):
+        x = x - self._log_offset(x)
+        # 1 - sigmoid(x) = exp(-x) * sigmoid(x)
+        return (-x + _fg.nn.functional.logsigmoid(x) + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] - 1,)

@@ -10,16 +10,20 @@ from typing import Any
 import ferrograd as _fg
 from ferrograd import Tensor
 
+euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
+
 __all__ = [
     "bce_with_logits",
     "broadcast_all",
     "clamp_probs",
+    "euler_constant",
     "format_value",
     "lazy_property",
     "logits_to_probs",
     "probs_to_logits",
     "size_str",
     "sum_rightmost",
+    "tensor_like",
 ]
 
 
@@ -95,3 +99,8 @@ def sum_rightmost(value, dim: int):
 def bce_with_logits(logits, target):
     """Elementwise ``-(target * log sigmoid(logits) + (1 - target) * log sigmoid(-logits))``."""
     return _fg.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
+
+
+def tensor_like(value, ref):
+    """``value`` as a tensor: tensors pass through, numbers take the dtype of ``ref``."""
+    return value if isinstance(value, Tensor) else _fg.tensor(float(value), dtype=ref.dtype)
