@@ -269,7 +269,8 @@ for _name in (
     "bitwise_and bitwise_or bitwise_xor bitwise_not isclose allclose equal nan_to_num "
     "angle conj_physical resolve_conj is_complex is_conj roll cumsum "
     "sort argsort topk prod cumprod erfc asinh arcsinh acosh arccosh atanh arctanh "
-    "tan lgamma digamma erfinv logaddexp logaddexp2 fmax fmin copysign nextafter heaviside signbit"
+    "tan lgamma digamma erfinv logaddexp logaddexp2 fmax fmin copysign nextafter heaviside signbit "
+    "index_add index_put"
 ).split():
     globals()[_name] = _method_function(_name)
 del _name
@@ -292,7 +293,7 @@ def where(condition: Tensor, input, other) -> Tensor:
     return input.where(condition, other)
 
 
-from . import _aliases, _functions  # noqa: E402
+from . import _aliases, _compat, _functions  # noqa: E402
 from ._functions import (  # noqa: E402
     argwhere,
     atleast_1d,
@@ -408,7 +409,9 @@ _TENSOR_METHODS = {
 }
 _TENSOR_METHODS.update(_functions.INPLACE_METHODS)
 _TENSOR_METHODS.update(_aliases.METHODS)
+_TENSOR_METHODS.update(_compat.METHODS)
 globals().update(_aliases.FUNCTIONS)
+globals().update(_compat.FUNCTIONS)
 for _name, _fn in _TENSOR_METHODS.items():
     if not hasattr(Tensor, _name):
         setattr(Tensor, _name, _fn)
@@ -450,7 +453,7 @@ for _name in (
     "ceil_ clamp_ clamp_max_ clamp_min_ clip_ cos_ cosh_ deg2rad_ detach_ erf_ erfc_ exp2_ exp_ expm1_ "
     "fill_ fix_ floor_ frac_ gcd_ index_put_ lcm_ ldexp_ log10_ log1p_ log2_ log_ logit_ nan_to_num_ "
     "neg_ negative_ rad2deg_ reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ "
-    "tan_ tanh_ trunc_ xlogy_ addmv_ conj_physical_"
+    "tan_ tanh_ trunc_ xlogy_ addmv_ conj_physical_ zero_"
 ).split():
     if hasattr(Tensor, _name) and _name not in globals():
         globals()[_name] = _method_function(_name)

@@ -1636,6 +1636,13 @@ def triplet_margin_loss(
     reduction = _reduction_arg(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
+    return _reduce(_triplet_margin(anchor, positive, negative, margin, p, eps, swap), reduction)
+
+
+def _triplet_margin(
+    anchor: Tensor, positive: Tensor, negative: Tensor, margin: float, p: float, eps: float, swap: bool
+) -> Tensor:
+    """The unreduced triplet margin loss (no check on ``margin``, as ``ferrograd.triplet_margin_loss``)."""
     if not anchor.dim() == positive.dim() == negative.dim():
         raise RuntimeError(
             "The anchor, positive, and negative tensors are expected to have the same number of dimensions, "
@@ -1645,7 +1652,7 @@ def triplet_margin_loss(
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = d_neg.minimum(pairwise_distance(positive, negative, p, eps))
-    return _reduce((margin + d_pos - d_neg).clamp(min=0.0), reduction)
+    return (margin + d_pos - d_neg).clamp(min=0.0)
 
 
 def poisson_nll_loss(

@@ -27,6 +27,18 @@ __all__ = [
     "xavier_normal_",
     "xavier_uniform_",
     "zeros_",
+    # The deprecated names without the trailing underscore.
+    "constant",
+    "dirac",
+    "eye",
+    "kaiming_normal",
+    "kaiming_uniform",
+    "normal",
+    "orthogonal",
+    "sparse",
+    "uniform",
+    "xavier_normal",
+    "xavier_uniform",
 ]
 
 
@@ -242,3 +254,32 @@ def sparse_(tensor: ferrograd.Tensor, sparsity: float, std: float = 0.01, genera
             zero_indices = ferrograd.randperm(rows, **kwargs)[:num_zeros]
             tensor[zero_indices, col_idx] = 0
     return tensor
+
+
+def _deprecated(function):
+    """The old name of ``function`` (its name without the trailing underscore): the same
+    initialisation, after a ``FutureWarning`` pointing to the new name."""
+    old, new = function.__name__[:-1], function.__name__
+
+    def deprecated(*args, **kwargs):
+        warnings.warn(
+            f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new}`.", FutureWarning, stacklevel=2
+        )
+        return function(*args, **kwargs)
+
+    deprecated.__name__ = deprecated.__qualname__ = old
+    deprecated.__doc__ = f"Deprecated: use :func:`{new}`."
+    return deprecated
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

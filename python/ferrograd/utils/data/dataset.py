@@ -15,6 +15,7 @@ __all__ = [
     "ConcatDataset",
     "Dataset",
     "IterableDataset",
+    "StackDataset",
     "Subset",
     "TensorDataset",
     "random_split",
@@ -53,6 +54,53 @@ class TensorDataset(Dataset):
 
     def __len__(self) -> int:
         return self.tensors[0].size(0)
+
+
+class StackDataset(Dataset):
+    """Datasets of equal length read side by side: sample ``i`` is ``(d[i] for d in args)`` as a
+    tuple, or ``{k: d[i]}`` as a dict when the datasets are given by keyword."""
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError(
+                "Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like input/output, "
+                "but both types are given."
+            )
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        parts = list(args) if args else list(kwargs.values())
+        self._length = len(parts[0])  # type: ignore[arg-type]
+        if any(len(d) != self._length for d in parts):  # type: ignore[arg-type]
+            raise ValueError("Size mismatch between datasets")
+        self.datasets: tuple | dict = args if args else kwargs
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices: list):
+        """A batch of samples, each part read with its dataset's own ``__getitems__`` when it has one."""
+        keys = list(self.datasets) if isinstance(self.datasets, dict) else range(len(self.datasets))
+        columns = []
+        for key in keys:
+            dataset = self.datasets[key]
+            getitems = getattr(dataset, "__getitems__", None)
+            if callable(getitems):
+                items = getitems(indices)
+                if len(items) != len(indices):
+                    raise ValueError(
+                        f"Nested dataset's output size mismatch. Expected {len(indices)}, got {len(items)}"
+                    )
+            else:
+                items = [dataset[i] for i in indices]
+            columns.append(items)
+        if isinstance(self.datasets, dict):
+            return [dict(zip(keys, row)) for row in zip(*columns)]
+        return [tuple(row) for row in zip(*columns)]
+
+    def __len__(self) -> int:
+        return self._length
 
 
 class Subset(Dataset):

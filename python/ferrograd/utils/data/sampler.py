@@ -6,7 +6,14 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import ferrograd
 
-__all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler"]
+__all__ = [
+    "BatchSampler",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+]
 
 
 def _gen_kwargs(generator) -> dict:
@@ -87,6 +94,38 @@ class SubsetRandomSampler(Sampler):
 
     def __len__(self) -> int:
         return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices into ``weights`` drawn with probabilities proportional to the
+    weights (with replacement unless ``replacement`` is False), fresh every epoch, from
+    ``generator`` or the default generator."""
+
+    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True, generator=None):
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples <= 0:
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got num_samples={num_samples}"
+            )
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        weights_tensor = ferrograd.as_tensor(weights, dtype=ferrograd.float64)
+        if weights_tensor.dim() != 1:
+            raise ValueError(
+                f"weights should be a 1d sequence but given weights have shape {tuple(weights_tensor.shape)}"
+            )
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        drawn = ferrograd.multinomial(
+            self.weights, self.num_samples, self.replacement, **_gen_kwargs(self.generator)
+        )
+        yield from drawn.tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
 
 
 class BatchSampler(Sampler):
