@@ -22,6 +22,8 @@ import math
 import warnings
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 import ferrograd
 from ferrograd import _C
 
@@ -39,6 +41,8 @@ __all__ = [
     "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices",
     "affine_grid",
     "alpha_dropout",
     "avg_pool1d",
@@ -56,6 +60,7 @@ __all__ = [
     "conv3d",
     "conv_transpose1d",
     "conv_transpose2d",
+    "conv_transpose3d",
     "cosine_embedding_loss",
     "cosine_similarity",
     "cross_entropy",
@@ -69,6 +74,10 @@ __all__ = [
     "embedding_bag",
     "feature_alpha_dropout",
     "fold",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
     "gaussian_nll_loss",
     "gelu",
     "glu",
@@ -95,6 +104,7 @@ __all__ = [
     "logsigmoid",
     "lp_pool1d",
     "lp_pool2d",
+    "lp_pool3d",
     "margin_ranking_loss",
     "max_pool1d",
     "max_pool1d_with_indices",
@@ -102,7 +112,9 @@ __all__ = [
     "max_pool2d_with_indices",
     "max_pool3d",
     "max_pool3d_with_indices",
+    "max_unpool1d",
     "max_unpool2d",
+    "max_unpool3d",
     "mish",
     "mse_loss",
     "multi_head_attention_forward",
@@ -1080,7 +1092,79 @@ def _conv_transpose(
             2,
         )
         return out.squeeze(-2)
+    if spatial == 3:
+        return _conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups, dilation)
     return _C._conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def _conv_transpose3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    output_padding: tuple[int, ...],
+    groups: int,
+    dilation: tuple[int, ...],
+) -> Tensor:
+    """For each depth offset of the kernel, one ``conv_transpose2d`` of every input depth slice
+    (batched together); its planes land ``stride`` apart in the output depth, shifted by the offset."""
+    if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
+        parts = [
+            f"{label}_{axis}: {v}"
+            for label, values in (
+                ("output_padding", output_padding),
+                ("stride", stride),
+                ("dilation", dilation),
+            )
+            for axis, v in zip(("depth", "height", "width"), values)
+        ]
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got " + " ".join(parts)
+        )
+    out_channels = weight.shape[1] * groups
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_channels):
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
+            f"{out_channels} elements, but got bias of size {list(bias.shape)} instead"
+        )
+    n, c, depth, h, w = input.shape
+    out_sizes = [
+        (size - 1) * s - 2 * p + d * (k - 1) + o + 1
+        for size, s, p, d, k, o in zip(
+            input.shape[2:], stride, padding, dilation, weight.shape[2:], output_padding
+        )
+    ]
+    if min(out_sizes) < 1:
+        raise RuntimeError(
+            f"Given input size per channel: ({' x '.join(map(str, input.shape[2:]))}). Calculated output size "
+            f"per channel: ({' x '.join(map(str, out_sizes))}). Output size is too small"
+        )
+    planes = input.movedim(2, 1).reshape((n * depth, c, h, w))
+    total = None
+    for j in range(weight.shape[2]):
+        shift = j * dilation[0] - padding[0]  # output depth of input slice i: i * stride + shift
+        first = -(-max(0, -shift) // stride[0])
+        last = min(depth - 1, (out_sizes[0] - 1 - shift) // stride[0])
+        if last < first:
+            continue
+        part = _C._conv_transpose2d(
+            planes, weight[:, :, j], None, stride[1:], padding[1:], output_padding[1:], groups, dilation[1:]
+        )
+        part = part.reshape((n, depth, *part.shape[1:]))[:, first : last + 1]
+        if stride[0] > 1:  # stride - 1 zero planes after each slice
+            gaps = ferrograd.zeros((*part.shape[:2], stride[0] - 1, *part.shape[2:]), dtype=part.dtype)
+            part = ferrograd.cat([part.unsqueeze(2), gaps], 2).reshape((n, -1, *part.shape[2:]))
+            part = part[:, : (last - first) * stride[0] + 1]
+        before = first * stride[0] + shift
+        part = pad(part, [0, 0, 0, 0, 0, 0, before, out_sizes[0] - before - part.shape[1]])
+        total = part if total is None else total + part
+    if total is None:
+        total = ferrograd.zeros((n, out_sizes[0], out_channels, *out_sizes[1:]), dtype=input.dtype)
+    out = total.movedim(1, 2)
+    if bias is not None:
+        out = out + bias.reshape((1, -1, 1, 1, 1))
+    return out
 
 
 def conv_transpose1d(
@@ -1114,6 +1198,23 @@ def conv_transpose2d(
     (in_channels, out_channels / groups, kh, kw). One matrix product per group, whose blocks ``fold`` adds."""
     return _conv_transpose(
         "conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups, dilation, 2
+    )
+
+
+def conv_transpose3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | tuple[int, int, int] = 1,
+    padding: int | tuple[int, int, int] = 0,
+    output_padding: int | tuple[int, int, int] = 0,
+    groups: int = 1,
+    dilation: int | tuple[int, int, int] = 1,
+) -> Tensor:
+    """The gradient of ``conv3d`` with respect to its input (a "deconvolution"); ``weight`` is
+    (in_channels, out_channels / groups, kd, kh, kw)."""
+    return _conv_transpose(
+        "conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups, dilation, 3
     )
 
 
@@ -1265,9 +1366,7 @@ def lp_pool2d(
     ceil_mode: bool = False,
 ) -> Tensor:
     """The ``norm_type``-norm of each window: ``(sum x ** p) ** (1 / p)``."""
-    kh, kw = _pair(kernel_size, "kernel_size")
-    out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    return (out.sign() * out.abs().relu()).mul(kh * kw).pow(1.0 / norm_type)
+    return _lp_pool(avg_pool2d, 2, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 def lp_pool1d(
@@ -1278,9 +1377,90 @@ def lp_pool1d(
     ceil_mode: bool = False,
 ) -> Tensor:
     """The ``norm_type``-norm of each window over the last dim."""
-    kernel = _ntuple(kernel_size, 1, "kernel_size")[0]
-    out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    return (out.sign() * out.abs().relu()).mul(kernel).pow(1.0 / norm_type)
+    return _lp_pool(avg_pool1d, 1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def _lp_pool(
+    avg_pool, dims: int, input: Tensor, norm_type: float, kernel_size, stride, ceil_mode: bool
+) -> Tensor:
+    """The ``norm_type``-norm of each window: the window mean of ``x ** p`` times the window size
+    (negative means clamped to zero), to the power ``1 / p``."""
+    count = math.prod(_ntuple(kernel_size, dims, "kernel_size"))
+    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(count).pow(1.0 / norm_type)
+
+
+def _unpool_size(input: Tensor, kernel_size, stride, padding, output_size, dims: int) -> list[int]:
+    """The spatial output size of a ``dims``-d max unpooling: ``output_size`` (spatial, or with batch
+    and channels) checked against the default ``(in - 1) * stride + kernel - 2 * padding``."""
+    kernel = _ntuple(kernel_size, dims, "kernel_size")
+    strides = kernel if stride is None else _ntuple(stride, dims, "stride")
+    pads = _ntuple(padding, dims, "padding")
+    spatial = input.shape[input.dim() - dims :]
+    default = [(n - 1) * s + k - 2 * p for n, s, k, p in zip(spatial, strides, kernel, pads)]
+    if output_size is None:
+        return default
+    size = [int(v) for v in output_size]
+    if len(size) == dims + 2:
+        size = size[2:]
+    if len(size) != dims:
+        raise ValueError(
+            f"output_size should be a sequence containing {dims} or {dims + 2} elements, but it has a length "
+            f"of '{len(size)}'"
+        )
+    for d in range(dims):
+        low, high = default[d] - strides[d], default[d] + strides[d]
+        if not low < size[d] < high:
+            raise ValueError(
+                f'invalid output_size "{output_size}" (dim {d} must be between {low} and {high})'
+            )
+    return size
+
+
+def _max_unpool(input: Tensor, indices: Tensor, size: list[int]) -> Tensor:
+    """Puts each value of ``input`` at the flat position ``indices`` names within its output volume
+    of ``size``; every other position is zero."""
+    dims = len(size)
+    if input.dim() not in (dims + 1, dims + 2):
+        raise RuntimeError(
+            f"Input to max_unpooling{dims}d should be a {dims + 1}d or {dims + 2}d Tensor, but got a tensor "
+            f"with {input.dim()} dimensions."
+        )
+    if indices.dtype != ferrograd.int64:
+        raise RuntimeError("elements in indices should be type int64")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(
+            f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) but got "
+            f"indices tensor with shape: {list(indices.shape)}"
+        )
+    batch = input.shape[:-dims]
+    planes = math.prod(batch)
+    volume = math.prod(size)
+    with ferrograd.no_grad():
+        local = indices.reshape((planes, -1))
+        bad = ((local < 0) | (local >= volume)).reshape(-1)
+        if bool(bad.any()):
+            first = int(local.reshape(-1)[bad.nonzero()[0, 0]])
+            raise RuntimeError(
+                f"Found an invalid max index: {first} (output volumes are of size {'x'.join(map(str, size))}"
+            )
+        flat = (local + (ferrograd.arange(planes) * volume).reshape((planes, 1))).reshape(-1)
+    out = ferrograd.zeros(planes * volume, dtype=input.dtype).index_put((flat,), input.reshape(-1))
+    return out.reshape((*batch, *size))
+
+
+def max_unpool1d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: int | tuple[int],
+    stride: int | tuple[int] | None = None,
+    padding: int | tuple[int] = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    """Puts each value back at the position ``indices`` (as from ``max_pool1d(return_indices=True)``)
+    names within its channel; every other position is zero."""
+    size = _unpool_size(input, kernel_size, stride, padding, output_size, 1)
+    return _max_unpool(input.unsqueeze(-1), indices.unsqueeze(-1), [*size, 1]).squeeze(-1)
 
 
 def max_unpool2d(
@@ -1293,35 +1473,20 @@ def max_unpool2d(
 ) -> Tensor:
     """Puts each value back at the position ``indices`` (as from ``max_pool2d(return_indices=True)``)
     names within its channel; every other position is zero."""
-    kernel = _pair(kernel_size, "kernel_size")
-    strides = kernel if stride is None else _pair(stride, "stride")
-    padding = _pair(padding, "padding")
-    default = [(input.shape[-2 + i] - 1) * strides[i] + kernel[i] - 2 * padding[i] for i in range(2)]
-    if output_size is None:
-        size = default
-    else:
-        size = list(output_size)
-        if len(size) == input.dim():
-            size = size[-2:]
-        if len(size) != 2:
-            raise ValueError(
-                f"output_size should be a sequence containing 2 or {input.dim()} elements, but it has a length of '{len(size)}'"
-            )
-        for i in range(2):
-            low, high = default[i] - strides[i], default[i] + strides[i]
-            if not low < size[i] < high:
-                raise ValueError(
-                    f'invalid output_size "{output_size}" (dim {i} must be between {low} and {high})'
-                )
-    batch = input.shape[:-2]
-    planes = math.prod(batch)
-    area = size[0] * size[1]
-    with ferrograd.no_grad():
-        flat = (
-            indices.reshape((planes, -1)) + (ferrograd.arange(planes) * area).reshape((planes, 1))
-        ).reshape(-1)
-    out = ferrograd.zeros(planes * area, dtype=input.dtype).index_put((flat,), input.reshape(-1))
-    return out.reshape((*batch, size[0], size[1]))
+    return _max_unpool(input, indices, _unpool_size(input, kernel_size, stride, padding, output_size, 2))
+
+
+def max_unpool3d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: int | tuple[int, int, int],
+    stride: int | tuple[int, int, int] | None = None,
+    padding: int | tuple[int, int, int] = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    """Puts each value back at the position ``indices`` (as from ``max_pool3d(return_indices=True)``)
+    names within its channel; every other position is zero."""
+    return _max_unpool(input, indices, _unpool_size(input, kernel_size, stride, padding, output_size, 3))
 
 
 def batch_norm(
@@ -2415,12 +2580,20 @@ def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
     return ferrograd.where(odd, span - extra + low, extra + low)
 
 
-def _source_index(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
     """A normalized ``[-1, 1]`` grid coordinate as a pixel position along a dim of ``size``."""
     if align_corners:
-        coord = (coord + 1) * ((size - 1) / 2)
-    else:
-        coord = ((coord + 1) * size - 1) / 2
+        return (coord + 1) * ((size - 1) / 2)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _source_index(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """A normalized grid coordinate as a pixel position, reflected or clamped by ``padding_mode``."""
+    return _padded_position(_unnormalize(coord, size, align_corners), size, padding_mode, align_corners)
+
+
+def _padded_position(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """A pixel position reflected into or clamped to the input by ``padding_mode`` ('zeros' leaves it)."""
     if padding_mode == "reflection":
         coord = _reflect(coord, 0, 2 * (size - 1)) if align_corners else _reflect(coord, -1, 2 * size - 1)
     if padding_mode != "zeros":
@@ -2436,8 +2609,9 @@ def grid_sample(
     align_corners: bool | None = None,
 ) -> Tensor:
     """Samples ``input`` (N, C, H, W) or (N, C, D, H, W) at the normalized positions of ``grid``
-    (N, Ho, Wo, 2) or (N, Do, Ho, Wo, 3), whose last dim lists x (width) first. Bilinear
-    sampling is differentiable in both ``input`` and ``grid``; nearest only in ``input``."""
+    (N, Ho, Wo, 2) or (N, Do, Ho, Wo, 3), whose last dim lists x (width) first. Bilinear and
+    bicubic (4-d input only) sampling are differentiable in both ``input`` and ``grid``; nearest
+    only in ``input`` (the grid's gradient is zero)."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(
             f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: '{mode}'"
@@ -2462,13 +2636,16 @@ def grid_sample(
         raise RuntimeError(
             f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but got {sizes}"
         )
-    if mode == "bicubic":
-        raise NotImplementedError("grid_sample: mode 'bicubic' is not supported")
+    if mode == "bicubic" and input.dim() != 4:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     n, c, *spatial = input.shape
     out_spatial = list(grid.shape[1:-1])
-    # positions per input dim (grid's last dim lists them from the last input dim backwards)
+    # positions per input dim (grid's last dim lists them from the last input dim backwards);
+    # bicubic sampling pads each tap's position instead
     coords = [
-        _source_index(grid[..., len(spatial) - 1 - d], size, padding_mode, align_corners)
+        _unnormalize(grid[..., len(spatial) - 1 - d], size, align_corners)
+        if mode == "bicubic"
+        else _source_index(grid[..., len(spatial) - 1 - d], size, padding_mode, align_corners)
         for d, size in enumerate(spatial)
     ]
     flat = input.reshape((n, c, -1))
@@ -2487,9 +2664,31 @@ def grid_sample(
         return values * inside.unsqueeze(1).to(values.dtype)
 
     if mode == "nearest":
-        # (rounds halves to even, as PyTorch does)
-        return gather([pos.detach().round() for pos in coords])
+        # (rounds halves to even, as PyTorch does); the grid gets a zero gradient, as in PyTorch
+        out = gather([pos.detach().round() for pos in coords])
+        if not grid.requires_grad:
+            return out
+        keep = ferrograd.ones((1,) * out.dim(), dtype=ferrograd.bool)
+        return ferrograd.where(keep, out, grid[..., :1].movedim(-1, 1))
     lows = [pos.detach().floor() for pos in coords]
+    if mode == "bicubic":
+        taps = []  # per dim: the four tap positions and their cubic convolution coefficients
+        for pos, low, size in zip(coords, lows, spatial):
+            with ferrograd.no_grad():
+                positions = [
+                    _padded_position(low + k, size, padding_mode, align_corners) for k in (-1, 0, 1, 2)
+                ]
+            taps.append((positions, _cubic_coefficients(pos - low)))
+        (rows, row_weights), (cols, col_weights) = taps
+        out = None
+        for row, row_weight in zip(rows, row_weights):
+            line = None
+            for col, col_weight in zip(cols, col_weights):
+                term = gather([row, col]) * col_weight.unsqueeze(1)
+                line = term if line is None else line + term
+            term = line * row_weight.unsqueeze(1)
+            out = term if out is None else out + term
+        return out
     out = None
     for corner in itertools.product((0, 1), repeat=len(spatial)):
         weight = None
@@ -2499,6 +2698,19 @@ def grid_sample(
         term = gather([low + upper for low, upper in zip(lows, corner)]) * weight.unsqueeze(1)
         out = term if out is None else out + term
     return out
+
+
+def _cubic_coefficients(t: Tensor, a: float = -0.75) -> list[Tensor]:
+    """The weights of the taps at -1, 0, 1 and 2 from a position ``t`` in [0, 1) past tap 0, by the
+    cubic convolution kernel with parameter ``a``."""
+
+    def near(x: Tensor) -> Tensor:  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: Tensor) -> Tensor:  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
 
 
 def _base_coordinates(size: int, align_corners: bool, dtype) -> Tensor:
@@ -3071,6 +3283,225 @@ def adaptive_avg_pool3d(
     columns = planes.reshape((n, c, d, oh * ow)).movedim(2, -1).reshape((n, c * oh * ow, d))
     depth = adaptive_avg_pool1d(columns, od)
     return depth.reshape((n, c, oh, ow, od)).movedim(-1, 2)
+
+
+def adaptive_max_pool3d(
+    input: Tensor, output_size: int | tuple[int | None, int | None, int | None], return_indices: bool = False
+):
+    """Maxima over the bins ``[floor(i D / od), ceil((i + 1) D / od))`` along each of (D, H, W): an
+    adaptive 2-d pool of every depth slice, then one over the depth; indices are flat positions
+    ``(d * H + h) * W + w`` within each input volume."""
+    if input.dim() not in (4, 5):
+        raise RuntimeError(f"adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: {list(input.shape)}")
+    sizes = (output_size,) * 3 if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != 3:
+        raise RuntimeError("adaptive_max_pool3d(): internal error: output_size.size() must be 3")
+    if input.dim() == 4:
+        result = adaptive_max_pool3d(input.unsqueeze(0), output_size, return_indices)
+        return (result[0].squeeze(0), result[1].squeeze(0)) if return_indices else result.squeeze(0)
+    n, c, d, h, w = input.shape
+    od, oh, ow = (s if s is not None else full for s, full in zip(sizes, (d, h, w)))
+    if 0 in (od, oh, ow):
+        out = ferrograd.zeros((n, c, od, oh, ow), dtype=input.dtype) + input.sum() * 0
+        return (out, ferrograd.zeros(out.shape, dtype=ferrograd.int64)) if return_indices else out
+    planes, in_plane = adaptive_max_pool2d(input.reshape((n, c * d, h, w)), (oh, ow), True)
+
+    def columns(t: Tensor) -> Tensor:  # (n, c * d, oh, ow) -> (n, c * oh * ow, d)
+        return t.reshape((n, c, d, oh * ow)).movedim(2, -1).reshape((n, c * oh * ow, d))
+
+    def volumes(t: Tensor) -> Tensor:  # (n, c * oh * ow, od) -> (n, c, od, oh, ow)
+        return t.reshape((n, c, oh, ow, od)).movedim(-1, 2)
+
+    out, depth = adaptive_max_pool1d(columns(planes), od, True)
+    if not return_indices:
+        return volumes(out)
+    with ferrograd.no_grad():
+        indices = depth * (h * w) + columns(in_plane).gather(-1, depth)
+    return volumes(out), volumes(indices)
+
+
+def adaptive_max_pool3d_with_indices(
+    input: Tensor, output_size: int | tuple[int | None, int | None, int | None], return_indices: bool = False
+) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool3d``'s maxima and their indices, whatever ``return_indices`` says."""
+    return adaptive_max_pool3d(input, output_size, True)
+
+
+def lp_pool3d(
+    input: Tensor,
+    norm_type: float,
+    kernel_size: int | tuple[int, int, int],
+    stride: int | tuple[int, int, int] | None = None,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """The ``norm_type``-norm of each (D, H, W) window: ``(sum x ** p) ** (1 / p)``."""
+    return _lp_pool(avg_pool3d, 3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+# ---- fractional max pooling --------------------------------------------------------------
+
+
+def _fractional_starts(samples, size: int, out: int, kernel: int) -> np.ndarray:
+    """Window starts along one dim for each random sample in [0, 1): pseudo-random steps of
+    ``alpha = (size - kernel) / (out - 1)``, the last window ending at the input's end. Computed in
+    the samples' floating dtype, whose rounding decides the integer parts."""
+    starts = np.empty((*samples.shape, out), dtype=np.int64)
+    if out == 0:
+        return starts
+    if out > 1:
+        dtype = samples.dtype.type
+        alpha = dtype(size - kernel) / dtype(out - 1)
+        steps = np.arange(out - 1, dtype=samples.dtype)
+        scaled = ((steps + samples[..., None]) * alpha).astype(np.int64)
+        starts[..., :-1] = scaled - (samples * alpha).astype(np.int64)[..., None]
+    starts[..., -1] = size - kernel
+    return starts
+
+
+def _fractional_max_pool(
+    name: str,
+    input: Tensor,
+    kernel_size,
+    output_size,
+    output_ratio,
+    return_indices: bool,
+    samples: Tensor | None,
+    dims: int,
+):
+    """Maxima over ``kernel_size`` windows at pseudo-random starts (one random sample per batch
+    entry, channel and dim, as ``samples`` (N, C, dims) gives them) that make the output
+    ``output_size`` or ``output_ratio`` times the input's spatial size."""
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if dims == 2 and len(output_ratio) > 2:
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple of Ints.")
+        ratios = tuple(output_ratio) if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * dims
+        output_size = [int(input.shape[d - dims] * ratios[d]) for d in range(dims)]
+    if samples is None:
+        batch = 1 if input.dim() == dims + 1 else input.size(0)
+        samples = ferrograd.rand((batch, input.size(-dims - 1), dims), dtype=input.dtype)
+    count = "Ints" if dims == 2 else "three Ints"
+    kernel = (kernel_size,) * dims if isinstance(kernel_size, int) else tuple(kernel_size)
+    if len(kernel) == 1:
+        kernel *= dims
+    if len(kernel) != dims:
+        raise RuntimeError(f"{name}: kernel_size must either be a single Int or tuple of {count}")
+    sizes = (output_size,) * dims if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) == 1:
+        sizes *= dims
+    if len(sizes) != dims:
+        raise RuntimeError(f"{name}: output_size must either be a single Int or tuple of {count}")
+    if samples.dim() != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.dim()}")
+    if samples.dtype != input.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    if input.dim() not in (dims + 1, dims + 2):
+        raise RuntimeError(
+            f"{name}(): Expected {dims + 1}D or {dims + 2}D tensor, but got: {list(input.shape)}"
+        )
+    x = input if input.dim() == dims + 2 else input.unsqueeze(0)
+    n, c, *spatial = x.shape
+    if samples.shape[0] < n:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if samples.shape[1] != c:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if samples.shape[2] != dims:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {dims}; got {samples.shape[2]}.")
+    # (the 3-d kernel also refuses a window reaching exactly to the end)
+    prefix, slack = (f"{name}()", 1) if dims == 2 else (f"{name}_out()", 0)
+    for label, k, o, size in zip(("time", "height", "width")[3 - dims :], kernel, sizes, spatial):
+        if o + k - slack > size:
+            raise RuntimeError(f"{prefix}: pool {label} {k} too large relative to input {label} {size}")
+    # the samples list the dims from the last backwards in 2-d and from the first in 3-d
+    values = samples[:n].detach().numpy()
+    order = [1, 0] if dims == 2 else [0, 1, 2]
+    starts = [_fractional_starts(values[..., order[d]], spatial[d], sizes[d], kernel[d]) for d in range(dims)]
+    # flat input positions of every (output position, window offset), (n, c, *sizes, *kernel)
+    index = np.zeros((n, c, *sizes, *kernel), dtype=np.int64)
+    for d in range(dims):
+        position = starts[d].reshape((n, c) + tuple(-1 if e == d else 1 for e in range(dims)) + (1,) * dims)
+        offset = np.arange(kernel[d]).reshape(tuple(-1 if e == d else 1 for e in range(dims)))
+        index = index * spatial[d] + position + offset
+    index = ferrograd.tensor(index.reshape((n, c, math.prod(sizes), math.prod(kernel))))
+    windows = x.reshape((n, c, math.prod(spatial))).gather(2, index.reshape((n, c, index[0, 0].numel())))
+    windows = windows.reshape(tuple(index.shape))
+    out, which = windows.max(-1)
+    out = out.reshape((n, c, *sizes))
+    if input.dim() == dims + 1:
+        out = out.squeeze(0)
+    if not return_indices:
+        return out
+    indices = index.gather(-1, which.unsqueeze(-1)).reshape(tuple(out.shape))
+    return out, indices
+
+
+def fractional_max_pool2d(
+    input: Tensor,
+    kernel_size: int | tuple[int, int],
+    output_size: int | tuple[int, int] | None = None,
+    output_ratio: float | tuple[float, float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+):
+    """Fractional max pooling (Graham) over (H, W); ``_random_samples`` (N, C, 2), drawn from the
+    default generator when not given, place the windows (its last dim lists width first)."""
+    return _fractional_max_pool(
+        "fractional_max_pool2d",
+        input,
+        kernel_size,
+        output_size,
+        output_ratio,
+        return_indices,
+        _random_samples,
+        2,
+    )
+
+
+def fractional_max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: int | tuple[int, int],
+    output_size: int | tuple[int, int] | None = None,
+    output_ratio: float | tuple[float, float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """``fractional_max_pool2d``'s maxima and their indices, whatever ``return_indices`` says."""
+    return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d(
+    input: Tensor,
+    kernel_size: int | tuple[int, int, int],
+    output_size: int | tuple[int, int, int] | None = None,
+    output_ratio: float | tuple[float, float, float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+):
+    """Fractional max pooling (Graham) over (D, H, W); ``_random_samples`` (N, C, 3), drawn from the
+    default generator when not given, place the windows (its last dim lists depth first)."""
+    return _fractional_max_pool(
+        "fractional_max_pool3d",
+        input,
+        kernel_size,
+        output_size,
+        output_ratio,
+        return_indices,
+        _random_samples,
+        3,
+    )
+
+
+def fractional_max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size: int | tuple[int, int, int],
+    output_size: int | tuple[int, int, int] | None = None,
+    output_ratio: float | tuple[float, float, float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """``fractional_max_pool3d``'s maxima and their indices, whatever ``return_indices`` says."""
+    return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)
 
 
 # ---- CTC ----------------------------------------------------------------------------------

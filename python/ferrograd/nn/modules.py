@@ -17,7 +17,7 @@ import math
 import operator
 import warnings
 from collections import OrderedDict, namedtuple
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import ferrograd
@@ -34,6 +34,7 @@ __all__ = [
     "LazyConv3d",
     "LazyConvTranspose1d",
     "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
     "LazyBatchNorm1d",
     "LazyBatchNorm2d",
     "LazyBatchNorm3d",
@@ -46,8 +47,10 @@ __all__ = [
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
     "AdaptiveAvgPool3d",
+    "AdaptiveLogSoftmaxWithLoss",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
     "AlphaDropout",
     "AvgPool1d",
     "AvgPool2d",
@@ -72,6 +75,7 @@ __all__ = [
     "Conv3d",
     "ConvTranspose1d",
     "ConvTranspose2d",
+    "ConvTranspose3d",
     "CosineEmbeddingLoss",
     "CosineSimilarity",
     "CrossEntropyLoss",
@@ -83,6 +87,8 @@ __all__ = [
     "Embedding",
     "EmbeddingBag",
     "FeatureAlphaDropout",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
     "Flatten",
     "Fold",
     "GELU",
@@ -103,6 +109,7 @@ __all__ = [
     "L1Loss",
     "LPPool1d",
     "LPPool2d",
+    "LPPool3d",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
@@ -114,7 +121,9 @@ __all__ = [
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",
+    "MaxUnpool1d",
     "MaxUnpool2d",
+    "MaxUnpool3d",
     "Mish",
     "Module",
     "ModuleDict",
@@ -1921,14 +1930,8 @@ class _ConvTransposeNd(_ConvNd):
                 )
         return tuple(s - m for s, m in zip(sizes, smallest))
 
-
-class ConvTranspose1d(_ConvTransposeNd):
-    """The transpose (input gradient) of ``Conv1d``, with PyTorch's arguments and initialisation."""
-
-    _dims = 1
-
     def forward(self, input: ferrograd.Tensor, output_size: list[int] | None = None) -> ferrograd.Tensor:
-        return F.conv_transpose1d(
+        return self._conv(
             input,
             self.weight,
             self.bias,
@@ -1938,24 +1941,27 @@ class ConvTranspose1d(_ConvTransposeNd):
             self.groups,
             self.dilation,
         )
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """The transpose (input gradient) of ``Conv1d``, with PyTorch's arguments and initialisation."""
+
+    _dims = 1
+    _conv = staticmethod(F.conv_transpose1d)
 
 
 class ConvTranspose2d(_ConvTransposeNd):
     """The transpose (input gradient) of ``Conv2d``, with PyTorch's arguments and initialisation."""
 
     _dims = 2
+    _conv = staticmethod(F.conv_transpose2d)
 
-    def forward(self, input: ferrograd.Tensor, output_size: list[int] | None = None) -> ferrograd.Tensor:
-        return F.conv_transpose2d(
-            input,
-            self.weight,
-            self.bias,
-            self.stride,
-            self.padding,
-            self._output_padding(input, output_size),
-            self.groups,
-            self.dilation,
-        )
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """The transpose (input gradient) of ``Conv3d``, with PyTorch's arguments and initialisation."""
+
+    _dims = 3
+    _conv = staticmethod(F.conv_transpose3d)
 
 
 class MaxPool2d(Module):
@@ -2096,16 +2102,21 @@ class AdaptiveMaxPool2d(Module):
         self.output_size = output_size
         self.return_indices = return_indices
 
+    _pool = staticmethod(F.adaptive_max_pool2d)  # the 1-d and 3-d subclasses swap in theirs
+
     def forward(self, input: ferrograd.Tensor):
-        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+        return self._pool(input, self.output_size, self.return_indices)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
 
 
 class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
-    def forward(self, input: ferrograd.Tensor):
-        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+    _pool = staticmethod(F.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool3d(AdaptiveMaxPool2d):
+    _pool = staticmethod(F.adaptive_max_pool3d)
 
 
 class LPPool2d(Module):
@@ -2116,8 +2127,10 @@ class LPPool2d(Module):
         self.stride = stride
         self.ceil_mode = ceil_mode
 
+    _pool = staticmethod(F.lp_pool2d)  # the 1-d and 3-d subclasses swap in theirs
+
     def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
-        return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+        return self._pool(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
 
     def extra_repr(self) -> str:
         return (
@@ -2127,24 +2140,227 @@ class LPPool2d(Module):
 
 
 class LPPool1d(LPPool2d):
-    def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
-        return F.lp_pool1d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+    _pool = staticmethod(F.lp_pool1d)
+
+
+class LPPool3d(LPPool2d):
+    _pool = staticmethod(F.lp_pool3d)
 
 
 class MaxUnpool2d(Module):
+    _dims = 2
+    _unpool = staticmethod(F.max_unpool2d)  # the 1-d and 3-d subclasses swap in theirs
+
     def __init__(self, kernel_size, stride=None, padding=0) -> None:
         super().__init__()
-        self.kernel_size = F._pair(kernel_size, "kernel_size")
-        self.stride = F._pair(stride if stride is not None else kernel_size, "stride")
-        self.padding = F._pair(padding, "padding")
+        self.kernel_size = F._ntuple(kernel_size, self._dims, "kernel_size")
+        self.stride = F._ntuple(stride if stride is not None else kernel_size, self._dims, "stride")
+        self.padding = F._ntuple(padding, self._dims, "padding")
 
     def forward(
         self, input: ferrograd.Tensor, indices: ferrograd.Tensor, output_size=None
     ) -> ferrograd.Tensor:
-        return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+        return self._unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(MaxUnpool2d):
+    _dims = 1
+    _unpool = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool3d(MaxUnpool2d):
+    _dims = 3
+    _unpool = staticmethod(F.max_unpool3d)
+
+
+class FractionalMaxPool2d(Module):
+    """Fractional max pooling (``F.fractional_max_pool2d``) to ``output_size`` or ``output_ratio``
+    times the input; a fixed ``_random_samples`` buffer, when given, places the windows."""
+
+    _dims = 2
+    _pool = staticmethod(F.fractional_max_pool2d)  # FractionalMaxPool3d swaps in its own
+
+    def __init__(
+        self,
+        kernel_size,
+        output_size=None,
+        output_ratio=None,
+        return_indices: bool = False,
+        _random_samples=None,
+    ) -> None:
+        super().__init__()
+        n = self._dims
+
+        def expand(value):
+            return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+
+        self.kernel_size = expand(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = expand(output_size) if output_size is not None else None
+        self.output_ratio = expand(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(
+                f"{type(self).__name__} requires specifying either an output size, or a pooling ratio"
+            )
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: ferrograd.Tensor):
+        return self._pool(
+            input,
+            self.kernel_size,
+            self.output_size,
+            self.output_ratio,
+            self.return_indices,
+            _random_samples=self._random_samples,
+        )
+
+
+class FractionalMaxPool3d(FractionalMaxPool2d):
+    _dims = 3
+    _pool = staticmethod(F.fractional_max_pool3d)
+
+
+_ASMoutput = namedtuple("_ASMoutput", ["output", "loss"])
+
+
+class AdaptiveLogSoftmaxWithLoss(Module):
+    """Efficient softmax over many classes (Grave et al.): a ``head`` scores the ``cutoffs[0]``
+    frequent classes plus one entry per cluster of rarer classes, and ``tail[i]`` (a low-rank
+    projection) scores the classes of cluster ``i`` given that cluster."""
+
+    def __init__(
+        self,
+        in_features: int,
+        n_classes: int,
+        cutoffs: Sequence[int],
+        div_value: float = 4.0,
+        head_bias: bool = False,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        cutoffs = list(cutoffs)
+        if len(cutoffs) == 0:
+            raise ValueError("cutoffs should be a sequence of length larger than 0")
+        if (
+            cutoffs != sorted(cutoffs)
+            or min(cutoffs) <= 0
+            or max(cutoffs) > n_classes - 1
+            or len(set(cutoffs)) != len(cutoffs)
+            or any(int(c) != c for c in cutoffs)
+        ):
+            raise ValueError(
+                "cutoffs should be a sequence of unique, positive integers sorted in an increasing order, "
+                "where each value is between 1 and n_classes-1"
+            )
+        self.in_features = in_features
+        self.n_classes = n_classes
+        self.cutoffs = [*cutoffs, n_classes]
+        self.div_value = div_value
+        self.head_bias = head_bias
+        self.shortlist_size = self.cutoffs[0]
+        self.n_clusters = len(self.cutoffs) - 1
+        self.head_size = self.shortlist_size + self.n_clusters
+        self.head = Linear(in_features, self.head_size, bias=head_bias, dtype=dtype)
+        self.tail = ModuleList()
+        for i in range(self.n_clusters):  # cluster i: a projection to in_features / div_value ** (i + 1)
+            hidden = int(in_features // (div_value ** (i + 1)))
+            self.tail.append(
+                Sequential(
+                    Linear(in_features, hidden, bias=False, dtype=dtype),
+                    Linear(hidden, self.cutoffs[i + 1] - self.cutoffs[i], bias=False, dtype=dtype),
+                )
+            )
+
+    def reset_parameters(self) -> None:
+        self.head.reset_parameters()
+        for projection in self.tail:
+            for linear in projection:
+                linear.reset_parameters()
+
+    def forward(self, input_: ferrograd.Tensor, target_: ferrograd.Tensor) -> _ASMoutput:
+        if target_.dim() == 1:
+            if input_.shape[0] != target_.shape[0]:
+                raise RuntimeError("Input and target should have the same size in the batch dimension.")
+            if input_.dim() != 2:
+                raise RuntimeError(
+                    "1D target tensor expects 2D input tensors, but found inputs with size "
+                    f"torch.Size({list(input_.shape)})"
+                )
+        elif target_.dim() == 0:
+            if input_.dim() != 1:
+                raise RuntimeError(
+                    "0D target tensor expects 1D input tensors, but found inputs with size "
+                    f"torch.Size({list(input_.shape)})"
+                )
+        else:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        batched = target_.dim() > 0
+        input = input_ if batched else input_.unsqueeze(0)
+        target = target_ if batched else target_.unsqueeze(0)
+        batch = target.shape[0]
+        output = ferrograd.zeros((batch,), dtype=input.dtype)
+        head_index = ferrograd.zeros((batch,), dtype=ferrograd.int64)  # the head entry each row scores
+        used = 0
+        bounds = [0, *self.cutoffs]
+        for i, (low, high) in enumerate(zip(bounds, bounds[1:])):
+            mask = (target >= low) & (target < high)
+            rows = mask.nonzero().reshape(-1)
+            if rows.numel() == 0:
+                continue
+            used += rows.numel()
+            if i == 0:
+                head_index = head_index.index_put((rows,), target[rows])
+                continue
+            head_index = head_index.index_put(
+                (rows,), ferrograd.full((rows.numel(),), self.shortlist_size + i - 1, dtype=ferrograd.int64)
+            )
+            cluster = F.log_softmax(self.tail[i - 1](input.index_select(0, rows)), dim=1)
+            local = cluster.gather(1, (target[rows] - low).unsqueeze(1)).squeeze(1)
+            output = output.index_put((rows,), local)
+        if used != batch:
+            raise RuntimeError(
+                f"Target values should be in [0, {self.n_classes - 1}], but values in range "
+                f"[{int(target.min())}, {int(target.max())}] were found. "
+            )
+        head = F.log_softmax(self.head(input), dim=1)
+        output = output + head.gather(1, head_index.unsqueeze(1)).squeeze(1)
+        loss = (-output).mean()
+        return _ASMoutput(output if batched else output.squeeze(0), loss)
+
+    def _full_log_prob(self, input: ferrograd.Tensor, head_output: ferrograd.Tensor) -> ferrograd.Tensor:
+        """Log-probabilities of all classes: the head's for the shortlist, and for each cluster its
+        own plus the head's for the cluster."""
+        head = F.log_softmax(head_output, dim=1)
+        parts = [head[:, : self.shortlist_size]]
+        for i, projection in enumerate(self.tail):
+            cluster = F.log_softmax(projection(input), dim=1)
+            parts.append(cluster + head[:, self.shortlist_size + i].unsqueeze(1))
+        return ferrograd.cat(parts, 1)
+
+    def log_prob(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        """Log-probabilities of every class, (batch, n_classes)."""
+        return self._full_log_prob(input, self.head(input))
+
+    def predict(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
+        """The most likely class of each row: the head's choice when it is in the shortlist."""
+        head_output = self.head(input)
+        output = head_output.argmax(dim=1)
+        rare = output >= self.shortlist_size
+        if not bool(rare.any()):
+            return output
+        if bool(rare.all()):
+            return self._full_log_prob(input, head_output).argmax(dim=1)
+        rows = rare.nonzero().reshape(-1)
+        best = self._full_log_prob(input[rows], head_output[rows]).argmax(dim=1)
+        return output.index_put((rows,), best)
 
 
 class _BatchNorm(Module):
@@ -3268,6 +3484,10 @@ class LazyConvTranspose1d(_LazyConvTransposeNd, ConvTranspose1d):
 
 class LazyConvTranspose2d(_LazyConvTransposeNd, ConvTranspose2d):
     cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTransposeNd, ConvTranspose3d):
+    cls_to_become = ConvTranspose3d
 
 
 class _LazyNormBase(LazyModuleMixin):
