@@ -127,6 +127,7 @@ def test_new_forms(dtype):
         data = x.new([1, 0, 1])
         assert data.dtype == x.dtype and data.tolist() == np.array([1, 0, 1]).astype(dtype).tolist()
         assert tuple(x.new(x.new(3, 1).shape).shape) == (3, 1)  # a shape: a size
+        assert x.new((3, 1)).tolist() == np.array([3, 1]).astype(dtype).tolist()  # a tuple: data
         assert not x.new([1, 2]).requires_grad
 
 

@@ -70,6 +70,7 @@ from ._C import (
     zeros,
     zeros_like,
 )
+from ._size import Size
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 
 __version__ = "0.1.0"

@@ -17,6 +17,7 @@ from . import _C
 from ._aliases import empty_strided, split_with_sizes
 from ._C import Tensor
 from ._functions import _dtype_name, _from_np
+from ._size import Size
 from .autograd.function import Function
 from .autograd.grad_mode import no_grad
 
@@ -196,9 +197,7 @@ def _new(self: Tensor, *args, device=None, **kwargs) -> Tensor:
     """The legacy constructor: ``x.new()`` is an empty 1-D tensor, ``x.new(2, 3)`` (or a shape
     tuple) an uninitialised one of that size, ``x.new(data)`` a copy of a sequence, and
     ``x.new(t)`` a view of tensor ``t``, which must have ``x``'s dtype. All take ``x``'s dtype.
-
-    ferrograd's shapes are plain tuples, so a tuple of ints counts as a size (as PyTorch's
-    ``torch.Size`` does); a list gives the data."""
+    A ``Size`` (``y.shape``) gives a size, any other tuple or list the data."""
     if kwargs:
         got = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
         raise TypeError(
@@ -217,7 +216,7 @@ def _new(self: Tensor, *args, device=None, **kwargs) -> Tensor:
             if arg.dtype != dtype:
                 raise TypeError(f"expected {_options(dtype)} (got {_options(arg.dtype)})")
             return arg.view_as(arg)
-        if isinstance(arg, tuple) and builtins.all(_is_int(s) for s in arg):
+        if isinstance(arg, Size):
             args = arg
         elif isinstance(arg, str):
             raise TypeError(f"new(): invalid data type '{type(arg).__name__}'")

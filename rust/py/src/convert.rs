@@ -6,6 +6,7 @@ use ferrograd_core::{DType, Scalar, Tensor};
 use num_complex::Complex64;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PySequence, PyTuple};
 
 /// A Python number as a core scalar, keeping its kind (bool, int, float,
@@ -170,4 +171,17 @@ pub fn dims(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<i64>>> {
 /// Shape as a Python tuple.
 pub fn shape_tuple<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py, PyTuple>> {
     PyTuple::new(py, shape.iter().copied())
+}
+
+/// A shape as a `ferrograd.Size`, the tuple subclass of the Python layer
+/// (made without its argument checks: the core's sizes are ints).
+pub fn shape_size<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
+    static FROM_INTS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let from_ints = FROM_INTS.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        Ok(py
+            .import("ferrograd._size")?
+            .getattr("_from_ints")?
+            .unbind())
+    })?;
+    from_ints.bind(py).call1((shape_tuple(py, shape)?,))
 }

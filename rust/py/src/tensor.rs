@@ -1,7 +1,7 @@
 //! The `Tensor` class: identity, autograd attributes and conversions.
 //! Ops live in `ops.rs`; every method converts, calls the core, maps errors.
 
-use crate::convert::{dtype_arg, shape_tuple};
+use crate::convert::{dtype_arg, shape_size, shape_tuple};
 use crate::dtype::PyDType;
 use crate::errors::IntoPyResult;
 use crate::node::PyNode;
@@ -154,14 +154,14 @@ impl PyTensor {
     }
 
     #[getter]
-    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        shape_tuple(py, self.t.shape())
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        shape_size(py, self.t.shape())
     }
 
     #[pyo3(signature = (dim=None))]
     fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Py<PyAny>> {
         match dim {
-            None => Ok(shape_tuple(py, self.t.shape())?.into_any().unbind()),
+            None => Ok(shape_size(py, self.t.shape())?.unbind()),
             Some(d) => {
                 let d = ferrograd_core::tensor::layout::wrap_dim(d, self.t.ndim()).py()?;
                 let n = if self.t.ndim() == 0 {
