@@ -321,3 +321,42 @@ def test_zeta_gradients():
         q = T.tensor([1.5, 2.0], dtype=T.float64, requires_grad=True)
         T.special.zeta(2.0, q).sum().backward()
         assert q.grad.tolist() == pytest.approx([-0.8287966442343199, -0.4041138063191886], rel=1e-13)
+
+
+# The forms PyTorch does not differentiate.
+
+NO_GRAD = ["modified_bessel_i0", "modified_bessel_i1", "spherical_bessel_j0"]
+
+
+@needs_torch
+@pytest.mark.parametrize("name", NO_GRAD)
+def test_undifferentiated_bessel_match_torch(name):
+    got = getattr(fg.special, name)(fg.tensor(GRID)).numpy()
+    expected = getattr(torch.special, name)(torch.tensor(GRID)).numpy()
+    _assert_close(got, expected, 1e-13)
+    x = GRID[np.abs(GRID) < 3e38].astype(np.float32)
+    got32 = getattr(fg.special, name)(fg.tensor(x))
+    assert got32.dtype == fg.float32
+    # Subnormal float32 results keep only a few bits.
+    _assert_close(got32.numpy(), getattr(torch.special, name)(torch.tensor(x)).numpy(), 1e-5, atol=1e-37)
+
+
+@pytest.mark.parametrize("name", NO_GRAD)
+def test_undifferentiated_bessel_record_no_gradient(name):
+    f = getattr(fg.special, name)
+    x = fg.tensor([0.5, -2.0, 0.0], dtype=fg.float64, requires_grad=True)
+    out = f(x)
+    assert not out.requires_grad and out.grad_fn is None
+    with pytest.raises(
+        RuntimeError, match="element 0 of tensors does not require grad and does not have a grad_fn"
+    ):
+        out.sum().backward()
+    assert f(fg.tensor([1, 2])).dtype == fg.float32 and f(fg.tensor([True])).dtype == fg.float32
+    with pytest.raises(NotImplementedError, match=f"\"{name}_cpu\" not implemented for 'ComplexFloat'"):
+        f(fg.tensor([1.0]).to(fg.complex64))
+    assert f(fg.tensor([0.0])).item() == (0.0 if name == "modified_bessel_i1" else 1.0)
+    if name != "spherical_bessel_j0":
+        same = getattr(fg.special, name.replace("modified_bessel_", ""))(x.detach())
+        assert out.tolist() == same.tolist()
+    else:
+        assert out.tolist()[:2] == pytest.approx([math.sin(0.5) / 0.5, math.sin(-2.0) / -2.0], rel=1e-15)

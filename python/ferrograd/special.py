@@ -36,6 +36,8 @@ __all__ = [
     "log_softmax",
     "logit",
     "logsumexp",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
     "multigammaln",
     "ndtr",
     "ndtri",
@@ -44,6 +46,7 @@ __all__ = [
     "round",
     "sinc",
     "softmax",
+    "spherical_bessel_j0",
     "xlog1py",
     "xlogy",
     "zeta",
@@ -194,6 +197,21 @@ def i1e(input: Tensor) -> Tensor:
 def erfcx(input: Tensor) -> Tensor:
     """The scaled complementary error function ``exp(x**2) * erfc(x)``."""
     return _C.special_erfcx(_tensor_argument("special_erfcx", input, "input", 1))
+
+
+def modified_bessel_i0(input: Tensor) -> Tensor:
+    """I₀(x), as ``i0``; like PyTorch's, this form records no gradient."""
+    return _C.special_modified_bessel_i0(_tensor_argument("special_modified_bessel_i0", input, "input", 1))
+
+
+def modified_bessel_i1(input: Tensor) -> Tensor:
+    """I₁(x), as ``i1``; like PyTorch's, this form records no gradient."""
+    return _C.special_modified_bessel_i1(_tensor_argument("special_modified_bessel_i1", input, "input", 1))
+
+
+def spherical_bessel_j0(input: Tensor) -> Tensor:
+    """The spherical Bessel function ``sin(x) / x`` (1 at 0); like PyTorch's, it records no gradient."""
+    return _C.special_spherical_bessel_j0(_tensor_argument("special_spherical_bessel_j0", input, "input", 1))
 
 
 def gammainc(input: Tensor, other: Tensor) -> Tensor:

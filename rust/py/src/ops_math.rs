@@ -341,6 +341,9 @@ special_functions! {
         special_i1 => bessel::i1;
         special_i1e => bessel::i1e;
         special_erfcx => special::erfcx;
+        special_modified_bessel_i0 => bessel::modified_bessel_i0;
+        special_modified_bessel_i1 => bessel::modified_bessel_i1;
+        special_spherical_bessel_j0 => bessel::spherical_bessel_j0;
     }
     binary {
         special_zeta => special::zeta;

@@ -1,6 +1,9 @@
 //! Bessel-type functions: the modified Bessel functions `i0`, `i1` and their
-//! exponentially scaled forms `i0e`, `i1e`, with their gradients. The
-//! kernels compute in double precision (float32 rounds the result).
+//! exponentially scaled forms `i0e`, `i1e`, with their gradients, and the
+//! `torch.special` forms PyTorch does not differentiate (`modified_bessel_i0`,
+//! `modified_bessel_i1`, `spherical_bessel_j0`), whose outputs record no
+//! gradient. The kernels compute in double precision (float32 rounds the
+//! result).
 
 use super::binary::{div, gt, mul, sub};
 use super::special::real_map;
@@ -213,6 +216,33 @@ pub fn i1e(a: &Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
+/// sin(x)/x: 1 at 0, 0 at ±inf.
+fn spherical_j0_value(x: f64) -> f64 {
+    if x == 0.0 {
+        return 1.0;
+    }
+    if x.is_infinite() {
+        return 0.0;
+    }
+    x.sin() / x
+}
+
+/// I₀(x) without a gradient (PyTorch records none for this form).
+pub fn modified_bessel_i0(a: &Tensor) -> Result<Tensor> {
+    real_map(a, "modified_bessel_i0_cpu", i0_value)
+}
+
+/// I₁(x) without a gradient (PyTorch records none for this form).
+pub fn modified_bessel_i1(a: &Tensor) -> Result<Tensor> {
+    real_map(a, "modified_bessel_i1_cpu", i1_value)
+}
+
+/// The spherical Bessel function j₀(x) = sin(x)/x, without a gradient
+/// (PyTorch records none).
+pub fn spherical_bessel_j0(a: &Tensor) -> Result<Tensor> {
+    real_map(a, "spherical_bessel_j0_cpu", spherical_j0_value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,5 +279,14 @@ mod tests {
             i1e_value(f64::NEG_INFINITY) == 0.0 && i1e_value(f64::NEG_INFINITY).is_sign_negative()
         );
         assert!(i1_value(f64::NAN).is_nan());
+    }
+
+    #[test]
+    fn spherical_bessel_j0_values() {
+        assert_eq!(spherical_j0_value(0.0), 1.0);
+        assert_eq!(spherical_j0_value(f64::NEG_INFINITY), 0.0);
+        assert!(close(spherical_j0_value(PI / 2.0), 2.0 / PI, 1e-15));
+        assert!(close(spherical_j0_value(1e-8), 1.0 - 1e-16 / 6.0, 1e-16));
+        assert!(spherical_j0_value(f64::NAN).is_nan());
     }
 }
