@@ -270,8 +270,8 @@ for _name in (
     "bitwise_and bitwise_or bitwise_xor bitwise_not isclose allclose equal nan_to_num "
     "angle conj_physical resolve_conj is_complex is_conj roll cumsum "
     "sort argsort topk prod cumprod erfc asinh arcsinh acosh arccosh atanh arctanh "
-    "tan lgamma digamma erfinv logaddexp logaddexp2 fmax fmin copysign nextafter heaviside signbit "
-    "index_add index_put"
+    "tan lgamma digamma erfinv i0 igamma igammac logaddexp logaddexp2 fmax fmin copysign nextafter heaviside "
+    "signbit index_add index_put"
 ).split():
     globals()[_name] = _method_function(_name)
 del _name

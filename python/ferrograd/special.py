@@ -1,7 +1,8 @@
 """``ferrograd.special``: PyTorch's ``torch.special`` names for the special functions.
 
-The kernels (``lgamma``, ``digamma``, ``polygamma``, ``erf``, ``erfc``, ``erfinv``...) live in the
-core; the compositions here (``xlog1py``, ``entr``, ``ndtr``, ``ndtri``, ``log_ndtr``,
+The kernels (``lgamma``, ``digamma``, ``polygamma``, ``erf``, ``erfc``, ``erfinv``, ``erfcx``, the
+modified Bessel functions ``i0``, ``i0e``, ``i1``, ``i1e``, the incomplete gamma functions and
+``zeta``...) live in the core; the compositions here (``xlog1py``, ``entr``, ``ndtr``, ``ndtri``, ``log_ndtr``,
 ``multigammaln``) are made of differentiable ops, so they differentiate to any order.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from . import _C
 from ._C import Tensor
 from ._functions import _as_tensor, _to_float, logit, sinc, xlogy
 
@@ -17,16 +19,25 @@ __all__ = [
     "entr",
     "erf",
     "erfc",
+    "erfcx",
     "erfinv",
     "exp2",
     "expit",
     "expm1",
+    "gammainc",
+    "gammaincc",
     "gammaln",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
     "log1p",
     "log_ndtr",
     "log_softmax",
     "logit",
     "logsumexp",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
     "multigammaln",
     "ndtr",
     "ndtri",
@@ -35,8 +46,10 @@ __all__ = [
     "round",
     "sinc",
     "softmax",
+    "spherical_bessel_j0",
     "xlog1py",
     "xlogy",
+    "zeta",
 ]
 
 
@@ -151,3 +164,76 @@ def ndtri(input: Tensor) -> Tensor:
     """The inverse of ``ndtr``: the standard normal quantile of ``p``."""
     p = _to_float(input)
     return (p * 2 - 1).erfinv() * math.sqrt(2)
+
+
+def _tensor_argument(function: str, value, name: str, position: int) -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(
+            f"{function}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}"
+        )
+    return value
+
+
+def i0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind of order 0."""
+    return _tensor_argument("special_i0", input, "input", 1).i0()
+
+
+def i0e(input: Tensor) -> Tensor:
+    """``exp(-|x|) * i0(x)``."""
+    return _C.special_i0e(_tensor_argument("special_i0e", input, "input", 1))
+
+
+def i1(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind of order 1."""
+    return _C.special_i1(_tensor_argument("special_i1", input, "input", 1))
+
+
+def i1e(input: Tensor) -> Tensor:
+    """``exp(-|x|) * i1(x)``."""
+    return _C.special_i1e(_tensor_argument("special_i1e", input, "input", 1))
+
+
+def erfcx(input: Tensor) -> Tensor:
+    """The scaled complementary error function ``exp(x**2) * erfc(x)``."""
+    return _C.special_erfcx(_tensor_argument("special_erfcx", input, "input", 1))
+
+
+def modified_bessel_i0(input: Tensor) -> Tensor:
+    """I₀(x), as ``i0``; like PyTorch's, this form records no gradient."""
+    return _C.special_modified_bessel_i0(_tensor_argument("special_modified_bessel_i0", input, "input", 1))
+
+
+def modified_bessel_i1(input: Tensor) -> Tensor:
+    """I₁(x), as ``i1``; like PyTorch's, this form records no gradient."""
+    return _C.special_modified_bessel_i1(_tensor_argument("special_modified_bessel_i1", input, "input", 1))
+
+
+def spherical_bessel_j0(input: Tensor) -> Tensor:
+    """The spherical Bessel function ``sin(x) / x`` (1 at 0); like PyTorch's, it records no gradient."""
+    return _C.special_spherical_bessel_j0(_tensor_argument("special_spherical_bessel_j0", input, "input", 1))
+
+
+def gammainc(input: Tensor, other: Tensor) -> Tensor:
+    """The regularized lower incomplete gamma function ``P(input, other)``."""
+    a = _tensor_argument("special_gammainc", input, "input", 1)
+    return a.igamma(_tensor_argument("special_gammainc", other, "other", 2))
+
+
+def gammaincc(input: Tensor, other: Tensor) -> Tensor:
+    """The regularized upper incomplete gamma function ``Q(input, other) = 1 - P(input, other)``."""
+    a = _tensor_argument("special_gammaincc", input, "input", 1)
+    return a.igammac(_tensor_argument("special_gammaincc", other, "other", 2))
+
+
+def zeta(input, other) -> Tensor:
+    """The Hurwitz zeta function ``sum((other + k) ** -input for k >= 0)``; either argument may be a number."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(
+            f"special_zeta() received an invalid combination of arguments - got "
+            f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
+            " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+            " * (Number self, Tensor other, *, Tensor out = None)\n"
+            " * (Tensor input, Number other, *, Tensor out = None)\n"
+        )
+    return _C.special_zeta(input, other)

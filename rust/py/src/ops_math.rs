@@ -4,7 +4,7 @@
 use crate::convert::{operand, scalar, tensor_arg, try_operand};
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor};
-use ferrograd_core::ops::{binary, inplace, pointwise, special, unary};
+use ferrograd_core::ops::{bessel, binary, inplace, pointwise, special, unary};
 use ferrograd_core::{Result, Scalar, Tensor};
 use pyo3::prelude::*;
 
@@ -92,6 +92,7 @@ unary_methods! {
     lgamma lgamma_ => special::lgamma;
     digamma digamma_ => special::digamma;
     erfinv erfinv_ => special::erfinv;
+    i0 i0_ => bessel::i0;
 }
 
 macro_rules! binary_methods {
@@ -123,6 +124,8 @@ binary_methods! {
     copysign copysign_ => pointwise::copysign;
     nextafter nextafter_ => pointwise::nextafter;
     heaviside heaviside_ => pointwise::heaviside;
+    igamma igamma_ => special::igamma;
+    igammac igammac_ => special::igammac;
 }
 
 /// Binary functions PyTorch offers without an in-place form.
@@ -301,6 +304,52 @@ impl PyTensor {
     }
 }
 
+/// `torch.special` functions without a tensor method: `ferrograd._C.special_*`
+/// (one or two operands; the two-operand ones take tensors or numbers).
+macro_rules! special_functions {
+    (unary { $($uname:ident => $uop:path;)* } binary { $($bname:ident => $bop:path;)* }) => {
+        $(
+            #[pyfunction]
+            fn $uname(py: Python<'_>, input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+                un(py, &input.t, $uop)
+            }
+        )*
+        $(
+            #[pyfunction]
+            fn $bname(
+                py: Python<'_>,
+                input: &Bound<'_, PyAny>,
+                other: &Bound<'_, PyAny>,
+            ) -> PyResult<PyTensor> {
+                let (a, b) = (operand(input)?, operand(other)?);
+                Ok(maybe_detach(py, a.numel().max(b.numel()), || $bop(&a, &b))
+                    .py()?
+                    .into())
+            }
+        )*
+        fn register_special(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $(m.add_function(wrap_pyfunction!($uname, m)?)?;)*
+            $(m.add_function(wrap_pyfunction!($bname, m)?)?;)*
+            Ok(())
+        }
+    };
+}
+
+special_functions! {
+    unary {
+        special_i0e => bessel::i0e;
+        special_i1 => bessel::i1;
+        special_i1e => bessel::i1e;
+        special_erfcx => special::erfcx;
+        special_modified_bessel_i0 => bessel::modified_bessel_i0;
+        special_modified_bessel_i1 => bessel::modified_bessel_i1;
+        special_spherical_bessel_j0 => bessel::spherical_bessel_j0;
+    }
+    binary {
+        special_zeta => special::zeta;
+    }
+}
+
 /// `ferrograd._C` versions of `torch.nn.functional` activations.
 #[pyfunction]
 #[pyo3(signature = (input, beta=1.0, threshold=20.0))]
@@ -346,5 +395,5 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(silu, m)?)?;
     m.add_function(wrap_pyfunction!(leaky_relu, m)?)?;
     m.add_function(wrap_pyfunction!(elu, m)?)?;
-    Ok(())
+    register_special(m)
 }

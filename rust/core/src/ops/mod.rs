@@ -6,6 +6,7 @@
 // comparisons are meaningful (false < true) and intended.
 #![allow(clippy::bool_comparison)]
 
+pub mod bessel;
 pub mod binary;
 pub mod complex;
 pub mod conv;

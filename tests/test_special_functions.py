@@ -1,0 +1,362 @@
+"""The Bessel, scaled error, incomplete gamma and Hurwitz zeta functions of
+``ferrograd.special``: values against torch over wide grids and against
+closed forms, dtype promotion, gradients (finite differences and torch),
+PyTorch's errors, and the tensor-method and in-place forms."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import ferrograd as fg
+
+from helpers import check_op, has_torch, torch
+
+needs_torch = pytest.mark.skipif(not has_torch, reason="torch is not installed")
+
+UNARY = ["i0", "i0e", "i1", "i1e", "erfcx"]
+
+_POS = np.logspace(-300, 300, 3001)
+GRID = np.concatenate(
+    [
+        -_POS[::-1],
+        [0.0, -0.0, np.inf, -np.inf, np.nan],
+        _POS,
+        np.linspace(-40, 40, 8001),
+        [24.999999, 25.0, 10.0],
+    ]
+)
+
+
+def _assert_close(got, expected, rtol, atol=0.0):
+    got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(expected))
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(got[finite], expected[finite], rtol=rtol, atol=atol)
+    inf = np.isinf(expected)
+    np.testing.assert_array_equal(got[inf], expected[inf])
+
+
+@needs_torch
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_values_match_torch_float64(name):
+    got = getattr(fg.special, name)(fg.tensor(GRID)).numpy()
+    expected = getattr(torch.special, name)(torch.tensor(GRID)).numpy()
+    # erfcx: torch's exp(x²) loses a few digits for negative x; ours keeps them.
+    _assert_close(got, expected, 1e-12 if name == "erfcx" else 1e-13)
+
+
+@needs_torch
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_values_match_torch_float32(name):
+    x = GRID[np.abs(GRID) < 3e38].astype(np.float32)
+    got = getattr(fg.special, name)(fg.tensor(x))
+    assert got.dtype == fg.float32
+    expected = getattr(torch.special, name)(torch.tensor(x)).numpy()
+    _assert_close(got.numpy(), expected, 1e-5)
+
+
+def test_unary_closed_forms_and_edges():
+    x = fg.tensor([0.0, 1.0, -1.0, 30.0, -30.0, math.inf, -math.inf, math.nan], dtype=fg.float64)
+    i0 = fg.special.i0(x).tolist()
+    assert i0[:5] == pytest.approx(
+        [1.0, 1.2660658777520084, 1.2660658777520084, 781672297823.9775, 781672297823.9775], rel=1e-15
+    )
+    assert all(math.isnan(v) for v in i0[5:])  # PyTorch's kernel gives NaN at ±inf
+    i1e = fg.special.i1e(x).tolist()
+    assert i1e[5] == 0.0 and math.copysign(1.0, i1e[6]) == -1.0 and math.isnan(i1e[7])
+    assert fg.special.i1(x).tolist()[2] == pytest.approx(-0.5651591039924850, rel=1e-15)
+    e = fg.special.erfcx(fg.tensor([1.0, -1.0, 1e10, math.inf, -30.0], dtype=fg.float64)).tolist()
+    assert e[:3] == pytest.approx(
+        [math.e * math.erfc(1.0), math.e * (1 + math.erf(1.0)), 1 / (1e10 * math.sqrt(math.pi))], rel=1e-15
+    )
+    assert e[3:] == [0.0, math.inf]
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_promotes_integers_and_bools(name):
+    f = getattr(fg.special, name)
+    for t in (fg.tensor([0, 1, 2]), fg.tensor([True, False])):
+        out = f(t)
+        assert out.dtype == fg.float32
+        expected = f(t.to(fg.float32))
+        assert out.tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_rejects_complex_and_numbers(name):
+    kernel = {"i0": "i0_vml_cpu"}.get(name, f"{name}_cpu")
+    with pytest.raises(NotImplementedError, match=f"\"{kernel}\" not implemented for 'ComplexFloat'"):
+        getattr(fg.special, name)(fg.tensor([1.0]).to(fg.complex64))
+    with pytest.raises(TypeError, match="must be Tensor, not float"):
+        getattr(fg.special, name)(2.0)
+
+
+# The series side, then the asymptotic side (kept apart: finite differences of
+# a sum lose the small terms next to values near 1e11).
+POINTS = [np.array([[-6.0, -3.5, -0.2], [0.7, 2.0, 8.0]]), np.array([-31.0, 27.0])]
+# erfcx grows like 2exp(x²) for negative x.
+ERFCX_POINTS = [np.array([[-1.5, -0.2, 0.7], [2.0, 8.0, 12.0]]), np.array([-5.0])]
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_gradients(name):
+    for points in ERFCX_POINTS if name == "erfcx" else POINTS:
+        out = check_op(lambda T, x: getattr(T.special, name)(x), points, atol=1e-8, rtol=1e-7, fd_atol=1e-4)
+    expected_name = {"i0": "I0Backward0", "erfcx": "SpecialErfcxBackward0"}.get(
+        name, f"Special{name.upper()[:2]}{name[2:].upper()}Backward0"
+    )
+    assert out.grad_fn.name() == expected_name
+
+
+def test_i1_gradient_is_one_half_at_zero():
+    for f in (fg.special.i1, fg.special.i1e):
+        x = fg.tensor([0.0, 1e-20, -0.0], dtype=fg.float64, requires_grad=True)
+        f(x).sum().backward()
+        assert x.grad.tolist() == [0.5, 0.5, 0.5]
+
+
+def test_i0_gradient_is_i1_and_second_order():
+    x = fg.tensor([1.5, -2.0], dtype=fg.float64, requires_grad=True)
+    (g,) = fg.autograd.grad(fg.i0(x).sum(), x, create_graph=True)
+    assert g.tolist() == fg.special.i1(x.detach()).tolist()
+    (g2,) = fg.autograd.grad(g.sum(), x)
+    # I₁'(x) = I₀(x) - I₁(x)/x.
+    xs = x.detach()
+    assert g2.numpy() == pytest.approx((fg.special.i0(xs) - fg.special.i1(xs) / xs).numpy(), rel=1e-14)
+
+
+def test_i0_method_function_and_inplace():
+    x = fg.tensor([0.5, -1.0, 3.0])
+    expected = fg.special.i0(x).tolist()
+    assert fg.i0(x).tolist() == expected and x.i0().tolist() == expected
+    y = x.clone()
+    assert y.i0_() is y
+    assert y.tolist() == expected
+    z = fg.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+        z.i0_()
+
+
+# The regularized incomplete gamma functions.
+
+A_VALUES = np.concatenate([np.logspace(-10, 3.5, 40), [0.0, 0.5, 1.0, 2.0, 100.5, np.inf, np.nan, -1.0]])
+
+
+def _pairs():
+    a, x = np.meshgrid(A_VALUES, A_VALUES)
+    return a.ravel(), x.ravel()
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["gammainc", "gammaincc"])
+def test_incomplete_gamma_matches_torch(name):
+    a, x = _pairs()
+    got = getattr(fg.special, name)(fg.tensor(a), fg.tensor(x)).numpy()
+    expected = getattr(torch.special, name)(torch.tensor(a), torch.tensor(x)).numpy()
+    # torch's own values are good to about 2e-9 near x = a for large a, so the
+    # tight check is against closed forms below.
+    # Where a < 1e-5, torch's upper function keeps only about 6 digits.
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    rtol = np.where(a < 1e-5, 1e-5, 1e-8)
+    np.testing.assert_array_less(np.abs(got - expected), rtol * np.abs(expected) + 1e-300)
+    got32 = getattr(fg.special, name)(fg.tensor(a.astype(np.float32)), fg.tensor(x.astype(np.float32)))
+    assert got32.dtype == fg.float32
+    exp32 = getattr(torch.special, name)(
+        torch.tensor(a.astype(np.float32)), torch.tensor(x.astype(np.float32))
+    )
+    np.testing.assert_allclose(got32.numpy(), exp32.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def _p2_series(x):
+    """P(2, x) = 1 - e⁻ˣ (1 + x) = Σₖ₌₂ (-1)ᵏ (k - 1) xᵏ / k!, for x < 1 without cancellation."""
+    return sum((-1) ** k * (k - 1) * x**k / math.factorial(k) for k in range(2, 30))
+
+
+def test_incomplete_gamma_closed_forms():
+    x = np.concatenate([np.logspace(-12, 2.8, 200)])
+    xt = fg.tensor(x)
+    for a, lower in (
+        (1.0, -np.expm1(-x)),
+        (0.5, np.array([math.erf(math.sqrt(v)) for v in x])),
+        (2.0, np.where(x < 1, _p2_series(x), -np.expm1(-x) - x * np.exp(-x))),
+    ):
+        at = fg.full_like(xt, a)
+        p, q = fg.special.gammainc(at, xt).numpy(), fg.special.gammaincc(at, xt).numpy()
+        upper = (
+            np.array([math.erfc(math.sqrt(v)) for v in x])
+            if a == 0.5
+            else (np.exp(-x) * (1 + x) if a == 2 else np.exp(-x))
+        )
+        np.testing.assert_allclose(p, lower, rtol=1e-13)
+        np.testing.assert_allclose(q, upper, rtol=1e-13, atol=1e-300)
+    # Q(n, x) = e⁻ˣ Σₖ<ₙ xᵏ/k! near the median for n = 200, where P and Q are both large.
+    n, xs = 200, np.array([180.0, 199.5, 230.0])
+    terms = [sum(math.exp(k * math.log(v) - v - math.lgamma(k + 1)) for k in range(n)) for v in xs]
+    q = fg.special.gammaincc(fg.full_like(fg.tensor(xs), float(n)), fg.tensor(xs)).numpy()
+    np.testing.assert_allclose(q, terms, rtol=1e-13)
+
+
+def test_incomplete_gamma_edges_and_broadcast():
+    nan, inf = math.nan, math.inf
+    a = fg.tensor([0.0, 0.0, 0.5, inf, inf, nan, -1.0], dtype=fg.float64)
+    x = fg.tensor([0.5, 0.0, 0.0, 1.0, inf, inf, 1.0], dtype=fg.float64)
+    p = fg.special.gammainc(a, x).tolist()
+    assert (
+        p[0] == 1.0 and math.isnan(p[1]) and p[2] == 0.0 and p[3] == 0.0 and math.isnan(p[4]) and p[5] == 1.0
+    )
+    assert math.isnan(p[6])
+    out = fg.special.gammainc(fg.tensor([[1.0], [2.0]]), fg.tensor([0.5, 1.0, 3.0]))
+    assert out.shape == (2, 3) and out.dtype == fg.float32
+    assert fg.special.gammainc(fg.tensor([2.0]), fg.tensor([1.0], dtype=fg.float64)).dtype == fg.float64
+
+
+def test_incomplete_gamma_dtype_errors():
+    for f, kernel in ((fg.special.gammainc, "igamma_cpu"), (fg.igammac, "igammac_cpu")):
+        with pytest.raises(NotImplementedError, match=f"\"{kernel}\" not implemented for 'Long'"):
+            f(fg.tensor([2, 3]), fg.tensor([1, 2]))
+        with pytest.raises(NotImplementedError, match=f"\"{kernel}\" not implemented for 'Bool'"):
+            f(fg.tensor([True]), fg.tensor([False]))
+    with pytest.raises(
+        TypeError, match=r"special_gammainc\(\): argument 'other' \(position 2\) must be Tensor, not float"
+    ):
+        fg.special.gammainc(fg.tensor([1.0]), 2.0)
+
+
+@pytest.mark.parametrize("name", ["gammainc", "gammaincc"])
+def test_incomplete_gamma_gradient_of_other(name):
+    a = np.array([0.5, 2.0, 7.5, 30.0])
+
+    def f(T, x):
+        return getattr(T.special, name)(T.tensor(a, dtype=T.float64), x)
+
+    out = check_op(f, np.array([0.3, 1.7, 9.0, 28.0]), atol=1e-10, rtol=1e-9)
+    assert out.grad_fn.name() == ("IgammaBackward0" if name == "gammainc" else "IgammacBackward0")
+
+
+@pytest.mark.parametrize(("name", "op"), [("igamma", "igamma"), ("igammac", "igammac")])
+def test_incomplete_gamma_gradient_of_input_is_not_implemented(name, op):
+    modules = [fg] + ([torch] if has_torch else [])
+    for T in modules:
+        a = T.tensor([1.5], dtype=T.float64, requires_grad=True)
+        x = T.tensor([2.0], dtype=T.float64, requires_grad=True)
+        out = getattr(T, name)(a, x)
+        with pytest.raises(
+            NotImplementedError, match=f"the derivative for '{op}: input' is not implemented."
+        ):
+            out.sum().backward()
+
+
+def test_incomplete_gamma_methods_and_inplace():
+    a, x = fg.tensor([0.5, 3.0]), fg.tensor([1.0, 2.0])
+    p = fg.special.gammainc(a, x).tolist()
+    assert a.igamma(x).tolist() == p and fg.igamma(a, x).tolist() == p
+    assert (a.igammac(x) + a.igamma(x)).tolist() == pytest.approx([1.0, 1.0], abs=1e-7)
+    b = a.clone()
+    assert b.igamma_(x) is b and b.tolist() == p
+    c = a.clone()
+    c.igammac_(x.double())
+    assert c.dtype == fg.float32 and c.tolist() == fg.special.gammaincc(a, x).tolist()
+
+
+# The Hurwitz zeta function.
+
+
+@needs_torch
+def test_zeta_matches_torch():
+    s = np.concatenate([1 + np.logspace(-4, 3, 40), [1.0, 2.0, 3.0, 4.0, 0.5, np.inf, np.nan, -1.0, 0.0]])
+    q = np.concatenate(
+        [np.logspace(-10, 10, 40), -np.logspace(-1, 2, 10), [-2.5, -3.0, 0.0, np.inf, -np.inf, np.nan, 1.0]]
+    )
+    S, Q = (v.ravel() for v in np.meshgrid(s, q))
+    got = fg.special.zeta(fg.tensor(S), fg.tensor(Q)).numpy()
+    expected = torch.special.zeta(torch.tensor(S), torch.tensor(Q)).numpy()
+    _assert_close(got, expected, 1e-13, atol=1e-300)  # subnormal results keep fewer digits
+    got32 = fg.special.zeta(fg.tensor(S.astype(np.float32)), fg.tensor(Q.astype(np.float32))).numpy()
+    exp32 = torch.special.zeta(torch.tensor(S.astype(np.float32)), torch.tensor(Q.astype(np.float32))).numpy()
+    ok = np.isfinite(exp32) & (np.abs(exp32) < 1e38) & (np.abs(exp32) > 1e-37)
+    np.testing.assert_allclose(got32[ok], exp32[ok], rtol=1e-5)
+    np.testing.assert_array_equal(np.isnan(got32), np.isnan(exp32))
+
+
+def test_zeta_known_values_numbers_and_promotion():
+    assert fg.special.zeta(fg.tensor([2.0, 4.0], dtype=fg.float64), 1.0).tolist() == pytest.approx(
+        [math.pi**2 / 6, math.pi**4 / 90], rel=1e-15
+    )
+    # ζ(2, ½) = π²/2, with the first argument a number.
+    assert fg.special.zeta(2, fg.tensor([0.5], dtype=fg.float64)).item() == pytest.approx(
+        math.pi**2 / 2, rel=1e-15
+    )
+    assert fg.special.zeta(2, fg.tensor([1, 2])).dtype == fg.float32
+    assert fg.special.zeta(fg.tensor([2, 3]), 2.5).dtype == fg.float32
+    assert fg.special.zeta(fg.tensor([True]), fg.tensor([1])).dtype == fg.float32
+    assert fg.special.zeta(fg.tensor([2.0]), fg.tensor([2.0], dtype=fg.float64)).dtype == fg.float64
+    assert fg.special.zeta(fg.tensor([2.0, 3.0]), fg.tensor([[1.0], [2.0]])).shape == (2, 2)
+    with pytest.raises(TypeError, match="special_zeta\\(\\) received an invalid combination of arguments"):
+        fg.special.zeta(2.0, 3.0)
+    with pytest.raises(NotImplementedError, match="\"zeta_cpu\" not implemented for 'ComplexFloat'"):
+        fg.special.zeta(fg.tensor([2.0]).to(fg.complex64), fg.tensor([1.0]))
+
+
+def test_zeta_gradients():
+    s = np.array([2.0, 3.5, 1.5])
+    out = check_op(
+        lambda T, q: T.special.zeta(T.tensor(s, dtype=T.float64), q),
+        np.array([0.4, 2.0, 7.0]),
+        atol=1e-9,
+        rtol=1e-9,
+    )
+    assert out.grad_fn.name() == "SpecialZetaBackward0"
+    q = fg.tensor([1.5, 2.0], dtype=fg.float64, requires_grad=True)
+    assert fg.special.zeta(2.0, q).grad_fn.name() == "SpecialZetaBackward1"
+    assert fg.special.zeta(q, 2.0).grad_fn.name() == "SpecialZetaBackward2"
+    modules = [fg] + ([torch] if has_torch else [])
+    for T in modules:
+        x = T.tensor([1.5, 2.0], dtype=T.float64, requires_grad=True)
+        with pytest.raises(NotImplementedError, match="the derivative for 'zeta' is not implemented."):
+            T.special.zeta(x, 2.0).sum().backward()
+        q = T.tensor([1.5, 2.0], dtype=T.float64, requires_grad=True)
+        T.special.zeta(2.0, q).sum().backward()
+        assert q.grad.tolist() == pytest.approx([-0.8287966442343199, -0.4041138063191886], rel=1e-13)
+
+
+# The forms PyTorch does not differentiate.
+
+NO_GRAD = ["modified_bessel_i0", "modified_bessel_i1", "spherical_bessel_j0"]
+
+
+@needs_torch
+@pytest.mark.parametrize("name", NO_GRAD)
+def test_undifferentiated_bessel_match_torch(name):
+    got = getattr(fg.special, name)(fg.tensor(GRID)).numpy()
+    expected = getattr(torch.special, name)(torch.tensor(GRID)).numpy()
+    _assert_close(got, expected, 1e-13)
+    x = GRID[np.abs(GRID) < 3e38].astype(np.float32)
+    got32 = getattr(fg.special, name)(fg.tensor(x))
+    assert got32.dtype == fg.float32
+    # Subnormal float32 results keep only a few bits.
+    _assert_close(got32.numpy(), getattr(torch.special, name)(torch.tensor(x)).numpy(), 1e-5, atol=1e-37)
+
+
+@pytest.mark.parametrize("name", NO_GRAD)
+def test_undifferentiated_bessel_record_no_gradient(name):
+    f = getattr(fg.special, name)
+    x = fg.tensor([0.5, -2.0, 0.0], dtype=fg.float64, requires_grad=True)
+    out = f(x)
+    assert not out.requires_grad and out.grad_fn is None
+    with pytest.raises(
+        RuntimeError, match="element 0 of tensors does not require grad and does not have a grad_fn"
+    ):
+        out.sum().backward()
+    assert f(fg.tensor([1, 2])).dtype == fg.float32 and f(fg.tensor([True])).dtype == fg.float32
+    with pytest.raises(NotImplementedError, match=f"\"{name}_cpu\" not implemented for 'ComplexFloat'"):
+        f(fg.tensor([1.0]).to(fg.complex64))
+    assert f(fg.tensor([0.0])).item() == (0.0 if name == "modified_bessel_i1" else 1.0)
+    if name != "spherical_bessel_j0":
+        same = getattr(fg.special, name.replace("modified_bessel_", ""))(x.detach())
+        assert out.tolist() == same.tolist()
+    else:
+        assert out.tolist()[:2] == pytest.approx([math.sin(0.5) / 0.5, math.sin(-2.0) / -2.0], rel=1e-15)
