@@ -3,7 +3,7 @@
 //! with their gradients. The kernels compute in double precision (float32
 //! rounds the result), so one series serves both dtypes.
 
-use super::binary::{add, float_dtype_error, mul, sub};
+use super::binary::{add, mul, sub};
 use super::copy::cast;
 use super::elementwise::{map, zip_map};
 use super::num::{Float, RealFloat};
@@ -48,7 +48,7 @@ fn psi(x: f64) -> f64 {
     shift + x.ln() - 0.5 / x - series
 }
 
-/// B₂ⱼ/(2j)! for j = 1..8: the Euler-Maclaurin corrections of [`hurwitz_zeta`].
+/// B₂ⱼ/(2j)! for j = 1..8: the Euler-Maclaurin corrections of [`zeta_value`].
 const BERNOULLI_OVER_FACTORIAL: [f64; 8] = [
     1.0 / 12.0,
     -1.0 / 720.0,
@@ -59,11 +59,6 @@ const BERNOULLI_OVER_FACTORIAL: [f64; 8] = [
     1.0 / 74724249600.0,
     -3617.0 / 10670622842880000.0,
 ];
-
-/// ζ(s, q) = Σₖ (q + k)⁻ˢ for an integer `s >= 2` (see [`zeta_value`]).
-fn hurwitz_zeta(s: i32, q: f64) -> f64 {
-    zeta_value(f64::from(s), q)
-}
 
 /// The Hurwitz zeta function ζ(s, q) = Σₖ (q + k)⁻ˢ for real s > 1: the
 /// first terms summed until `q` is large, the rest by Euler-Maclaurin.
@@ -108,17 +103,16 @@ fn zeta_value(s: f64, q: f64) -> f64 {
         }
         q += 1.0;
     }
-    let sf = s;
-    let mut tail = q.powf(1.0 - sf) / (sf - 1.0) + 0.5 * q.powf(-sf);
+    let mut tail = q.powf(1.0 - s) / (s - 1.0) + 0.5 * q.powf(-s);
     // s (s+1) ... (s+2j-2) q^(-s-2j+1), built up term by term.
-    let mut factor = sf * q.powf(-sf - 1.0);
+    let mut factor = s * q.powf(-s - 1.0);
     for (j, b) in BERNOULLI_OVER_FACTORIAL.iter().enumerate() {
         let term = b * factor;
         tail += term;
         if term.abs() < 1e-17 * tail.abs() {
             break;
         }
-        let rise = sf + 2.0 * j as f64 + 1.0;
+        let rise = s + 2.0 * j as f64 + 1.0;
         factor *= rise * (rise + 1.0) / (q * q);
     }
     sum + tail
@@ -131,7 +125,7 @@ fn polygamma_value(n: u32, x: f64) -> f64 {
     }
     let factorial: f64 = (1..=n).map(f64::from).product();
     let sign = if n % 2 == 1 { 1.0 } else { -1.0 };
-    sign * factorial * hurwitz_zeta(n as i32 + 1, x)
+    sign * factorial * zeta_value(f64::from(n) + 1.0, x)
 }
 
 /// The inverse error function: a published rational first guess (Giles,
@@ -231,17 +225,9 @@ fn real_zip(
         unreachable!("checked to be a real float"))
 }
 
-/// `f` over a real floating tensor (bool and int64 compute in the default
-/// float dtype); other dtypes are PyTorch's error naming `kernel`.
-fn special_map(a: &Tensor, kernel: &str, f: impl Fn(f64) -> f64 + Sync + Send) -> Result<Tensor> {
-    let t = floating(a);
-    with_real_float!(t.dtype(), T => Ok(map::<T, T>(&t, |x: T| T::from_f64(f(x.to_f64())))),
-        Err(float_dtype_error(kernel, t.dtype())))
-}
-
 /// `ln|Γ(x)|`, `LgammaBackward0`: the gradient is ψ(x).
 pub fn lgamma(a: &Tensor) -> Result<Tensor> {
-    let out = special_map(a, "lgamma_vml_cpu", ln_gamma)?;
+    let out = real_map(a, "lgamma_vml_cpu", ln_gamma)?;
     record(
         "LgammaBackward0",
         &[a],
@@ -263,7 +249,7 @@ pub fn polygamma(n: i64, a: &Tensor) -> Result<Tensor> {
         bail!(Runtime, "polygamma(n, x) does not support negative n.");
     };
     let kernel = if order == 0 { "digamma" } else { "polygamma" };
-    let out = special_map(a, kernel, move |x| polygamma_value(order, x))?;
+    let out = real_map(a, kernel, move |x| polygamma_value(order, x))?;
     let name = if order == 0 {
         "DigammaBackward0"
     } else {
@@ -285,7 +271,7 @@ pub fn polygamma(n: i64, a: &Tensor) -> Result<Tensor> {
 /// The inverse of `erf`, `ErfinvBackward0`: the gradient is
 /// √π/2 · exp(erfinv(x)²).
 pub fn erfinv(a: &Tensor) -> Result<Tensor> {
-    let out = special_map(a, "erfinv_vml_cpu", inverse_erf)?;
+    let out = real_map(a, "erfinv_vml_cpu", inverse_erf)?;
     record(
         "ErfinvBackward0",
         &[a],
