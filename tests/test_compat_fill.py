@@ -420,13 +420,20 @@ def test_tensor_bernoulli():
 
 def test_tensor_bernoulli_autograd_and_errors():
     for T in MODULES:
-        p = T.full((3,), 0.5, requires_grad=True)
-        out = p.bernoulli()
-        assert out.requires_grad
-        out.sum().backward()
-        assert p.grad.tolist() == [0.0, 0.0, 0.0]
-        with pytest.raises(RuntimeError, match="derivative for aten::bernoulli is not implemented"):
-            p.bernoulli(0.3).sum().backward()
+        for sample in (lambda p: p.bernoulli(), T.bernoulli):
+            p = T.full((3,), 0.5, requires_grad=True)
+            out = sample(p)
+            assert out.requires_grad and out.grad_fn.name() == "BernoulliBackward0"
+            out.sum().backward()
+            assert p.grad.tolist() == [0.0, 0.0, 0.0]
+        for sample in (lambda p: p.bernoulli(0.3), lambda p, T=T: T.bernoulli(p, 0.3)):
+            p = T.full((3,), 0.5, requires_grad=True)
+            out = sample(p)
+            assert out.requires_grad and out.grad_fn.name().endswith("NotImplemented")
+            with pytest.raises(RuntimeError, match="derivative for aten::bernoulli is not implemented"):
+                out.sum().backward()
+        with T.no_grad():
+            assert T.bernoulli(T.full((3,), 0.5, requires_grad=True)).grad_fn is None
     raises_like_torch(
         lambda T: T.zeros(3).bernoulli(T.ones(3)), TypeError, "bernoulli() received an invalid combination"
     )

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import ferrograd as fg
 
-from helpers import arrays, check_op, has_torch
+from helpers import arrays, assert_raises_like_torch, check_op, has_torch, torch
 
 
 @st.composite
@@ -50,6 +50,89 @@ def test_mm_bmm_addmm(data):
     check_op(lambda T, x, y: T.dot(x, y), v, w)
     check_op(lambda T, x, y: T.mv(x, y), a, v)
     check_op(lambda T, x, y: T.outer(x, y), v, c)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    data=st.data(),
+    lead=st.lists(st.integers(1, 3), max_size=2),
+    bias=st.sampled_from(["vector", "scalar", "none"]),
+    transposed=st.booleans(),
+)
+def test_linear_values_and_grads(data, lead, bias, transposed):
+    """F.linear on 1-D, 2-D and batched inputs (contiguous or not), with a vector, scalar or no bias."""
+    k, n = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    x = data.draw(arrays((*lead, k)))
+    w = data.draw(arrays((n, k)))
+    if transposed and x.ndim >= 2:
+        # A non-contiguous input: the transpose of a contiguous array.
+        x = np.swapaxes(x, -1, -2).copy()
+        prepare = lambda t: t.transpose(-1, -2)  # noqa: E731
+    else:
+        prepare = lambda t: t  # noqa: E731
+    if bias == "none":
+        check_op(lambda T, a, b: T.nn.functional.linear(prepare(a), b), x, w)
+        return
+    c = data.draw(arrays((n,) if bias == "vector" else ()))
+    check_op(lambda T, a, b, i: T.nn.functional.linear(prepare(a), b, i), x, w, c)
+
+
+# (input shape, input contiguous, bias shape or None) -> the grad_fn PyTorch records
+LINEAR_GRAD_FNS = [
+    ((3, 4), True, (5,), "AddmmBackward0"),
+    ((3, 4), True, (3, 5), "AddmmBackward0"),
+    ((3, 4), True, None, "MmBackward0"),
+    ((2, 3, 4), True, (5,), "ViewBackward0"),
+    ((0, 3, 4), True, (5,), "ViewBackward0"),
+    ((4,), True, (5,), "ViewBackward0"),
+    ((2, 3, 4), False, (5,), "AddBackward0"),
+    ((2, 3, 4), True, (), "AddBackward0"),
+    ((2, 3, 4), True, None, "UnsafeViewBackward0"),
+]
+
+
+@pytest.mark.parametrize(("shape", "contiguous", "bias_shape", "name"), LINEAR_GRAD_FNS)
+def test_linear_records_the_nodes_torch_records(shape, contiguous, bias_shape, name):
+    modules = [fg] + ([torch] if has_torch else [])
+    for T in modules:
+        x = T.randn(*shape).requires_grad_()
+        if not contiguous:
+            x = T.randn(*shape[:-2], shape[-1], shape[-2]).transpose(-1, -2).requires_grad_()
+        w = T.randn(5, shape[-1], requires_grad=True)
+        b = None if bias_shape is None else T.randn(bias_shape, requires_grad=True)
+        out = T.nn.functional.linear(x, w, b)
+        assert out.grad_fn.name() == name
+        assert tuple(out.shape) == (*shape[:-1], 5)
+
+
+def test_linear_gives_the_weight_its_own_strides_and_the_bias_a_row_sum():
+    """The weight used as `W.t()` inside addmm still gets the contiguous gradient `g^T @ x`."""
+    x = fg.randn(64, 30, dtype=fg.float64)
+    w = fg.randn(20, 30, dtype=fg.float64, requires_grad=True)
+    b = fg.randn(20, dtype=fg.float64, requires_grad=True)
+    g = np.random.default_rng(0).standard_normal((64, 20))
+    fg.nn.functional.linear(x, w, b).backward(fg.tensor(g))
+    assert w.grad.is_contiguous() and w.grad.stride() == (30, 1)
+    np.testing.assert_allclose(w.grad.numpy(), g.T @ x.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), g.sum(0), rtol=1e-12)
+
+
+def test_linear_errors_as_torch():
+    assert_raises_like_torch(
+        lambda F, T: F.linear(T.randn(3, 4), T.randn(5, 3), T.randn(5)),
+        RuntimeError,
+        r"mat1 and mat2 shapes cannot be multiplied \(3x4 and 3x5\)",
+    )
+    assert_raises_like_torch(
+        lambda F, T: F.linear(T.randn(3, 4), T.randn(4), T.randn(5)),
+        RuntimeError,
+        "mat2 must be a matrix, got 1-D tensor",
+    )
+    assert_raises_like_torch(
+        lambda F, T: F.linear(T.randn(2, 3, 4), T.randn(5, 3), T.randn(5)),
+        RuntimeError,
+        r"mat1 and mat2 shapes cannot be multiplied \(6x4 and 3x5\)",
+    )
 
 
 def test_addmm_with_default_factors_matches_its_expansion_to_second_order():

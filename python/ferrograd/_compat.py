@@ -67,7 +67,6 @@ def _no_derivative(op: str):
     return NoDerivative
 
 
-_BernoulliNoDerivative = _no_derivative("bernoulli")
 _BinomialNoDerivative = _no_derivative("binomial")
 
 
@@ -89,17 +88,7 @@ def _bernoulli(self: Tensor, p=None, *, generator=None) -> Tensor:
             kernel = "bernoulli_tensor_cpu_self_"
         if p is None or self.dtype.is_complex:
             raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype_name(self.dtype)}'")
-    with no_grad():
-        sample = (
-            _C.bernoulli(self, generator=generator)
-            if p is None
-            else _C.bernoulli(self, p, generator=generator)
-        )
-    if not _tracks(self):
-        return sample
-    if p is None:
-        return _ZeroGradSample.apply(self, sample)
-    return _BernoulliNoDerivative.apply(sample, self)
+    return _C.bernoulli(self, p, generator=generator)
 
 
 def poisson(input: Tensor, generator=None) -> Tensor:

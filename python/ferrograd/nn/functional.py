@@ -163,8 +163,7 @@ __all__ = [
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    out = input.matmul(weight.t())
-    return out if bias is None else out + bias
+    return _C.linear(input, weight, bias)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

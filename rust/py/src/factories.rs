@@ -570,11 +570,7 @@ fn bernoulli(
     generator: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
     drawing_from(generator, || match p {
-        Some(p) => {
-            let out = Tensor::zeros(input.t.shape(), input.t.dtype());
-            random::bernoulli_scalar_(&out, p).py()?;
-            Ok(out.into())
-        }
+        Some(p) => Ok(random::bernoulli_with_probability(&input.t, p).py()?.into()),
         None => Ok(random::bernoulli(&input.t).py()?.into()),
     })
 }

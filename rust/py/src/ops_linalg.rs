@@ -377,6 +377,23 @@ fn addmm(
     PyTensor::from(operand(input)?).addmm(py, mat1, mat2, beta, alpha)
 }
 
+/// `ferrograd.nn.functional.linear(input, weight, bias=None)`.
+#[pyfunction]
+#[pyo3(signature = (input, weight, bias=None))]
+fn linear(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    weight: PyRef<'_, PyTensor>,
+    bias: Option<PyRef<'_, PyTensor>>,
+) -> PyResult<PyTensor> {
+    let (x, w, b) = (&input.t, &weight.t, bias.as_ref().map(|b| &b.t));
+    Ok(
+        maybe_detach(py, x.numel().max(w.numel()), || matmul::linear(x, w, b))
+            .py()?
+            .into(),
+    )
+}
+
 /// `nll_loss` on a `(N, C)` input and `(N,)` targets; the functional
 /// layer reshapes other shapes to these.
 #[pyfunction]
@@ -510,6 +527,7 @@ fn _batch_norm(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(addmm, m)?)?;
+    m.add_function(wrap_pyfunction!(linear, m)?)?;
     m.add_function(wrap_pyfunction!(_nll_loss, m)?)?;
     m.add_function(wrap_pyfunction!(_batch_norm, m)?)?;
     m.add_function(wrap_pyfunction!(_layer_norm, m)?)?;

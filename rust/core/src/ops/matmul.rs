@@ -7,7 +7,7 @@ use super::copy::contiguous;
 use super::num::Arith;
 use super::reduce::sum;
 use super::result_type;
-use super::shape::{expand_to, reshape, squeeze_dims, transpose, unsqueeze};
+use super::shape::{expand_to, reshape, squeeze_dims, transpose, unsqueeze, view};
 use super::unary::conj;
 use crate::autograd::{record, SavedTensor};
 use crate::tensor::layout::{broadcast_shapes, Layout};
@@ -420,48 +420,56 @@ fn check_mm(a: &Tensor, b: &Tensor) -> Result<()> {
     Ok(())
 }
 
-/// The backward of a (batched) matrix product, shared by `mm` and `bmm`:
-/// `grad_a = g @ b^H`, `grad_b = a^H @ g`.
+/// The backward of a (batched) matrix product, shared by `mm` and `bmm`.
 fn record_mm(name: &'static str, a: &Tensor, b: &Tensor, out: &Tensor) {
     let (ra, rb) = (a.requires_grad(), b.requires_grad());
     let prod = if name == "MmBackward0" { mm } else { bmm };
-    let (a_transposed, b_transposed) = (stored_transposed(a), stored_transposed(b));
+    let transposed = (stored_transposed(a), stored_transposed(b));
     record(
         name,
         &[a, b],
         out,
         || (save_if(rb, a), save_if(ra, b)),
         move |ctx, (sa, sb), g| {
-            // A gradient is computed transposed when its operand is stored
-            // transposed (a weight used as `W.t()`), so it reaches `.grad`
-            // with the operand's own strides and `.grad` keeps it as it is.
-            let ga = match sb {
-                Some(b) if a_transposed => {
-                    let b = b.unpack(ctx)?;
-                    Some(transpose(
-                        &prod(&conj(&b)?, &transpose(g, -2, -1)?)?,
-                        -2,
-                        -1,
-                    )?)
-                }
-                Some(b) => Some(prod(g, &adjoint(&b.unpack(ctx)?)?)?),
-                None => None,
-            };
-            let gb = match sa {
-                Some(a) if b_transposed => {
-                    let a = a.unpack(ctx)?;
-                    Some(transpose(
-                        &prod(&transpose(g, -2, -1)?, &conj(&a)?)?,
-                        -2,
-                        -1,
-                    )?)
-                }
-                Some(a) => Some(prod(&adjoint(&a.unpack(ctx)?)?, g)?),
-                None => None,
-            };
+            let a = sa.as_ref().map(|s| s.unpack(ctx)).transpose()?;
+            let b = sb.as_ref().map(|s| s.unpack(ctx)).transpose()?;
+            let (ga, gb) = product_grads(prod, transposed, a.as_ref(), b.as_ref(), g)?;
             Ok(grads![ga, gb])
         },
     );
+}
+
+/// The gradients of `a @ b` for incoming gradient `g`: `g @ b^H` when `b`
+/// is given (the gradient of `a`) and `a^H @ g` when `a` is given (the
+/// gradient of `b`). A gradient is computed transposed when its operand is
+/// stored transposed (a weight used as `W.t()`), so it reaches `.grad`
+/// with the operand's own strides and `.grad` keeps it as it is.
+fn product_grads(
+    prod: fn(&Tensor, &Tensor) -> Result<Tensor>,
+    (a_transposed, b_transposed): (bool, bool),
+    a: Option<&Tensor>,
+    b: Option<&Tensor>,
+    g: &Tensor,
+) -> Result<(Option<Tensor>, Option<Tensor>)> {
+    let ga = match b {
+        Some(b) if a_transposed => Some(transpose(
+            &prod(&conj(b)?, &transpose(g, -2, -1)?)?,
+            -2,
+            -1,
+        )?),
+        Some(b) => Some(prod(g, &adjoint(b)?)?),
+        None => None,
+    };
+    let gb = match a {
+        Some(a) if b_transposed => Some(transpose(
+            &prod(&transpose(g, -2, -1)?, &conj(a)?)?,
+            -2,
+            -1,
+        )?),
+        Some(a) => Some(prod(&adjoint(a)?, g)?),
+        None => None,
+    };
+    Ok((ga, gb))
 }
 
 /// Whether `t` is the transpose of a contiguous tensor (and not itself
@@ -761,6 +769,7 @@ pub fn addmm(
     };
     let out = out.detach();
     let (r1, r2) = (m1.requires_grad(), m2.requires_grad());
+    let transposed = (stored_transposed(m1), stored_transposed(m2));
     record(
         "AddmmBackward0",
         &[input, m1, m2],
@@ -768,27 +777,40 @@ pub fn addmm(
         || (save_if(r2, m1), save_if(r1, m2)),
         move |ctx, (s1, s2), g| {
             let gi = Some(times(g.clone(), &conj(&beta_t)?, unit_beta)?);
+            let m1 = s1.as_ref().map(|s| s.unpack(ctx)).transpose()?;
+            let m2 = s2.as_ref().map(|s| s.unpack(ctx)).transpose()?;
+            let (g1, g2) = product_grads(mm, transposed, m1.as_ref(), m2.as_ref(), g)?;
             let alpha_c = conj(&alpha_t)?;
-            let g1 = match s2 {
-                Some(m2) => Some(times(
-                    mm(g, &adjoint(&m2.unpack(ctx)?)?)?,
-                    &alpha_c,
-                    unit_alpha,
-                )?),
-                None => None,
-            };
-            let g2 = match s1 {
-                Some(m1) => Some(times(
-                    mm(&adjoint(&m1.unpack(ctx)?)?, g)?,
-                    &alpha_c,
-                    unit_alpha,
-                )?),
-                None => None,
-            };
-            Ok(grads![gi, g1, g2])
+            let scale = |t: Option<Tensor>| t.map(|t| times(t, &alpha_c, unit_alpha)).transpose();
+            Ok(grads![gi, scale(g1)?, scale(g2)?])
         },
     );
     Ok(out)
+}
+
+/// `input @ weight.t() + bias` (`torch.nn.functional.linear`), recorded as
+/// PyTorch records it: a batch of rows with a bias is one `AddmmBackward0`
+/// node; other contiguous inputs with a vector bias fold their leading
+/// dimensions into rows for that product and view the result back.
+pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+    let weight_t = super::shape::t(weight)?;
+    let (one, ndim) = (Scalar::Int(1), input.ndim());
+    match bias {
+        None => matmul(input, &weight_t),
+        Some(bias) if ndim == 2 => addmm(bias, input, &weight_t, one, one),
+        Some(bias) if ndim > 0 && bias.ndim() == 1 && input.is_contiguous() => {
+            let features = input.shape()[ndim - 1] as i64;
+            let rows = view(input, &[-1, features])?;
+            let out = addmm(bias, &rows, &weight_t, one, one)?;
+            let mut shape: Vec<i64> = input.shape()[..ndim - 1]
+                .iter()
+                .map(|&d| d as i64)
+                .collect();
+            shape.push(out.shape()[1] as i64);
+            view(&out, &shape)
+        }
+        Some(bias) => add(&matmul(input, &weight_t)?, bias),
+    }
 }
 
 #[cfg(test)]

@@ -8,8 +8,9 @@
 
 use super::copy::cast;
 use super::elementwise::PARALLEL_MIN_ELEMENTS;
+use crate::autograd::record;
 use crate::tensor::{DType, Element, Scalar, ScalarConvert, Tensor};
-use crate::{bail, with_dtype, Result};
+use crate::{bail, grads, with_dtype, Result};
 use parking_lot::Mutex;
 use rand::rngs::{SmallRng, StdRng};
 use rand::{Rng, RngCore, SeedableRng};
@@ -300,10 +301,33 @@ pub fn bernoulli_tensor_(t: &Tensor, p: &Tensor) -> Result<()> {
     Ok(())
 }
 
-/// `bernoulli(p)`: a new tensor of `p`'s shape and dtype.
+/// `bernoulli(p)`: a new tensor of `p`'s shape and dtype. Its gradient with
+/// respect to `p` is zero (`BernoulliBackward0`).
 pub fn bernoulli(p: &Tensor) -> Result<Tensor> {
     let out = Tensor::zeros(p.shape(), p.dtype());
     bernoulli_tensor_(&out, p)?;
+    record(
+        "BernoulliBackward0",
+        &[p],
+        &out,
+        || (),
+        |_, _, g| Ok(grads![Some(Tensor::zeros(g.shape(), g.dtype()))]),
+    );
+    Ok(out)
+}
+
+/// `bernoulli(input, p)`: samples of the one probability `p` in `input`'s
+/// shape and dtype. Not differentiable with respect to `input`.
+pub fn bernoulli_with_probability(input: &Tensor, p: f64) -> Result<Tensor> {
+    let out = Tensor::zeros(input.shape(), input.dtype());
+    bernoulli_scalar_(&out, p)?;
+    record(
+        "NotImplemented",
+        &[input],
+        &out,
+        || (),
+        |_, _, _| bail!(Runtime, "derivative for aten::bernoulli is not implemented"),
+    );
     Ok(out)
 }
 
