@@ -239,3 +239,43 @@ def test_a_generator_of_ones_own_draws_apart_from_the_global_one():
     assert fg.manual_seed(3) is not None and fg.default_generator.initial_seed() == 3
     with pytest.raises(TypeError, match="expected a ferrograd.Generator as generator, but got int"):
         fg.rand(2, generator=3)
+
+
+HUGE = 2**62
+
+# Sizes whose element count does not fit in memory's address range: each raises instead of
+# panicking, aborting or wrapping the count around (a wrapped count once gave `ones(2**40, 2**30)`
+# an empty buffer behind its shape).
+OVERFLOWING_SIZES = {
+    "zeros": lambda: fg.zeros(HUGE),
+    "ones": lambda: fg.ones(2**40, 2**30),
+    "empty": lambda: fg.empty(HUGE),
+    "full": lambda: fg.full((HUGE,), 1.0),
+    "randn": lambda: fg.randn(HUGE),
+    "randint": lambda: fg.randint(0, 5, (HUGE,)),
+    "new_zeros": lambda: fg.randn(2).new_zeros(HUGE),
+    "new_full": lambda: fg.randn(2).new_full((HUGE,), 1.0),
+    "arange": lambda: fg.arange(HUGE),
+    "linspace": lambda: fg.linspace(0, 1, HUGE),
+    "eye": lambda: fg.eye(2**40),
+    "expand": lambda: fg.randn(1).expand(HUGE),
+    "broadcast": lambda: fg.randn(2**31, 1).expand(2**31, 2**31),
+    "repeat": lambda: fg.randn(2).repeat(HUGE),
+    "pad": lambda: fg.nn.functional.pad(fg.randn(2), (HUGE, 0)),
+    "as_strided": lambda: fg.randn(4).as_strided((HUGE,), (0,)),
+    "vander": lambda: fg.vander(fg.randn(3), HUGE),
+    "one_hot": lambda: fg.nn.functional.one_hot(fg.tensor([HUGE])),
+    "multinomial": lambda: fg.multinomial(fg.rand(3), HUGE, replacement=True),
+    "cartesian_prod": lambda: fg.cartesian_prod(*[fg.randn(2**20)] * 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OVERFLOWING_SIZES))
+def test_sizes_past_the_address_range_raise(name):
+    with pytest.raises(RuntimeError, match=r"Storage size calculation overflowed with sizes=\["):
+        OVERFLOWING_SIZES[name]()
+
+
+def test_zero_sized_shapes_with_large_sides_stay_valid():
+    assert fg.zeros(HUGE, 0).shape == (HUGE, 0)
+    assert fg.randn(0).view(HUGE, HUGE, 0).numel() == 0

@@ -4,7 +4,7 @@ use crate::convert::{dtype_arg, operand, scalar, sizes};
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor};
 use ferrograd_core::ops::{creation, random};
-use ferrograd_core::tensor::{Layout, Storage};
+use ferrograd_core::tensor::{layout, Layout, Storage};
 use ferrograd_core::{DType, Scalar, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -111,7 +111,7 @@ fn dtype_or(dtype: Option<&Bound<'_, PyAny>>, default: DType) -> PyResult<DType>
 }
 
 fn shape_of(size: &Bound<'_, PyTuple>) -> PyResult<Vec<usize>> {
-    sizes(size)?
+    let shape = sizes(size)?
         .into_iter()
         .map(|d| {
             usize::try_from(d).map_err(|_| {
@@ -121,7 +121,9 @@ fn shape_of(size: &Bound<'_, PyTuple>) -> PyResult<Vec<usize>> {
                 ))
             })
         })
-        .collect()
+        .collect::<PyResult<Vec<usize>>>()?;
+    layout::check_numel(&shape).py()?;
+    Ok(shape)
 }
 
 #[pyfunction]

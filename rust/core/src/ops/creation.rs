@@ -1,6 +1,7 @@
 //! Deterministic factories: ranges, evenly spaced values and identities.
 
 use super::num::Arith;
+use crate::tensor::layout::check_numel;
 use crate::tensor::{DType, Scalar, ScalarConvert, Tensor};
 use crate::{bail, with_dtype, with_real_float, Result};
 
@@ -36,6 +37,7 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) ->
     } else {
         ((e - s) / st).ceil() as usize
     };
+    check_numel(&[n])?;
     Ok(with_dtype!(dtype, T => {
         let v: Vec<T> = (0..n).map(|i| T::from_scalar(Scalar::Float(s + i as f64 * st))).collect();
         Tensor::from_vec(v, &[n])?
@@ -49,6 +51,7 @@ pub fn linspace(start: Scalar, end: Scalar, steps: i64, dtype: DType) -> Result<
         bail!(Runtime, "number of steps must be non-negative");
     }
     let n = steps as usize;
+    check_numel(&[n])?;
     // One step gives `start`.
     let half = if n == 1 { 1 } else { n / 2 };
     let fill = |s: f64, e: f64| -> Vec<f64> {
@@ -93,6 +96,7 @@ pub fn eye(n: i64, m: Option<i64>, dtype: DType) -> Result<Tensor> {
         bail!(Runtime, "m must be greater or equal to 0, got {m}");
     }
     let (n, m) = (n as usize, m as usize);
+    check_numel(&[n, m])?;
     Ok(with_dtype!(dtype, T => {
         let mut v = vec![T::zero(); n * m];
         for i in 0..n.min(m) {

@@ -390,6 +390,9 @@ pub fn multinomial(p: &Tensor, num_samples: i64, replacement: bool) -> Result<Te
             "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
         );
     }
+    let mut out_shape = p.shape()[..p.ndim() - 1].to_vec();
+    out_shape.push(k);
+    crate::tensor::layout::check_numel(&out_shape)?;
     let rows = cast(p, DType::Float64).to_vec::<f64>();
     if rows.iter().any(|q| !q.is_finite() || *q < 0.0) {
         bail!(

@@ -571,6 +571,7 @@ pub fn as_strided(
         strides: stride.iter().map(|&s| s as isize).collect(),
         offset: offset as usize,
     };
+    crate::tensor::layout::check_numel(&layout.shape)?;
     let out = make_view(t, layout);
     crate::autograd::views::record_as_strided(t, &out)?;
     Ok(out)

@@ -17,6 +17,30 @@ pub fn numel(shape: &[usize]) -> usize {
     shape.iter().product()
 }
 
+/// Most elements a tensor may hold: its bytes (at most 16 per element)
+/// must fit in `isize`, as every buffer's do.
+const MAX_NUMEL: usize = isize::MAX as usize / 16;
+
+/// Checks that a tensor of `shape` has an element count that fits in
+/// memory's address range, with PyTorch's message when not. A shape from
+/// user input is checked before anything is allocated or indexed for it:
+/// the unchecked product would wrap around.
+pub fn check_numel(shape: &[usize]) -> Result<()> {
+    let fits = shape.contains(&0)
+        || shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .is_some_and(|n| n <= MAX_NUMEL);
+    if !fits {
+        bail!(
+            Runtime,
+            "Storage size calculation overflowed with sizes={}",
+            fmt_shape(shape)
+        );
+    }
+    Ok(())
+}
+
 /// Row-major strides for `shape`.
 pub fn contiguous_strides(shape: &[usize]) -> Strides {
     let mut strides: Strides = smallvec::smallvec![0; shape.len()];
@@ -145,6 +169,7 @@ impl Layout {
     /// This layout seen with `shape`, broadcasting size-1 and missing
     /// leading dimensions with stride 0 (the core of `expand`).
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Layout> {
+        check_numel(shape)?;
         let n = shape.len();
         if n < self.ndim() {
             bail!(
