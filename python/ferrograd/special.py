@@ -15,6 +15,11 @@ from ._C import Tensor
 from ._functions import _as_tensor, _to_float, logit, sinc, xlogy
 
 __all__ = [
+    "airy_ai",
+    "bessel_j0",
+    "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
     "digamma",
     "entr",
     "erf",
@@ -38,12 +43,16 @@ __all__ = [
     "logsumexp",
     "modified_bessel_i0",
     "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
     "multigammaln",
     "ndtr",
     "ndtri",
     "polygamma",
     "psi",
     "round",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
     "sinc",
     "softmax",
     "spherical_bessel_j0",
@@ -212,6 +221,55 @@ def modified_bessel_i1(input: Tensor) -> Tensor:
 def spherical_bessel_j0(input: Tensor) -> Tensor:
     """The spherical Bessel function ``sin(x) / x`` (1 at 0); like PyTorch's, it records no gradient."""
     return _C.special_spherical_bessel_j0(_tensor_argument("special_spherical_bessel_j0", input, "input", 1))
+
+
+def airy_ai(input: Tensor) -> Tensor:
+    """The Airy function Ai(x); like PyTorch's, it records no gradient."""
+    return _C.special_airy_ai(_tensor_argument("special_airy_ai", input, "input", 1))
+
+
+def bessel_j0(input: Tensor) -> Tensor:
+    """The Bessel function of the first kind J₀(x); like PyTorch's, it records no gradient."""
+    return _C.special_bessel_j0(_tensor_argument("special_bessel_j0", input, "input", 1))
+
+
+def bessel_j1(input: Tensor) -> Tensor:
+    """The Bessel function of the first kind J₁(x); like PyTorch's, it records no gradient."""
+    return _C.special_bessel_j1(_tensor_argument("special_bessel_j1", input, "input", 1))
+
+
+def bessel_y0(input: Tensor) -> Tensor:
+    """The Bessel function of the second kind Y₀(x) (NaN below 0); like PyTorch's, it records no gradient."""
+    return _C.special_bessel_y0(_tensor_argument("special_bessel_y0", input, "input", 1))
+
+
+def bessel_y1(input: Tensor) -> Tensor:
+    """The Bessel function of the second kind Y₁(x) (NaN below 0); like PyTorch's, it records no gradient."""
+    return _C.special_bessel_y1(_tensor_argument("special_bessel_y1", input, "input", 1))
+
+
+def modified_bessel_k0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the second kind K₀(x); like PyTorch's, it records no gradient."""
+    return _C.special_modified_bessel_k0(_tensor_argument("special_modified_bessel_k0", input, "input", 1))
+
+
+def modified_bessel_k1(input: Tensor) -> Tensor:
+    """The modified Bessel function of the second kind K₁(x); like PyTorch's, it records no gradient."""
+    return _C.special_modified_bessel_k1(_tensor_argument("special_modified_bessel_k1", input, "input", 1))
+
+
+def scaled_modified_bessel_k0(input: Tensor) -> Tensor:
+    """``exp(x) * K₀(x)``; like PyTorch's, it records no gradient."""
+    return _C.special_scaled_modified_bessel_k0(
+        _tensor_argument("special_scaled_modified_bessel_k0", input, "input", 1)
+    )
+
+
+def scaled_modified_bessel_k1(input: Tensor) -> Tensor:
+    """``exp(x) * K₁(x)``; like PyTorch's, it records no gradient."""
+    return _C.special_scaled_modified_bessel_k1(
+        _tensor_argument("special_scaled_modified_bessel_k1", input, "input", 1)
+    )
 
 
 def gammainc(input: Tensor, other: Tensor) -> Tensor:
