@@ -529,3 +529,129 @@ def test_airy_ai_identities():
     series = 1 - 5 / (72 * zeta) + 385 / (10368 * zeta**2)
     expected = math.exp(-zeta) / (2 * math.sqrt(math.pi) * z**0.25) * series
     assert _special("airy_ai", [z])[0] == pytest.approx(expected, rel=1e-8)
+
+
+# The orthogonal polynomials, taking (x, n).
+
+POLYNOMIALS = [
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
+]
+
+# x over and beyond [-1, 1] (its ends and the shifted forms' 0 and 1 included), and degrees: negative,
+# non-integer, past the switch to the closed forms, large (overflowing to NaN off [-1, 1]), inf and NaN.
+_POLY_X = np.concatenate([np.linspace(-3, 3, 61), [-1.0, 0.0, 1.0, 0.5, 1e-300, -0.0, 4.5, np.nan, np.inf]])
+_POLY_N = np.array(
+    [-3.0, -0.5, 0.0, 1.0, 2.0, 2.7, 3.0, 6.0, 7.0, 8.0, 9.0, 12.0, 25.0, 150.0, 1500.0, np.inf, np.nan]
+)
+
+
+@needs_torch
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_polynomials_match_torch(name):
+    x, n = np.meshgrid(_POLY_X, _POLY_N)
+    got = getattr(fg.special, name)(fg.tensor(x), fg.tensor(n)).numpy()
+    expected = getattr(torch.special, name)(torch.tensor(x), torch.tensor(n)).numpy()
+    # PyTorch's CPU loop gives some NaN x the value of the element before it (U₂(NaN) = U₂(4.5) = 80 here);
+    # ours are NaN for finite n >= 1 (a degree-0 polynomial, or n < 0, inf or NaN, has no x in it).
+    nan_x, has_x = np.isnan(x), np.isfinite(n) & (n >= 1)
+    assert np.isnan(got[nan_x & has_x]).all() and not np.isnan(got[nan_x & ~has_x]).any()
+    got, expected = got[~nan_x], expected[~nan_x]
+    # The recurrences round in the same order as PyTorch's, so they agree closely even where the
+    # values are large or cancel.
+    _assert_close(got, expected, 1e-12, atol=1e-12)
+    # Numbers on either side, and the float32 result of integer operands.
+    f = getattr(fg.special, name)
+    assert f(0.3, fg.tensor([4.0], dtype=fg.float64)).item() == pytest.approx(
+        getattr(torch.special, name)(0.3, torch.tensor([4.0], dtype=torch.float64)).item(), rel=1e-14
+    )
+    assert f(fg.tensor([0.3], dtype=fg.float64), 5).item() == pytest.approx(
+        getattr(torch.special, name)(torch.tensor([0.3], dtype=torch.float64), 5).item(), rel=1e-14
+    )
+    assert (
+        f(fg.tensor([1, 2]), 3).dtype == fg.float32 and f(fg.tensor([1, 2]), fg.tensor(3)).dtype == fg.float32
+    )
+    assert f(fg.tensor([0.5]), 2).dtype == fg.float32
+
+
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_polynomials_conventions_and_no_gradient(name):
+    f = getattr(fg.special, name)
+    x = fg.tensor([0.3, -0.7], dtype=fg.float64, requires_grad=True)
+    out = f(x, 3)
+    assert not out.requires_grad and out.grad_fn is None
+    # n is truncated; negative, infinite or NaN n gives 0.
+    assert f(x, 3.9).tolist() == out.tolist()
+    assert f(x.detach(), fg.tensor([-1.0, math.inf], dtype=fg.float64)).tolist() == [0.0, 0.0]
+    assert f(x.detach(), math.nan).tolist() == [0.0, 0.0]
+    assert f(x.detach(), 0).tolist() == [1.0, 1.0]
+    with pytest.raises(NotImplementedError, match=f"\"{name}_cpu\" not implemented for 'ComplexFloat'"):
+        f(fg.tensor([1.0]).to(fg.complex64), 2)
+    with pytest.raises(TypeError, match=f"special_{name}\\(\\) received an invalid combination of arguments"):
+        f(0.5, 2)
+
+
+def test_polynomials_closed_forms_and_recurrences():
+    """Independent of PyTorch: Tₙ(cos θ) = cos(nθ), Uₙ(cos θ) = sin((n+1)θ)/sin θ, Vₙ and Wₙ in their
+    half-angle forms, the shifted forms at (x + 1)/2, Hₙ(x) = 2ⁿ/² Heₙ(√2 x), Legendre's P₃ and
+    Laguerre's L₃, and large degrees off [-1, 1] against cosh(n acosh x)."""
+    theta = np.linspace(0.05, 3.1, 40)
+    c = np.cos(theta)
+    sp = fg.special
+
+    def ev(name, x, n):
+        return getattr(sp, name)(fg.tensor(x, dtype=fg.float64), n).numpy()
+
+    for n in (3, 7, 10, 40):
+        np.testing.assert_allclose(ev("chebyshev_polynomial_t", c, n), np.cos(n * theta), atol=1e-12)
+        np.testing.assert_allclose(
+            ev("chebyshev_polynomial_u", c, n),
+            np.sin((n + 1) * theta) / np.sin(theta),
+            rtol=1e-10,
+            atol=1e-10,
+        )
+        np.testing.assert_allclose(
+            ev("chebyshev_polynomial_v", c, n),
+            np.cos((n + 0.5) * theta) / np.cos(theta / 2),
+            rtol=1e-10,
+            atol=1e-10,
+        )
+        np.testing.assert_allclose(
+            ev("chebyshev_polynomial_w", c, n),
+            np.sin((n + 0.5) * theta) / np.sin(theta / 2),
+            rtol=1e-10,
+            atol=1e-10,
+        )
+        for kind in "tuvw":
+            np.testing.assert_allclose(
+                ev(f"shifted_chebyshev_polynomial_{kind}", (c + 1) / 2, n),
+                ev(f"chebyshev_polynomial_{kind}", c, n),
+                rtol=1e-12,
+                atol=1e-12,
+            )
+    x = np.linspace(-2.5, 2.5, 21)
+    for n in (2, 5, 9):
+        np.testing.assert_allclose(
+            ev("hermite_polynomial_h", x, n),
+            2 ** (n / 2) * ev("hermite_polynomial_he", np.sqrt(2) * x, n),
+            rtol=1e-12,
+            atol=1e-9,
+        )
+    np.testing.assert_allclose(
+        ev("legendre_polynomial_p", x, 3), (5 * x**3 - 3 * x) / 2, rtol=1e-13, atol=1e-14
+    )
+    np.testing.assert_allclose(
+        ev("laguerre_polynomial_l", x, 3), (-(x**3) + 9 * x**2 - 18 * x + 6) / 6, rtol=1e-13, atol=1e-14
+    )
+    y = np.array([1.01, 1.5, 2.0])
+    np.testing.assert_allclose(ev("chebyshev_polynomial_t", y, 30), np.cosh(30 * np.arccosh(y)), rtol=1e-12)

@@ -27,6 +27,7 @@ pub mod num;
 pub mod optim;
 pub mod pad;
 pub mod pointwise;
+pub mod polynomial;
 pub mod random;
 pub mod reduce;
 pub mod resize;

@@ -208,7 +208,7 @@ pub(super) fn real_map(
 /// `f` pairwise over the broadcast of two operands, in their result dtype
 /// (`promote`: integers compute in the default float dtype; otherwise they
 /// raise like the other unsupported dtypes).
-fn real_zip(
+pub(super) fn real_zip(
     a: &Tensor,
     b: &Tensor,
     kernel: &str,
