@@ -7,8 +7,8 @@
 //! above 6 (T) or 8 (U, V, W) use their closed trigonometric forms inside
 //! (-1, 1), as PyTorch's do.
 
-use super::special::real_zip;
-use crate::tensor::Tensor;
+use super::special::{real_zip, zip_dtype};
+use crate::tensor::{DType, Tensor};
 use crate::Result;
 
 /// n truncated as PyTorch's cast to int64 does on x86: NaN and values out of
@@ -21,16 +21,28 @@ fn degree(n: f64) -> i64 {
     }
 }
 
+/// Each recurrence step rounded to the result dtype: float32 results
+/// overflow (and turn NaN) where PyTorch's float32 kernels do.
+type Rounding = fn(f64) -> f64;
+
+fn to_f32(v: f64) -> f64 {
+    f64::from(v as f32)
+}
+
+fn exact(v: f64) -> f64 {
+    v
+}
+
 /// p_n by r = step(k, p_{k-1}, p_k) from p₀ = 1 and p₁ = `first`, stopping
 /// early once NaN (after an overflow the recurrence stays NaN).
-fn recurrence(n: i64, first: f64, step: impl Fn(f64, f64, f64) -> f64) -> f64 {
+fn recurrence(n: i64, first: f64, round: Rounding, step: impl Fn(f64, f64, f64) -> f64) -> f64 {
     if n == 0 {
         return 1.0;
     }
     let (mut p, mut q) = (1.0, first);
     let mut k = 1i64;
     while k < n && !q.is_nan() {
-        let r = step(k as f64, p, q);
+        let r = round(step(k as f64, p, q));
         p = q;
         q = r;
         k += 1;
@@ -39,8 +51,8 @@ fn recurrence(n: i64, first: f64, step: impl Fn(f64, f64, f64) -> f64) -> f64 {
 }
 
 /// The Chebyshev recurrence r = 2x q - p with p₁ = `first`.
-fn chebyshev_recurrence(x: f64, n: i64, first: f64) -> f64 {
-    recurrence(n, first, |_, p, q| (x + x) * q - p)
+fn chebyshev_recurrence(x: f64, n: i64, first: f64, round: Rounding) -> f64 {
+    recurrence(n, first, round, |_, p, q| (x + x) * q - p)
 }
 
 /// (-1)ⁿ as ±1.
@@ -52,7 +64,7 @@ fn parity(n: i64) -> f64 {
     }
 }
 
-fn chebyshev_t_value(x: f64, n: i64) -> f64 {
+fn chebyshev_t_value(x: f64, n: i64, round: Rounding) -> f64 {
     if n < 0 {
         return 0.0;
     }
@@ -62,10 +74,10 @@ fn chebyshev_t_value(x: f64, n: i64) -> f64 {
     if n > 6 && x.abs() < 1.0 {
         return (n as f64 * x.acos()).cos();
     }
-    chebyshev_recurrence(x, n, x)
+    chebyshev_recurrence(x, n, x, round)
 }
 
-fn chebyshev_u_value(x: f64, n: i64) -> f64 {
+fn chebyshev_u_value(x: f64, n: i64, round: Rounding) -> f64 {
     if n < 0 {
         return 0.0;
     }
@@ -81,10 +93,10 @@ fn chebyshev_u_value(x: f64, n: i64) -> f64 {
             n1 * (n1 * theta).cos() / x
         };
     }
-    chebyshev_recurrence(x, n, x + x)
+    chebyshev_recurrence(x, n, x + x, round)
 }
 
-fn chebyshev_v_value(x: f64, n: i64) -> f64 {
+fn chebyshev_v_value(x: f64, n: i64, round: Rounding) -> f64 {
     if n < 0 {
         return 0.0;
     }
@@ -100,10 +112,10 @@ fn chebyshev_v_value(x: f64, n: i64) -> f64 {
             parity(n) * odd
         };
     }
-    chebyshev_recurrence(x, n, x + x - 1.0)
+    chebyshev_recurrence(x, n, x + x - 1.0, round)
 }
 
-fn chebyshev_w_value(x: f64, n: i64) -> f64 {
+fn chebyshev_w_value(x: f64, n: i64, round: Rounding) -> f64 {
     if n < 0 {
         return 0.0;
     }
@@ -121,47 +133,49 @@ fn chebyshev_w_value(x: f64, n: i64) -> f64 {
             parity(n)
         };
     }
-    chebyshev_recurrence(x, n, x + x + 1.0)
+    chebyshev_recurrence(x, n, x + x + 1.0, round)
 }
 
 /// The physicists' Hermite polynomial: H_{k+1} = 2x H_k - 2k H_{k-1}.
-fn hermite_h_value(x: f64, n: i64) -> f64 {
+fn hermite_h_value(x: f64, n: i64, round: Rounding) -> f64 {
     if n < 0 {
         return 0.0;
     }
-    recurrence(n, x + x, |k, p, q| (x + x) * q - 2.0 * k * p)
+    recurrence(n, x + x, round, |k, p, q| (x + x) * q - 2.0 * k * p)
 }
 
 /// The probabilists' Hermite polynomial: He_{k+1} = x He_k - k He_{k-1}.
-fn hermite_he_value(x: f64, n: i64) -> f64 {
+fn hermite_he_value(x: f64, n: i64, round: Rounding) -> f64 {
     if n < 0 {
         return 0.0;
     }
-    recurrence(n, x, |k, p, q| x * q - k * p)
+    recurrence(n, x, round, |k, p, q| x * q - k * p)
 }
 
 /// L_{k+1} = ((2k + 1 - x) L_k - k L_{k-1}) / (k + 1); 1 at x = 0.
-fn laguerre_l_value(x: f64, n: i64) -> f64 {
+fn laguerre_l_value(x: f64, n: i64, round: Rounding) -> f64 {
     if n < 0 {
         return 0.0;
     }
     if x == 0.0 {
         return 1.0;
     }
-    recurrence(n, 1.0 - x, |k, p, q| {
+    recurrence(n, 1.0 - x, round, |k, p, q| {
         ((k + k + (1.0 - x)) * q - k * p) / (k + 1.0)
     })
 }
 
 /// P_{k+1} = ((2k + 1) x P_k - k P_{k-1}) / (k + 1); ±1 at x = ±1.
-fn legendre_p_value(x: f64, n: i64) -> f64 {
+fn legendre_p_value(x: f64, n: i64, round: Rounding) -> f64 {
     if n < 0 {
         return 0.0;
     }
     if x.abs() == 1.0 {
         return if x > 0.0 { 1.0 } else { parity(n) };
     }
-    recurrence(n, x, |k, p, q| ((k + k + 1.0) * x * q - k * p) / (k + 1.0))
+    recurrence(n, x, round, |k, p, q| {
+        ((k + k + 1.0) * x * q - k * p) / (k + 1.0)
+    })
 }
 
 /// One `pub fn name(x, n)` per polynomial: the kernel on (x, degree(n)),
@@ -172,9 +186,14 @@ macro_rules! polynomials {
         $(
             $(#[$doc])*
             pub fn $name(x: &Tensor, n: &Tensor) -> Result<Tensor> {
-                real_zip(x, n, concat!(stringify!($name), "_cpu"), true, |x, n| {
+                let round: Rounding = if zip_dtype(x, n, true) == DType::Float32 {
+                    to_f32
+                } else {
+                    exact
+                };
+                real_zip(x, n, concat!(stringify!($name), "_cpu"), true, move |x, n| {
                     $(let x = polynomials!(@$shift x);)?
-                    $kernel(x, degree(n))
+                    $kernel(x, degree(n), round)
                 })
             }
         )*
@@ -218,30 +237,33 @@ mod tests {
         // Tₙ(cos θ) = cos(nθ) on both sides of the switch to the closed form.
         let theta: f64 = 0.7;
         for n in [2, 5, 6, 7, 30] {
-            let t = chebyshev_t_value(theta.cos(), n);
+            let t = chebyshev_t_value(theta.cos(), n, exact);
             assert!((t - (n as f64 * theta).cos()).abs() < 1e-13, "{n}");
-            let u = chebyshev_u_value(theta.cos(), n);
+            let u = chebyshev_u_value(theta.cos(), n, exact);
             let expected = ((n + 1) as f64 * theta).sin() / theta.sin();
             assert!((u - expected).abs() < 1e-12, "{n}");
         }
         // Small degrees in closed form.
         let x = 0.3;
-        assert_eq!(chebyshev_v_value(x, 1), 2.0 * x - 1.0);
-        assert_eq!(chebyshev_w_value(x, 1), 2.0 * x + 1.0);
-        assert!((hermite_h_value(x, 3) - (8.0 * x * x * x - 12.0 * x)).abs() < 1e-15);
-        assert!((hermite_he_value(x, 3) - (x * x * x - 3.0 * x)).abs() < 1e-15);
-        assert!((laguerre_l_value(x, 2) - (x * x - 4.0 * x + 2.0) / 2.0).abs() < 1e-15);
-        assert!((legendre_p_value(x, 2) - (3.0 * x * x - 1.0) / 2.0).abs() < 1e-15);
+        assert_eq!(chebyshev_v_value(x, 1, exact), 2.0 * x - 1.0);
+        assert_eq!(chebyshev_w_value(x, 1, exact), 2.0 * x + 1.0);
+        assert!((hermite_h_value(x, 3, exact) - (8.0 * x * x * x - 12.0 * x)).abs() < 1e-15);
+        assert!((hermite_he_value(x, 3, exact) - (x * x * x - 3.0 * x)).abs() < 1e-15);
+        assert!((laguerre_l_value(x, 2, exact) - (x * x - 4.0 * x + 2.0) / 2.0).abs() < 1e-15);
+        assert!((legendre_p_value(x, 2, exact) - (3.0 * x * x - 1.0) / 2.0).abs() < 1e-15);
         // PyTorch's conventions.
         assert_eq!(degree(2.9), 2);
         assert_eq!(degree(-0.5), 0);
         assert!(degree(f64::NAN) < 0 && degree(f64::INFINITY) < 0);
-        assert_eq!(chebyshev_t_value(0.5, -1), 0.0);
-        assert_eq!(chebyshev_u_value(-1.0, 3), -4.0);
-        assert_eq!(chebyshev_v_value(-1.0, 2), 5.0);
-        assert_eq!(chebyshev_w_value(1.0, 2), 5.0);
-        assert_eq!(laguerre_l_value(0.0, 7), 1.0);
+        assert_eq!(chebyshev_t_value(0.5, -1, exact), 0.0);
+        assert_eq!(chebyshev_u_value(-1.0, 3, exact), -4.0);
+        assert_eq!(chebyshev_v_value(-1.0, 2, exact), 5.0);
+        assert_eq!(chebyshev_w_value(1.0, 2, exact), 5.0);
+        assert_eq!(laguerre_l_value(0.0, 7, exact), 1.0);
         // Overflow turns the recurrence NaN, as in PyTorch, and stops it.
-        assert!(chebyshev_t_value(3.0, 2000).is_nan());
+        assert!(chebyshev_t_value(3.0, 2000, exact).is_nan());
+        // In float32 that happens by degree 100, as in PyTorch's float32 kernel.
+        assert!(chebyshev_t_value(3.0, 100, exact).is_finite());
+        assert!(chebyshev_t_value(3.0, 100, to_f32).is_nan());
     }
 }
