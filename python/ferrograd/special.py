@@ -1,9 +1,10 @@
 """``ferrograd.special``: PyTorch's ``torch.special`` names for the special functions.
 
 The kernels (``lgamma``, ``digamma``, ``polygamma``, ``erf``, ``erfc``, ``erfinv``, ``erfcx``, the
-modified Bessel functions ``i0``, ``i0e``, ``i1``, ``i1e``, the incomplete gamma functions and
-``zeta``...) live in the core; the compositions here (``xlog1py``, ``entr``, ``ndtr``, ``ndtri``, ``log_ndtr``,
-``multigammaln``) are made of differentiable ops, so they differentiate to any order.
+modified Bessel functions ``i0``, ``i0e``, ``i1``, ``i1e``, the incomplete gamma functions, ``zeta``,
+the Bessel and Airy functions and the orthogonal polynomials...) live in the core; the compositions
+here (``xlog1py``, ``entr``, ``ndtr``, ``ndtri``, ``log_ndtr``, ``multigammaln``) are made of
+differentiable ops, so they differentiate to any order.
 """
 
 from __future__ import annotations
@@ -15,6 +16,15 @@ from ._C import Tensor
 from ._functions import _as_tensor, _to_float, logit, sinc, xlogy
 
 __all__ = [
+    "airy_ai",
+    "bessel_j0",
+    "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
     "digamma",
     "entr",
     "erf",
@@ -27,10 +37,14 @@ __all__ = [
     "gammainc",
     "gammaincc",
     "gammaln",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
     "i0",
     "i0e",
     "i1",
     "i1e",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
     "log1p",
     "log_ndtr",
     "log_softmax",
@@ -38,12 +52,20 @@ __all__ = [
     "logsumexp",
     "modified_bessel_i0",
     "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
     "multigammaln",
     "ndtr",
     "ndtri",
     "polygamma",
     "psi",
     "round",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
     "sinc",
     "softmax",
     "spherical_bessel_j0",
@@ -214,6 +236,55 @@ def spherical_bessel_j0(input: Tensor) -> Tensor:
     return _C.special_spherical_bessel_j0(_tensor_argument("special_spherical_bessel_j0", input, "input", 1))
 
 
+def airy_ai(input: Tensor) -> Tensor:
+    """The Airy function Ai(x); like PyTorch's, it records no gradient."""
+    return _C.special_airy_ai(_tensor_argument("special_airy_ai", input, "input", 1))
+
+
+def bessel_j0(input: Tensor) -> Tensor:
+    """The Bessel function of the first kind J₀(x); like PyTorch's, it records no gradient."""
+    return _C.special_bessel_j0(_tensor_argument("special_bessel_j0", input, "input", 1))
+
+
+def bessel_j1(input: Tensor) -> Tensor:
+    """The Bessel function of the first kind J₁(x); like PyTorch's, it records no gradient."""
+    return _C.special_bessel_j1(_tensor_argument("special_bessel_j1", input, "input", 1))
+
+
+def bessel_y0(input: Tensor) -> Tensor:
+    """The Bessel function of the second kind Y₀(x) (NaN below 0); like PyTorch's, it records no gradient."""
+    return _C.special_bessel_y0(_tensor_argument("special_bessel_y0", input, "input", 1))
+
+
+def bessel_y1(input: Tensor) -> Tensor:
+    """The Bessel function of the second kind Y₁(x) (NaN below 0); like PyTorch's, it records no gradient."""
+    return _C.special_bessel_y1(_tensor_argument("special_bessel_y1", input, "input", 1))
+
+
+def modified_bessel_k0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the second kind K₀(x); like PyTorch's, it records no gradient."""
+    return _C.special_modified_bessel_k0(_tensor_argument("special_modified_bessel_k0", input, "input", 1))
+
+
+def modified_bessel_k1(input: Tensor) -> Tensor:
+    """The modified Bessel function of the second kind K₁(x); like PyTorch's, it records no gradient."""
+    return _C.special_modified_bessel_k1(_tensor_argument("special_modified_bessel_k1", input, "input", 1))
+
+
+def scaled_modified_bessel_k0(input: Tensor) -> Tensor:
+    """``exp(x) * K₀(x)``; like PyTorch's, it records no gradient."""
+    return _C.special_scaled_modified_bessel_k0(
+        _tensor_argument("special_scaled_modified_bessel_k0", input, "input", 1)
+    )
+
+
+def scaled_modified_bessel_k1(input: Tensor) -> Tensor:
+    """``exp(x) * K₁(x)``; like PyTorch's, it records no gradient."""
+    return _C.special_scaled_modified_bessel_k1(
+        _tensor_argument("special_scaled_modified_bessel_k1", input, "input", 1)
+    )
+
+
 def gammainc(input: Tensor, other: Tensor) -> Tensor:
     """The regularized lower incomplete gamma function ``P(input, other)``."""
     a = _tensor_argument("special_gammainc", input, "input", 1)
@@ -226,14 +297,88 @@ def gammaincc(input: Tensor, other: Tensor) -> Tensor:
     return a.igammac(_tensor_argument("special_gammaincc", other, "other", 2))
 
 
+def _not_both_numbers(function: str, a, b, signatures: tuple[str, ...]) -> None:
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError(
+            f"{function}() received an invalid combination of arguments - got "
+            f"({type(a).__name__}, {type(b).__name__}), but expected one of:\n"
+            + "".join(f" * ({signature}, *, Tensor out = None)\n" for signature in signatures)
+        )
+
+
 def zeta(input, other) -> Tensor:
     """The Hurwitz zeta function ``sum((other + k) ** -input for k >= 0)``; either argument may be a number."""
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        raise TypeError(
-            f"special_zeta() received an invalid combination of arguments - got "
-            f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
-            " * (Tensor input, Tensor other, *, Tensor out = None)\n"
-            " * (Number self, Tensor other, *, Tensor out = None)\n"
-            " * (Tensor input, Number other, *, Tensor out = None)\n"
-        )
+    _not_both_numbers(
+        "special_zeta",
+        input,
+        other,
+        ("Tensor input, Tensor other", "Number self, Tensor other", "Tensor input, Number other"),
+    )
     return _C.special_zeta(input, other)
+
+
+def _polynomial(name: str, input, n) -> Tensor:
+    _not_both_numbers(
+        f"special_{name}", input, n, ("Tensor x, Tensor n", "Number x, Tensor n", "Tensor x, Number n")
+    )
+    return getattr(_C, f"special_{name}")(input, n)
+
+
+def chebyshev_polynomial_t(input, n) -> Tensor:
+    """The Chebyshev polynomial of the first kind Tₙ(x) (n truncated to an integer, 0 for n < 0); either argument may be a number. No gradient."""
+    return _polynomial("chebyshev_polynomial_t", input, n)
+
+
+def chebyshev_polynomial_u(input, n) -> Tensor:
+    """The Chebyshev polynomial of the second kind Uₙ(x) (n truncated to an integer, 0 for n < 0); either argument may be a number. No gradient."""
+    return _polynomial("chebyshev_polynomial_u", input, n)
+
+
+def chebyshev_polynomial_v(input, n) -> Tensor:
+    """The Chebyshev polynomial of the third kind Vₙ(x) (n truncated to an integer, 0 for n < 0); either argument may be a number. No gradient."""
+    return _polynomial("chebyshev_polynomial_v", input, n)
+
+
+def chebyshev_polynomial_w(input, n) -> Tensor:
+    """The Chebyshev polynomial of the fourth kind Wₙ(x) (n truncated to an integer, 0 for n < 0); either argument may be a number. No gradient."""
+    return _polynomial("chebyshev_polynomial_w", input, n)
+
+
+def shifted_chebyshev_polynomial_t(input, n) -> Tensor:
+    """Tₙ(2x - 1) (n truncated to an integer, 0 for n < 0); either argument may be a number. No gradient."""
+    return _polynomial("shifted_chebyshev_polynomial_t", input, n)
+
+
+def shifted_chebyshev_polynomial_u(input, n) -> Tensor:
+    """Uₙ(2x - 1) (n truncated to an integer, 0 for n < 0); either argument may be a number. No gradient."""
+    return _polynomial("shifted_chebyshev_polynomial_u", input, n)
+
+
+def shifted_chebyshev_polynomial_v(input, n) -> Tensor:
+    """Vₙ(2x - 1) (n truncated to an integer, 0 for n < 0); either argument may be a number. No gradient."""
+    return _polynomial("shifted_chebyshev_polynomial_v", input, n)
+
+
+def shifted_chebyshev_polynomial_w(input, n) -> Tensor:
+    """Wₙ(2x - 1) (n truncated to an integer, 0 for n < 0); either argument may be a number. No gradient."""
+    return _polynomial("shifted_chebyshev_polynomial_w", input, n)
+
+
+def hermite_polynomial_h(input, n) -> Tensor:
+    """The physicists' Hermite polynomial Hₙ(x) (n truncated to an integer, 0 for n < 0); either argument may be a number. No gradient."""
+    return _polynomial("hermite_polynomial_h", input, n)
+
+
+def hermite_polynomial_he(input, n) -> Tensor:
+    """The probabilists' Hermite polynomial Heₙ(x) (n truncated to an integer, 0 for n < 0); either argument may be a number. No gradient."""
+    return _polynomial("hermite_polynomial_he", input, n)
+
+
+def laguerre_polynomial_l(input, n) -> Tensor:
+    """The Laguerre polynomial Lₙ(x) (n truncated to an integer, 0 for n < 0); either argument may be a number. No gradient."""
+    return _polynomial("laguerre_polynomial_l", input, n)
+
+
+def legendre_polynomial_p(input, n) -> Tensor:
+    """The Legendre polynomial Pₙ(x) (n truncated to an integer, 0 for n < 0); either argument may be a number. No gradient."""
+    return _polynomial("legendre_polynomial_p", input, n)

@@ -4,7 +4,7 @@
 use crate::convert::{operand, scalar, tensor_arg, try_operand};
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor};
-use ferrograd_core::ops::{bessel, binary, inplace, pointwise, special, unary};
+use ferrograd_core::ops::{airy, bessel, binary, inplace, pointwise, polynomial, special, unary};
 use ferrograd_core::{Result, Scalar, Tensor};
 use pyo3::prelude::*;
 
@@ -344,9 +344,30 @@ special_functions! {
         special_modified_bessel_i0 => bessel::modified_bessel_i0;
         special_modified_bessel_i1 => bessel::modified_bessel_i1;
         special_spherical_bessel_j0 => bessel::spherical_bessel_j0;
+        special_bessel_j0 => bessel::bessel_j0;
+        special_bessel_j1 => bessel::bessel_j1;
+        special_bessel_y0 => bessel::bessel_y0;
+        special_bessel_y1 => bessel::bessel_y1;
+        special_modified_bessel_k0 => bessel::modified_bessel_k0;
+        special_modified_bessel_k1 => bessel::modified_bessel_k1;
+        special_scaled_modified_bessel_k0 => bessel::scaled_modified_bessel_k0;
+        special_scaled_modified_bessel_k1 => bessel::scaled_modified_bessel_k1;
+        special_airy_ai => airy::airy_ai;
     }
     binary {
         special_zeta => special::zeta;
+        special_chebyshev_polynomial_t => polynomial::chebyshev_polynomial_t;
+        special_chebyshev_polynomial_u => polynomial::chebyshev_polynomial_u;
+        special_chebyshev_polynomial_v => polynomial::chebyshev_polynomial_v;
+        special_chebyshev_polynomial_w => polynomial::chebyshev_polynomial_w;
+        special_shifted_chebyshev_polynomial_t => polynomial::shifted_chebyshev_polynomial_t;
+        special_shifted_chebyshev_polynomial_u => polynomial::shifted_chebyshev_polynomial_u;
+        special_shifted_chebyshev_polynomial_v => polynomial::shifted_chebyshev_polynomial_v;
+        special_shifted_chebyshev_polynomial_w => polynomial::shifted_chebyshev_polynomial_w;
+        special_hermite_polynomial_h => polynomial::hermite_polynomial_h;
+        special_hermite_polynomial_he => polynomial::hermite_polynomial_he;
+        special_laguerre_polynomial_l => polynomial::laguerre_polynomial_l;
+        special_legendre_polynomial_p => polynomial::legendre_polynomial_p;
     }
 }
 

@@ -6,12 +6,14 @@
 // comparisons are meaningful (false < true) and intended.
 #![allow(clippy::bool_comparison)]
 
+pub mod airy;
 pub mod bessel;
 pub mod binary;
 pub mod complex;
 pub mod conv;
 pub mod copy;
 pub mod creation;
+mod double_double;
 pub mod elementwise;
 pub mod fastmath;
 pub mod index;
@@ -25,6 +27,7 @@ pub mod num;
 pub mod optim;
 pub mod pad;
 pub mod pointwise;
+pub mod polynomial;
 pub mod random;
 pub mod reduce;
 pub mod resize;

@@ -205,20 +205,27 @@ pub(super) fn real_map(
         unreachable!("checked to be a real float"))
 }
 
+/// The dtype [`real_zip`] computes in.
+pub(super) fn zip_dtype(a: &Tensor, b: &Tensor, promote: bool) -> DType {
+    let dtype = result_type(&[a, b]);
+    if promote && matches!(dtype, DType::Bool | DType::Int64) {
+        DType::default_float()
+    } else {
+        dtype
+    }
+}
+
 /// `f` pairwise over the broadcast of two operands, in their result dtype
 /// (`promote`: integers compute in the default float dtype; otherwise they
 /// raise like the other unsupported dtypes).
-fn real_zip(
+pub(super) fn real_zip(
     a: &Tensor,
     b: &Tensor,
     kernel: &str,
     promote: bool,
     f: impl Fn(f64, f64) -> f64 + Sync + Send,
 ) -> Result<Tensor> {
-    let mut dtype = result_type(&[a, b]);
-    if promote && matches!(dtype, DType::Bool | DType::Int64) {
-        dtype = DType::default_float();
-    }
+    let dtype = zip_dtype(a, b, promote);
     check_real_float(dtype, kernel)?;
     let (ca, cb) = (cast(a, dtype), cast(b, dtype));
     with_real_float!(dtype, T => zip_map::<T, T, T>(&ca, &cb, |x: T, y: T| T::from_f64(f(x.to_f64(), y.to_f64()))),
