@@ -267,6 +267,13 @@ OVERFLOWING_SIZES = {
     "one_hot": lambda: fg.nn.functional.one_hot(fg.tensor([HUGE])),
     "multinomial": lambda: fg.multinomial(fg.rand(3), HUGE, replacement=True),
     "cartesian_prod": lambda: fg.cartesian_prod(*[fg.randn(2**20)] * 3),
+    "randperm": lambda: fg.randperm(HUGE),
+    "diag": lambda: fg.diag(fg.randn(3), HUGE),
+    "conv1d_padding": lambda: fg.nn.functional.conv1d(fg.randn(1, 1, 4), fg.randn(1, 1, 2), padding=HUGE),
+    "conv2d_padding": lambda: fg.nn.functional.conv2d(
+        fg.randn(1, 1, 4, 4), fg.randn(1, 1, 2, 2), padding=HUGE
+    ),
+    "interpolate": lambda: fg.nn.functional.interpolate(fg.randn(1, 1, 4), size=HUGE),
 }
 
 

@@ -425,6 +425,7 @@ pub fn conv2d(
             h + 2 * padding.0, w + 2 * padding.1, dilation.0 * (kh - 1) + 1, dilation.1 * (kw - 1) + 1
         );
     };
+    crate::tensor::layout::check_numel(&[n, cg * groups, kh * kw, oh, ow])?;
     let (n, g, k, l) = (
         n as i64,
         groups as i64,

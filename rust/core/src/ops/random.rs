@@ -359,6 +359,7 @@ pub fn randperm(n: i64, dtype: DType) -> Result<Tensor> {
     if n < 0 {
         bail!(Runtime, "n must be non-negative, got{n}");
     }
+    crate::tensor::layout::check_numel(&[n as usize])?;
     let mut v: Vec<i64> = (0..n).collect();
     let mut rng = StdRng::seed_from_u64(next_seed());
     for i in (1..v.len()).rev() {

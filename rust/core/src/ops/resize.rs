@@ -28,6 +28,9 @@ pub fn interpolate(
         );
     }
     let first = t.ndim() - k;
+    let mut out_shape = t.shape()[..first].to_vec();
+    out_shape.extend_from_slice(sizes);
+    crate::tensor::layout::check_numel(&out_shape)?;
     let linear = match mode {
         "nearest" | "nearest-exact" => false,
         "linear" | "bilinear" | "trilinear" => {

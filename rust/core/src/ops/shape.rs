@@ -462,6 +462,7 @@ fn embed_diagonal(
     d1: usize,
     d2: usize,
 ) -> Result<Tensor> {
+    crate::tensor::layout::check_numel(shape)?;
     let out = Tensor::zeros(shape, values.dtype());
     let window = out.alias(diagonal_layout(out.layout(), offset, d1, d2));
     crate::with_dtype!(out.dtype(), T => super::elementwise::update::<T, T>(&window, values, |_, s| s))?;
