@@ -259,7 +259,8 @@ OVERFLOWING_SIZES = {
     "linspace": lambda: fg.linspace(0, 1, HUGE),
     "eye": lambda: fg.eye(2**40),
     "expand": lambda: fg.randn(1).expand(HUGE),
-    "broadcast": lambda: fg.randn(2**31, 1).expand(2**31, 2**31),
+    # Two expanded (unallocated) operands whose broadcast result is too large.
+    "broadcast": lambda: fg.ones(1, 1).expand(2**31, 1) + fg.ones(1, 1).expand(1, 2**31),
     "repeat": lambda: fg.randn(2).repeat(HUGE),
     "pad": lambda: fg.nn.functional.pad(fg.randn(2), (HUGE, 0)),
     "as_strided": lambda: fg.randn(4).as_strided((HUGE,), (0,)),

@@ -38,6 +38,10 @@ from ._C import (
     get_num_threads,
     get_rng_state,
     initial_seed,
+    int,  # noqa: A004
+    int8,
+    int16,
+    int32,
     int64,
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
@@ -63,7 +67,9 @@ from ._C import (
     set_default_dtype,
     set_num_threads,
     set_rng_state,
+    short,
     stack,
+    uint8,
     use_deterministic_algorithms,
     view_as_complex,
     view_as_real,
@@ -79,10 +85,17 @@ _NUMPY_DTYPES = {
     float32: _np.float32,
     float64: _np.float64,
     int64: _np.int64,
+    int32: _np.int32,
+    int16: _np.int16,
+    int8: _np.int8,
+    uint8: _np.uint8,
     bool: _np.bool_,
     complex64: _np.complex64,
     complex128: _np.complex128,
 }
+
+
+_FROM_NUMPY = {_np.dtype(n): d for d, n in _NUMPY_DTYPES.items()}
 
 
 def _infer_dtype(data) -> dtype:
@@ -96,6 +109,9 @@ def _infer_dtype(data) -> dtype:
     if kind == "b":
         return bool
     if kind in "iu":
+        # NumPy data keeps its integer width where ferrograd has it.
+        if isinstance(data, (_np.ndarray, _np.generic)):
+            return _FROM_NUMPY.get(arr.dtype, int64)
         return int64
     if kind in "fc":
         # A Python float comes out of asarray as float64, so only NumPy data (or

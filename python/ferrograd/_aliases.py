@@ -736,12 +736,12 @@ _frexp_t.__module__ = "ferrograd.return_types"
 
 
 def frexp(input: Tensor):
-    """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent`` and ``0.5 <= |mantissa| < 1``.
-    The exponent is int64 (PyTorch's is int32, which ferrograd lacks)."""
+    """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent`` and ``0.5 <= |mantissa| < 1``;
+    the exponent is int32."""
     if not input.dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     _, exponent = np.frexp(_np_of(input))
-    exponent = _from_np(exponent.astype(np.int64), _C.int64)
+    exponent = _from_np(exponent.astype(np.int32), _C.int32)
     # The mantissa as a differentiable quotient (exact: a power of two).
     return _frexp_t(input / _C.full((), 2.0, dtype=input.dtype).pow(exponent.to(input.dtype)), exponent)
 
@@ -754,12 +754,15 @@ def ldexp(input: Tensor, other) -> Tensor:
     return input * power
 
 
+_INTEGER_DTYPES = (_C.uint8, _C.int8, _C.int16, _C.int32, _C.int64)
+
+
 def _integer_binary(name: str, numpy_fn):
     def fn(input: Tensor, other: Tensor) -> Tensor:
         for t in (input, other):
-            if t.dtype != _C.int64:
+            if t.dtype not in _INTEGER_DTYPES:
                 raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_dtype_name(t.dtype)}'")
-        return _from_np(numpy_fn(_np_of(input), _np_of(other)), _C.int64)
+        return _from_np(numpy_fn(_np_of(input), _np_of(other)), _C.promote_types(input.dtype, other.dtype))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"The elementwise ``{name}`` of two integer tensors (broadcast)."

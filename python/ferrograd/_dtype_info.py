@@ -96,7 +96,7 @@ class iinfo:
             raise TypeError(
                 "torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'"
             )
-        info = np.iinfo(np.int64)
+        info = np.iinfo(ferrograd._NUMPY_DTYPES[type])
         self.bits = int(info.bits)
         self.max = int(info.max)
         self.min = int(info.min)
@@ -121,19 +121,11 @@ def is_floating_point(input: ferrograd.Tensor) -> builtins.bool:
     return input.is_floating_point()
 
 
-_ORDER = [ferrograd.bool, ferrograd.int64, ferrograd.float32, ferrograd.float64]
-
-
 def promote_types(type1: ferrograd.dtype, type2: ferrograd.dtype) -> ferrograd.dtype:
     """The smallest dtype to which both ``type1`` and ``type2`` convert without losing kind."""
     _check_dtype("promote_types", "type1", 1, type1)
     _check_dtype("promote_types", "type2", 2, type2)
-    if type1 == type2:
-        return type1
-    if type1.is_complex or type2.is_complex:
-        wide = ferrograd.float64 in (type1, type2) or ferrograd.complex128 in (type1, type2)
-        return ferrograd.complex128 if wide else ferrograd.complex64
-    return _ORDER[max(_ORDER.index(type1), _ORDER.index(type2))]
+    return ferrograd._C.promote_types(type1, type2)
 
 
 def _to_complex(dtype):

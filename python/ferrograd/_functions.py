@@ -8,6 +8,7 @@ hooks work through them exactly as through the ops they are made of.
 from __future__ import annotations
 
 import builtins
+import functools
 import itertools
 import math
 import warnings
@@ -15,11 +16,22 @@ import warnings
 import numpy as np
 
 from . import _C
-from ._C import Tensor, complex64, complex128, float32, float64, get_default_dtype, int64
+from ._C import (
+    Tensor,
+    complex64,
+    complex128,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
 from ._C import bool as _bool
 
 _FLOAT_TYPES = (float32, float64)
-_RANK = {_bool: 0, int64: 1, float32: 2, float64: 3, complex64: 4, complex128: 5}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -42,10 +54,7 @@ def _as_tensor(x, like: Tensor | None = None) -> Tensor:
 
 def _promote(*dtypes):
     """PyTorch's promotion between tensor dtypes of the same category rules."""
-    best = max(dtypes, key=lambda d: _RANK[d])
-    if best.is_complex and any(d == float64 for d in dtypes):
-        return complex128
-    return best
+    return functools.reduce(_C.promote_types, dtypes)
 
 
 def _to_float(x: Tensor) -> Tensor:
@@ -210,6 +219,10 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple[Tens
 def _dtype_name(dt) -> str:
     return {
         _bool: "Bool",
+        uint8: "Byte",
+        int8: "Char",
+        int16: "Short",
+        int32: "Int",
         int64: "Long",
         float32: "Float",
         float64: "Double",

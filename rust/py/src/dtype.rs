@@ -27,7 +27,7 @@ impl PyDType {
 
     #[getter]
     fn is_signed(&self) -> bool {
-        self.0 != DType::Bool
+        !matches!(self.0, DType::Bool | DType::UInt8)
     }
 
     #[getter]
@@ -52,11 +52,50 @@ fn get_default_dtype() -> PyDType {
     PyDType(DType::default_float())
 }
 
+/// NumPy's `__array_interface__` type strings of the dtypes.
+const TYPESTRS: [(DType, &str); 10] = [
+    (DType::Bool, "|b1"),
+    (DType::UInt8, "|u1"),
+    (DType::Int8, "|i1"),
+    (DType::Int16, "<i2"),
+    (DType::Int32, "<i4"),
+    (DType::Int64, "<i8"),
+    (DType::Float32, "<f4"),
+    (DType::Float64, "<f8"),
+    (DType::Complex64, "<c8"),
+    (DType::Complex128, "<c16"),
+];
+
+pub fn typestr(d: DType) -> &'static str {
+    TYPESTRS
+        .iter()
+        .find(|(t, _)| *t == d)
+        .map(|(_, s)| *s)
+        .expect("every dtype has a type string")
+}
+
+pub fn dtype_from_typestr(s: &str) -> Option<DType> {
+    TYPESTRS.iter().find(|(_, t)| *t == s).map(|(d, _)| *d)
+}
+
+/// `promote_types(type1, type2)`.
+#[pyfunction]
+fn promote_types(type1: PyDType, type2: PyDType) -> PyDType {
+    PyDType(DType::promote(type1.0, type2.0))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(promote_types, m)?)?;
     m.add_function(wrap_pyfunction!(set_default_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(get_default_dtype, m)?)?;
     let aliases = [
         ("bool", DType::Bool),
+        ("uint8", DType::UInt8),
+        ("int8", DType::Int8),
+        ("int16", DType::Int16),
+        ("short", DType::Int16),
+        ("int32", DType::Int32),
+        ("int", DType::Int32),
         ("int64", DType::Int64),
         ("long", DType::Int64),
         ("float32", DType::Float32),

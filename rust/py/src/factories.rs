@@ -1,6 +1,7 @@
 //! Tensor creation: from NumPy memory and by shape.
 
 use crate::convert::{dtype_arg, operand, scalar, sizes};
+use crate::dtype::dtype_from_typestr;
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor};
 use ferrograd_core::ops::{creation, random};
@@ -13,18 +14,6 @@ use std::sync::Arc;
 
 /// Holds the NumPy array whose memory a tensor shares.
 struct NumpyOwner(#[allow(dead_code)] Py<PyAny>);
-
-fn dtype_from_typestr(s: &str) -> Option<DType> {
-    Some(match s {
-        "|b1" => DType::Bool,
-        "<i8" => DType::Int64,
-        "<f4" => DType::Float32,
-        "<f8" => DType::Float64,
-        "<c8" => DType::Complex64,
-        "<c16" => DType::Complex128,
-        _ => return None,
-    })
-}
 
 /// `from_numpy(array)`: a tensor sharing the array's memory.
 #[pyfunction]
@@ -48,7 +37,7 @@ fn from_numpy(array: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
     let typestr: String = get("typestr")?.extract()?;
     let dtype = dtype_from_typestr(&typestr).ok_or_else(|| {
         PyTypeError::new_err(format!(
-            "can't convert np.ndarray of type {}. The only supported types are: float64, float32, int64, bool, complex64 and complex128.",
+            "can't convert np.ndarray of type {}. The only supported types are: float64, float32, complex64, complex128, int64, int32, int16, int8, uint8, and bool.",
             array.getattr("dtype").and_then(|d| d.str()).map(|s| s.to_string()).unwrap_or(typestr.clone())
         ))
     })?;

@@ -2,7 +2,7 @@
 //! Ops live in `ops.rs`; every method converts, calls the core, maps errors.
 
 use crate::convert::{dtype_arg, shape_size, shape_tuple};
-use crate::dtype::PyDType;
+use crate::dtype::{typestr, PyDType};
 use crate::errors::IntoPyResult;
 use crate::node::PyNode;
 use ferrograd_core::autograd::engine;
@@ -61,17 +61,6 @@ pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
         Scalar::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
         Scalar::Complex(c) => c.into_pyobject(py)?.into_any().unbind(),
     })
-}
-
-fn typestr(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "|b1",
-        DType::Int64 => "<i8",
-        DType::Float32 => "<f4",
-        DType::Float64 => "<f8",
-        DType::Complex64 => "<c8",
-        DType::Complex128 => "<c16",
-    }
 }
 
 /// Keeps a storage alive for a NumPy array that shares its memory; NumPy
@@ -541,6 +530,22 @@ impl PyTensor {
 
     fn long(&self) -> PyResult<PyTensor> {
         Ok(copy::to_dtype(&self.t, DType::Int64).py()?.into())
+    }
+
+    fn int(&self) -> PyResult<PyTensor> {
+        Ok(copy::to_dtype(&self.t, DType::Int32).py()?.into())
+    }
+
+    fn short(&self) -> PyResult<PyTensor> {
+        Ok(copy::to_dtype(&self.t, DType::Int16).py()?.into())
+    }
+
+    fn char(&self) -> PyResult<PyTensor> {
+        Ok(copy::to_dtype(&self.t, DType::Int8).py()?.into())
+    }
+
+    fn byte(&self) -> PyResult<PyTensor> {
+        Ok(copy::to_dtype(&self.t, DType::UInt8).py()?.into())
     }
 
     fn bool(&self) -> PyResult<PyTensor> {

@@ -140,7 +140,8 @@ pub fn div(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 pub fn pow(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let dtype = result_type(&[a, b]);
     let out = match dtype {
-        DType::Int64 | DType::Bool => {
+        d if d.is_integral(true) => {
+            // Narrower integers wrap as int64 does, modulo their width.
             let (a, b) = (cast(a, DType::Int64), cast(b, DType::Int64));
             if b.to_vec::<i64>().iter().any(|&e| e < 0) {
                 bail!(
@@ -217,7 +218,7 @@ pub fn pow_scalar(a: &Tensor, exponent: Scalar) -> Result<Tensor> {
         let out = kernel!(with_dtype, a, a, dtype, |x, y| x.mul(y))?;
         return finish_pow_scalar(a, out, exponent);
     }
-    if dtype == DType::Int64 {
+    if dtype.is_integral(false) {
         if exponent.as_i64() < 0 {
             bail!(
                 Runtime,
@@ -225,7 +226,9 @@ pub fn pow_scalar(a: &Tensor, exponent: Scalar) -> Result<Tensor> {
             );
         }
         let k = exponent.as_i64() as u32;
-        let out = super::elementwise::map::<i64, i64>(&cast(a, dtype), move |x| x.wrapping_pow(k));
+        let powers =
+            super::elementwise::map::<i64, i64>(&cast(a, DType::Int64), move |x| x.wrapping_pow(k));
+        let out = cast(&powers, dtype);
         return finish_pow_scalar(a, out, exponent);
     }
     let out = match (dtype, exponent) {
@@ -409,6 +412,10 @@ pub(crate) fn float_dtype_error(op: &str, dtype: DType) -> crate::Error {
 pub(crate) fn dtype_display(dtype: DType) -> &'static str {
     match dtype {
         DType::Bool => "Bool",
+        DType::UInt8 => "Byte",
+        DType::Int8 => "Char",
+        DType::Int16 => "Short",
+        DType::Int32 => "Int",
         DType::Int64 => "Long",
         DType::Float32 => "Float",
         DType::Float64 => "Double",
@@ -422,9 +429,13 @@ pub(crate) fn dtype_display(dtype: DType) -> &'static str {
 macro_rules! real_kernel {
     ($a:expr, $b:expr, $kernel:literal, int |$xi:ident, $yi:ident| $int:expr, float |$x:ident, $y:ident| $float:expr) => {{
         let dtype = result_type(&[$a, $b]);
-        let (ca, cb) = (cast($a, dtype), cast($b, dtype));
+        // Integers compute in int64; narrower ones are cast back, which
+        // wraps exactly as their own arithmetic would.
+        let work = if dtype.is_integral(false) { DType::Int64 } else { dtype };
+        let (ca, cb) = (cast($a, work), cast($b, work));
         match dtype {
             DType::Int64 => zip_map::<i64, i64, i64>(&ca, &cb, |$xi, $yi| $int)?,
+            d if d.is_integral(false) => cast(&zip_map::<i64, i64, i64>(&ca, &cb, |$xi, $yi| $int)?, d),
             d => crate::with_real_float!(d, T => zip_map::<T, T, T>(&ca, &cb, |$x: T, $y: T| $float)?,
                 return Err(float_dtype_error($kernel, d))),
         }
@@ -432,7 +443,8 @@ macro_rules! real_kernel {
 }
 
 fn check_int_divisor(a: &Tensor, b: &Tensor) -> Result<()> {
-    if result_type(&[a, b]) == DType::Int64 && cast(b, DType::Int64).to_vec::<i64>().contains(&0) {
+    if result_type(&[a, b]).is_integral(false) && cast(b, DType::Int64).to_vec::<i64>().contains(&0)
+    {
         bail!(Runtime, "ZeroDivisionError");
     }
     Ok(())
@@ -712,7 +724,7 @@ pub fn addcmul(a: &Tensor, b: &Tensor, c: &Tensor, value: Scalar) -> Result<Tens
 
 /// `a + value * b / c` (`AddcdivBackward0`).
 pub fn addcdiv(a: &Tensor, b: &Tensor, c: &Tensor, value: Scalar) -> Result<Tensor> {
-    if result_type(&[b, c]) == DType::Int64 || result_type(&[b, c]) == DType::Bool {
+    if result_type(&[b, c]).is_integral(true) {
         bail!(
             Runtime,
             "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes."
@@ -744,8 +756,8 @@ macro_rules! bitwise {
             let (ca, cb) = (cast(a, dtype), cast(b, dtype));
             match dtype {
                 DType::Bool => zip_map::<bool, bool, bool>(&ca, &cb, |x, y| x $op y),
-                DType::Int64 => zip_map::<i64, i64, i64>(&ca, &cb, |x, y| x $op y),
-                d => Err(float_dtype_error($kernel, d)),
+                d => crate::with_integer!(d, T => zip_map::<T, T, T>(&ca, &cb, |x, y| x $op y),
+                    Err(float_dtype_error($kernel, d))),
             }
         }
     )*};
@@ -760,8 +772,8 @@ bitwise! {
 pub fn bitwise_not(a: &Tensor) -> Result<Tensor> {
     match a.dtype() {
         DType::Bool => Ok(super::elementwise::map::<bool, bool>(a, |x| !x)),
-        DType::Int64 => Ok(super::elementwise::map::<i64, i64>(a, |x| !x)),
-        d => Err(float_dtype_error("bitwise_not_cpu", d)),
+        d => crate::with_integer!(d, T => Ok(super::elementwise::map::<T, T>(a, |x| !x)),
+            Err(float_dtype_error("bitwise_not_cpu", d))),
     }
 }
 

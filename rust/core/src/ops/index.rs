@@ -84,6 +84,16 @@ pub(super) fn gather_offsets(l: &Layout, dim: usize, index: &Tensor) -> Result<V
     Ok(offsets)
 }
 
+/// An index tensor as int64: int32 indices are accepted wherever int64
+/// ones are, as in PyTorch; other dtypes pass through to the callers'
+/// checks.
+pub(crate) fn int64_index(index: &Tensor) -> Tensor {
+    match index.dtype() {
+        DType::Int32 => cast(index, DType::Int64),
+        _ => index.clone(),
+    }
+}
+
 fn check_gather(t: &Tensor, dim: usize, index: &Tensor, op: &str) -> Result<()> {
     if index.dtype() != DType::Int64 {
         bail!(Runtime, "{op}(): Expected dtype int32/int64 for index");
@@ -121,6 +131,7 @@ fn check_gather(t: &Tensor, dim: usize, index: &Tensor, op: &str) -> Result<()> 
 /// `gather(dim, index)`: `out[i][j] = t[i][index[i][j]]` for `dim = 1`.
 pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     let d = wrap_dim(dim, t.ndim())?;
+    let index = &int64_index(index);
     check_gather(t, d, index, "gather")?;
     let offsets = gather_offsets(t.layout(), d, index)?;
     let out = with_dtype!(t.dtype(), T => {
@@ -460,7 +471,9 @@ pub fn normalize_indices(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Vec<O
     let mut out: Vec<Option<Tensor>> = Vec::with_capacity(t.ndim());
     for idx in indices {
         match idx {
-            Some(m) if m.dtype() == DType::Bool => {
+            // A uint8 index is a mask, as in PyTorch.
+            Some(m) if matches!(m.dtype(), DType::Bool | DType::UInt8) => {
+                let m = &cast(m, DType::Bool);
                 let at = out.len();
                 for (k, &s) in m.shape().iter().enumerate() {
                     if at + k >= t.ndim() {
@@ -489,6 +502,7 @@ pub fn normalize_indices(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Vec<O
                 }
                 out.extend(mask_coordinates(m).into_iter().map(Some));
             }
+            Some(i) if i.dtype() == DType::Int32 => out.push(Some(cast(i, DType::Int64))),
             Some(i) if i.dtype() != DType::Int64 => bail!(
                 Index,
                 "tensors used as indices must be long, int, byte or bool tensors"
@@ -972,6 +986,7 @@ pub fn index_select(t: &Tensor, dim: i64, idx: &Tensor) -> Result<Tensor> {
     if idx.ndim() > 1 {
         bail!(Index, "index_select(): Index is supposed to be a vector");
     }
+    let idx = &int64_index(idx);
     if idx.dtype() != DType::Int64 {
         bail!(Runtime, "index_select(): Expected dtype int64 for index");
     }

@@ -143,6 +143,7 @@ pub fn index_add(
     source: &Tensor,
     alpha: Scalar,
 ) -> Result<Tensor> {
+    let index = &super::index::int64_index(index);
     let d = check_index_add(t, dim, index, source)?;
     if t.ndim() == 0 {
         let out = index_add(&reshape(t, &[1])?, 0, index, &reshape(source, &[1])?, alpha)?;

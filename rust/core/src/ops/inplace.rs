@@ -406,13 +406,7 @@ pub fn overwrite_(
 /// `t.masked_fill_(mask, value)`.
 pub fn masked_fill_(t: &Tensor, mask: &Tensor, value: Scalar) -> Result<()> {
     if mask.dtype() != DType::Bool {
-        let name = match mask.dtype() {
-            DType::Int64 => "long int",
-            DType::Float32 => "float",
-            DType::Float64 => "double",
-            DType::Complex64 => "c10::complex<float>",
-            _ => "c10::complex<double>",
-        };
+        let name = mask.dtype().cpp_name();
         bail!(
             Runtime,
             "masked_fill_ only supports boolean masks, but got mask with dtype {name}"

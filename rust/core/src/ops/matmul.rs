@@ -21,18 +21,6 @@ const SWAP_MAX_ROWS: usize = 128;
 /// Products with more multiply-adds than this run on the rayon pool.
 const PARALLEL_MIN_FLOPS: usize = 64 * 64 * 64;
 
-/// The C++ type name PyTorch's `mm` dtype message uses.
-fn cpp_type_name(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "bool",
-        DType::Int64 => "long int",
-        DType::Float32 => "float",
-        DType::Float64 => "double",
-        DType::Complex64 => "c10::complex<float>",
-        DType::Complex128 => "c10::complex<double>",
-    }
-}
-
 /// `[B, m, k] x [B, k, n]` layouts of two same-dtype tensors (any strides)
 /// into a new contiguous `[B, m, n]` tensor. No history.
 fn bmm_raw(a: &Tensor, la: &Layout, b: &Tensor, lb: &Layout) -> Result<Tensor> {
@@ -43,6 +31,10 @@ fn bmm_raw(a: &Tensor, la: &Layout, b: &Tensor, lb: &Layout) -> Result<Tensor> {
         }
     }
     match dtype {
+        DType::UInt8 => Ok(loop_kernel::<u8>(a, la, b, lb)),
+        DType::Int8 => Ok(loop_kernel::<i8>(a, la, b, lb)),
+        DType::Int16 => Ok(loop_kernel::<i16>(a, la, b, lb)),
+        DType::Int32 => Ok(loop_kernel::<i32>(a, la, b, lb)),
         DType::Int64 => Ok(loop_kernel::<i64>(a, la, b, lb)),
         DType::Bool => bail!(Runtime, "\"addmm_impl_cpu_\" not implemented for 'Bool'"),
         _ => with_float!(dtype, T => Ok(gemm_kernel::<T>(a, la, b, lb)), unreachable!()),
@@ -413,8 +405,8 @@ fn check_mm(a: &Tensor, b: &Tensor) -> Result<()> {
         bail!(
             Runtime,
             "expected m1 and m2 to have the same dtype, but got: {} != {}",
-            cpp_type_name(a.dtype()),
-            cpp_type_name(b.dtype())
+            DType::cpp_name(a.dtype()),
+            DType::cpp_name(b.dtype())
         );
     }
     Ok(())

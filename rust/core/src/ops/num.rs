@@ -70,35 +70,40 @@ macro_rules! arith_num {
 arith_num!(f32: 0.0, 1.0; f64: 0.0, 1.0; Complex32: Complex32::new(0.0, 0.0), Complex32::new(1.0, 0.0);
            Complex64: Complex64::new(0.0, 0.0), Complex64::new(1.0, 0.0));
 
-impl Arith for i64 {
-    fn zero() -> Self {
-        0
-    }
-    fn one() -> Self {
-        1
-    }
-    #[inline(always)]
-    fn add(self, o: Self) -> Self {
-        self.wrapping_add(o)
-    }
-    #[inline(always)]
-    fn sub(self, o: Self) -> Self {
-        self.wrapping_sub(o)
-    }
-    #[inline(always)]
-    fn mul(self, o: Self) -> Self {
-        self.wrapping_mul(o)
-    }
-    /// Integer division truncates; division by zero is checked by callers.
-    #[inline(always)]
-    fn div(self, o: Self) -> Self {
-        if o == 0 {
-            0
-        } else {
-            self.wrapping_div(o)
+macro_rules! arith_int {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            fn zero() -> Self {
+                0
+            }
+            fn one() -> Self {
+                1
+            }
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self {
+                self.wrapping_sub(o)
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                self.wrapping_mul(o)
+            }
+            /// Integer division truncates; division by zero is checked by callers.
+            #[inline(always)]
+            fn div(self, o: Self) -> Self {
+                if o == 0 {
+                    0
+                } else {
+                    self.wrapping_div(o)
+                }
+            }
         }
-    }
+    )*};
 }
+arith_int!(u8, i8, i16, i32, i64);
 
 impl Arith for bool {
     fn zero() -> Self {
@@ -196,21 +201,31 @@ macro_rules! complex_float {
 }
 complex_float!(Complex32: f32, Complex64: f64);
 
-impl Real for i64 {
-    fn max_nan(self, o: Self) -> Self {
-        self.max(o)
-    }
-    fn min_nan(self, o: Self) -> Self {
-        self.min(o)
-    }
-    fn is_nan_val(self) -> bool {
-        false
-    }
-    const ORDER_KEY_BITS: u32 = 64;
-    fn order_key(self) -> u64 {
-        (self as u64) ^ (1 << 63)
-    }
+macro_rules! real_int {
+    ($($t:ty: $bits:expr, $to_key:expr);*) => {$(
+        impl Real for $t {
+            fn max_nan(self, o: Self) -> Self {
+                self.max(o)
+            }
+            fn min_nan(self, o: Self) -> Self {
+                self.min(o)
+            }
+            fn is_nan_val(self) -> bool {
+                false
+            }
+            const ORDER_KEY_BITS: u32 = $bits;
+            fn order_key(self) -> u64 {
+                $to_key(self)
+            }
+        }
+    )*};
 }
+// Signed values shifted by the sign bit, so the key's unsigned order is theirs.
+real_int!(u8: 8, |x: u8| x as u64;
+          i8: 8, |x: i8| (x as u8 ^ 0x80) as u64;
+          i16: 16, |x: i16| (x as u16 ^ 0x8000) as u64;
+          i32: 32, |x: i32| (x as u32 ^ 0x8000_0000) as u64;
+          i64: 64, |x: i64| (x as u64) ^ (1 << 63));
 
 impl Real for bool {
     fn max_nan(self, o: Self) -> Self {
@@ -273,6 +288,37 @@ macro_rules! with_real_float {
     };
 }
 
+/// Runs `$body` with `$T` bound to the element type of an integer `$dtype`
+/// (not bool); other dtypes produce `$err`.
+#[macro_export]
+macro_rules! with_integer {
+    ($dtype:expr, $T:ident => $body:expr, $err:expr) => {
+        match $dtype {
+            $crate::DType::UInt8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::DType::Int8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::DType::Int16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::DType::Int32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::DType::Int64 => {
+                type $T = i64;
+                $body
+            }
+            _ => $err,
+        }
+    };
+}
+
 /// Runs `$body` with `$T` bound to an ordered (non-complex) element type.
 #[macro_export]
 macro_rules! with_real {
@@ -280,10 +326,6 @@ macro_rules! with_real {
         match $dtype {
             $crate::DType::Bool => {
                 type $T = bool;
-                $body
-            }
-            $crate::DType::Int64 => {
-                type $T = i64;
                 $body
             }
             $crate::DType::Float32 => {
@@ -294,7 +336,7 @@ macro_rules! with_real {
                 type $T = f64;
                 $body
             }
-            _ => $err,
+            integer => $crate::with_integer!(integer, $T => $body, $err),
         }
     };
 }

@@ -657,27 +657,23 @@ fn arg(t: &Tensor, dim: Option<i64>, keepdim: bool, is_max: bool, op: &str) -> R
 pub fn all(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     let dims = reduce_dims(dims, t.ndim())?;
     let b = to_bool(t);
-    Ok(reduce::<bool, bool>(
-        &b,
-        &dims,
-        keepdim,
-        true,
-        |a, x| a & x,
-        |a, b| a & b,
-    ))
+    let out = reduce::<bool, bool>(&b, &dims, keepdim, true, |a, x| a & x, |a, b| a & b);
+    Ok(keep_uint8(t, out))
 }
 
 pub fn any(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     let dims = reduce_dims(dims, t.ndim())?;
     let b = to_bool(t);
-    Ok(reduce::<bool, bool>(
-        &b,
-        &dims,
-        keepdim,
-        false,
-        |a, x| a | x,
-        |a, b| a | b,
-    ))
+    let out = reduce::<bool, bool>(&b, &dims, keepdim, false, |a, x| a | x, |a, b| a | b);
+    Ok(keep_uint8(t, out))
+}
+
+/// PyTorch's `all` and `any` of a uint8 tensor are uint8.
+fn keep_uint8(t: &Tensor, out: Tensor) -> Tensor {
+    match t.dtype() {
+        DType::UInt8 => super::copy::cast(&out, DType::UInt8),
+        _ => out,
+    }
 }
 
 fn to_bool(t: &Tensor) -> Tensor {

@@ -24,7 +24,7 @@ pub fn cumsum(t: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
 /// int64 for integers and bools, else the input's.
 pub fn scan_dtype(t: &Tensor, dtype: Option<DType>) -> DType {
     dtype.unwrap_or(match t.dtype() {
-        DType::Bool | DType::Int64 => DType::Int64,
+        d if d.is_integral(true) => DType::Int64,
         float => float,
     })
 }

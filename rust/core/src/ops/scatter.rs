@@ -236,6 +236,7 @@ fn zero_at(g: &Tensor, d: usize, index: &Tensor) -> Result<Tensor> {
 
 /// `t.scatter(dim, index, src)` (`ScatterBackward0`).
 pub fn scatter(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+    let index = &super::index::int64_index(index);
     let d = check(t, dim, index, Some(src))?;
     let block = source_block(src, index)?;
     let (out, _) = with_dtype!(t.dtype(), T => combined::<T>(t, d, index, &block, None, |_, s| s))?;
@@ -259,6 +260,7 @@ pub fn scatter(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Ten
 
 /// `t.scatter(dim, index, value)` (`ScatterBackward1`).
 pub fn scatter_value(t: &Tensor, dim: i64, index: &Tensor, value: Scalar) -> Result<Tensor> {
+    let index = &super::index::int64_index(index);
     let d = check(t, dim, index, None)?;
     let fill = value_block(value, t.dtype(), index)?;
     let (out, _) = with_dtype!(t.dtype(), T => combined::<T>(t, d, index, &fill, None, |_, v| v))?;
@@ -312,6 +314,7 @@ pub fn scatter_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result
 /// `base` (`t`'s values in a fresh contiguous tensor) with `src` added at
 /// `index` along `dim`, recorded as `t.scatter_add(dim, index, src)`.
 fn added(t: &Tensor, base: Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+    let index = &super::index::int64_index(index);
     let d = check(t, dim, index, Some(src))?;
     let block = source_block(src, index)?;
     let (out, _) = with_dtype!(t.dtype(), T => {
@@ -391,7 +394,7 @@ fn reduced(
     }
     let divisors = plan.divisors(out.shape(), include_self as i64);
     let mean = match dtype {
-        DType::Int64 => floor_divide(&out, &divisors)?,
+        d if d.is_integral(false) => floor_divide(&out, &divisors)?,
         _ => div(&out, &divisors)?,
     };
     Ok((mean, plan, Some(divisors)))
@@ -411,6 +414,7 @@ pub fn scatter_reduce(
     reduce: Reduction,
     include_self: bool,
 ) -> Result<Tensor> {
+    let index = &super::index::int64_index(index);
     let d = check(t, dim, index, Some(src))?;
     let block = source_block(src, index)?;
     let (out, _, divisors) = reduced(t, d, index, &block, reduce, include_self)?;

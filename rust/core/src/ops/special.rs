@@ -208,7 +208,7 @@ pub(super) fn real_map(
 /// The dtype [`real_zip`] computes in.
 pub(super) fn zip_dtype(a: &Tensor, b: &Tensor, promote: bool) -> DType {
     let dtype = result_type(&[a, b]);
-    if promote && matches!(dtype, DType::Bool | DType::Int64) {
+    if promote && dtype.is_integral(true) {
         DType::default_float()
     } else {
         dtype

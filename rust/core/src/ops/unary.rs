@@ -206,7 +206,7 @@ pub fn tan(a: &Tensor) -> Result<Tensor> {
 pub fn signbit(a: &Tensor) -> Result<Tensor> {
     match a.dtype() {
         DType::Bool => Ok(Tensor::full(a.shape(), Scalar::Bool(false), DType::Bool)),
-        DType::Int64 => Ok(map::<i64, bool>(a, |x| x < 0)),
+        d if d.is_integral(false) => Ok(map::<i64, bool>(&cast(a, DType::Int64), |x| x < 0)),
         d => with_real_float!(d, T => Ok(map::<T, bool>(a, |x: T| x.is_sign_negative())),
             bail!(Runtime, "signbit is not implemented for complex tensors.")),
     }
@@ -445,7 +445,7 @@ pub fn float_predicate(a: &Tensor, f: fn(f64) -> bool) -> Tensor {
 pub fn round(a: &Tensor) -> Result<Tensor> {
     let out = match a.dtype() {
         DType::Float32 | DType::Float64 => real_float_map!(a, "round", |x| x.round_even())?,
-        DType::Bool | DType::Int64 => super::copy::clone(&a.detach())?,
+        d if d.is_integral(true) => super::copy::clone(&a.detach())?,
         d => return Err(float_dtype_error("round", d)),
     };
     record(
@@ -578,7 +578,7 @@ macro_rules! rounding {
     ($($name:ident $grad_fn:literal |$x:ident| $e:expr;)*) => {$(
         pub fn $name(a: &Tensor) -> Result<Tensor> {
             let out = match a.dtype() {
-                DType::Bool | DType::Int64 => super::copy::clone(&a.detach())?,
+                d if d.is_integral(true) => super::copy::clone(&a.detach())?,
                 d => with_real_float!(d, T => map::<T, T>(a, |$x: T| $e),
                     return Err(float_dtype_error(stringify!($name), d))),
             };
@@ -626,7 +626,7 @@ pub fn nan_to_num(
     neginf: Option<f64>,
 ) -> Result<Tensor> {
     let out = match a.dtype() {
-        DType::Bool | DType::Int64 => super::copy::clone(&a.detach())?,
+        d if d.is_integral(true) => super::copy::clone(&a.detach())?,
         d => with_real_float!(d, T => {
             let (n, p, m) = (nan as T, posinf.map_or(T::MAX, |v| v as T), neginf.map_or(T::MIN, |v| v as T));
             map::<T, T>(a, move |x: T| if x.is_nan() { n } else if x == T::INFINITY { p } else if x == T::NEG_INFINITY { m } else { x })

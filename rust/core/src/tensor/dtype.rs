@@ -12,6 +12,10 @@ static DEFAULT_IS_DOUBLE: AtomicBool = AtomicBool::new(false);
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
 pub enum DType {
     Bool,
+    UInt8,
+    Int8,
+    Int16,
+    Int32,
     Int64,
     Float32,
     Float64,
@@ -29,8 +33,12 @@ pub enum Category {
 }
 
 impl DType {
-    pub const ALL: [DType; 6] = [
+    pub const ALL: [DType; 10] = [
         DType::Bool,
+        DType::UInt8,
+        DType::Int8,
+        DType::Int16,
+        DType::Int32,
         DType::Int64,
         DType::Float32,
         DType::Float64,
@@ -41,6 +49,10 @@ impl DType {
     pub fn name(self) -> &'static str {
         match self {
             DType::Bool => "bool",
+            DType::UInt8 => "uint8",
+            DType::Int8 => "int8",
+            DType::Int16 => "int16",
+            DType::Int32 => "int32",
             DType::Int64 => "int64",
             DType::Float32 => "float32",
             DType::Float64 => "float64",
@@ -57,6 +69,10 @@ impl DType {
     pub fn legacy_name(self) -> &'static str {
         match self {
             DType::Bool => "BoolTensor",
+            DType::UInt8 => "ByteTensor",
+            DType::Int8 => "CharTensor",
+            DType::Int16 => "ShortTensor",
+            DType::Int32 => "IntTensor",
             DType::Int64 => "LongTensor",
             DType::Float32 => "FloatTensor",
             DType::Float64 => "DoubleTensor",
@@ -65,11 +81,28 @@ impl DType {
         }
     }
 
+    /// The C++ element type PyTorch's messages name (`mm`, `masked_fill_`).
+    pub fn cpp_name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::UInt8 => "unsigned char",
+            DType::Int8 => "signed char",
+            DType::Int16 => "short int",
+            DType::Int32 => "int",
+            DType::Int64 => "long int",
+            DType::Float32 => "float",
+            DType::Float64 => "double",
+            DType::Complex64 => "c10::complex<float>",
+            DType::Complex128 => "c10::complex<double>",
+        }
+    }
+
     pub fn itemsize(self) -> usize {
         match self {
-            DType::Bool => 1,
+            DType::Bool | DType::UInt8 | DType::Int8 => 1,
+            DType::Int16 => 2,
             DType::Int64 | DType::Float64 | DType::Complex64 => 8,
-            DType::Float32 => 4,
+            DType::Int32 | DType::Float32 => 4,
             DType::Complex128 => 16,
         }
     }
@@ -77,9 +110,21 @@ impl DType {
     pub fn category(self) -> Category {
         match self {
             DType::Bool => Category::Bool,
-            DType::Int64 => Category::Integral,
+            DType::UInt8 | DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64 => {
+                Category::Integral
+            }
             DType::Float32 | DType::Float64 => Category::Floating,
             DType::Complex64 | DType::Complex128 => Category::Complex,
+        }
+    }
+
+    /// Integer dtypes, and bool too when `include_bool` (PyTorch's
+    /// `is_integral`).
+    pub fn is_integral(self, include_bool: bool) -> bool {
+        match self.category() {
+            Category::Integral => true,
+            Category::Bool => include_bool,
+            _ => false,
         }
     }
 
@@ -163,6 +208,13 @@ impl DType {
             (b, a)
         };
         if hi.category() == lo.category() {
+            // uint8 and int8 hold no common range: both fit in int16.
+            if matches!(
+                (a, b),
+                (DType::UInt8, DType::Int8) | (DType::Int8, DType::UInt8)
+            ) {
+                return DType::Int16;
+            }
             return a.max(b);
         }
         // float64 with complex64 widens the complex to complex128.
@@ -213,42 +265,18 @@ pub trait Element: Copy + Send + Sync + Default + PartialEq + fmt::Debug + 'stat
     fn into_owner(v: Vec<Self>) -> Owner;
 }
 
-impl Element for bool {
-    const DTYPE: DType = DType::Bool;
-    fn into_owner(v: Vec<Self>) -> Owner {
-        Owner::Bool(v)
-    }
+macro_rules! element {
+    ($($t:ty => $variant:ident),*) => {$(
+        impl Element for $t {
+            const DTYPE: DType = DType::$variant;
+            fn into_owner(v: Vec<Self>) -> Owner {
+                Owner::$variant(v)
+            }
+        }
+    )*};
 }
-impl Element for i64 {
-    const DTYPE: DType = DType::Int64;
-    fn into_owner(v: Vec<Self>) -> Owner {
-        Owner::Int64(v)
-    }
-}
-impl Element for f32 {
-    const DTYPE: DType = DType::Float32;
-    fn into_owner(v: Vec<Self>) -> Owner {
-        Owner::Float32(v)
-    }
-}
-impl Element for f64 {
-    const DTYPE: DType = DType::Float64;
-    fn into_owner(v: Vec<Self>) -> Owner {
-        Owner::Float64(v)
-    }
-}
-impl Element for Complex32 {
-    const DTYPE: DType = DType::Complex64;
-    fn into_owner(v: Vec<Self>) -> Owner {
-        Owner::Complex64(v)
-    }
-}
-impl Element for Complex64 {
-    const DTYPE: DType = DType::Complex128;
-    fn into_owner(v: Vec<Self>) -> Owner {
-        Owner::Complex128(v)
-    }
-}
+element!(bool => Bool, u8 => UInt8, i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64,
+         f32 => Float32, f64 => Float64, Complex32 => Complex64, Complex64 => Complex128);
 
 /// Runs `$body` with `$T` bound to the Rust element type of `$dtype`.
 #[macro_export]
@@ -257,10 +285,6 @@ macro_rules! with_dtype {
         match $dtype {
             $crate::DType::Bool => {
                 type $T = bool;
-                $body
-            }
-            $crate::DType::Int64 => {
-                type $T = i64;
                 $body
             }
             $crate::DType::Float32 => {
@@ -279,6 +303,7 @@ macro_rules! with_dtype {
                 type $T = num_complex::Complex64;
                 $body
             }
+            integer => $crate::with_integer!(integer, $T => $body, unreachable!("every other dtype is an integer")),
         }
     };
 }
@@ -310,6 +335,25 @@ mod tests {
         assert_eq!(DType::promote(Bool, Int64), Int64);
         assert_eq!(DType::promote(Float64, Complex64), Complex128);
         assert_eq!(DType::promote(Float32, Complex64), Complex64);
+        assert_eq!(DType::promote(UInt8, Int8), Int16);
+        assert_eq!(DType::promote(Int8, UInt8), Int16);
+        assert_eq!(DType::promote(UInt8, Int16), Int16);
+        assert_eq!(DType::promote(Int32, Int64), Int64);
+        assert_eq!(DType::promote(Bool, UInt8), UInt8);
+        assert_eq!(DType::promote(Int32, Float32), Float32);
+    }
+
+    #[test]
+    fn narrow_integers_convert_as_pytorch() {
+        use crate::tensor::{Scalar, ScalarConvert};
+        // Integers wrap; floats saturate, so infinite identities are extremes.
+        assert_eq!(u8::from_scalar(Scalar::Int(300)), 44);
+        assert_eq!(i8::from_scalar(Scalar::Int(-129)), 127);
+        assert_eq!(i8::from_scalar(Scalar::Float(f64::INFINITY)), i8::MAX);
+        assert_eq!(i16::from_scalar(Scalar::Float(f64::NEG_INFINITY)), i16::MIN);
+        assert_eq!(i32::from_scalar(Scalar::Float(-2.7)), -2);
+        assert_eq!(Int32.itemsize(), 4);
+        assert!(Int8.is_integral(false) && !Bool.is_integral(false) && Bool.is_integral(true));
     }
 
     #[test]

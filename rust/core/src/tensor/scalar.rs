@@ -86,14 +86,25 @@ impl ScalarConvert for bool {
         s.as_bool()
     }
 }
-impl ScalarConvert for i64 {
-    fn to_scalar(self) -> Scalar {
-        Scalar::Int(self)
-    }
-    fn from_scalar(s: Scalar) -> Self {
-        s.as_i64()
-    }
+macro_rules! scalar_int {
+    ($($t:ty),*) => {$(
+        impl ScalarConvert for $t {
+            fn to_scalar(self) -> Scalar {
+                Scalar::Int(self as i64)
+            }
+            /// Integers keep their low bits, as a C cast does; floats
+            /// saturate (so an infinite reduction identity is the extreme).
+            fn from_scalar(s: Scalar) -> Self {
+                match s {
+                    Scalar::Float(f) => f as $t,
+                    Scalar::Complex(c) => c.re as $t,
+                    other => other.as_i64() as $t,
+                }
+            }
+        }
+    )*};
 }
+scalar_int!(u8, i8, i16, i32, i64);
 impl ScalarConvert for f32 {
     fn to_scalar(self) -> Scalar {
         Scalar::Float(self as f64)

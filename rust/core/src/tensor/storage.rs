@@ -21,6 +21,10 @@ use std::ptr::NonNull;
 /// unboxed, saving an allocation per tensor) or a foreign owner.
 pub enum Owner {
     Bool(Vec<bool>),
+    UInt8(Vec<u8>),
+    Int8(Vec<i8>),
+    Int16(Vec<i16>),
+    Int32(Vec<i32>),
     Int64(Vec<i64>),
     Float32(Vec<f32>),
     Float64(Vec<f64>),
