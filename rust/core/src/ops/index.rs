@@ -1,13 +1,14 @@
 //! Indexing: slicing back-propagation, gathers with integer tensors and
 //! boolean masks, and joining tensors.
 
-use super::copy::{cast, contiguous};
+use super::copy::{contiguous, try_cast};
 use super::elementwise::{row, update};
 use super::num::Arith;
 use super::shape::slice;
 use crate::autograd::record;
 use crate::tensor::layout::{wrap_dim, Layout, Strides};
-use crate::tensor::{DType, Shape, Tensor};
+use crate::tensor::storage::{try_buffer, try_filled};
+use crate::tensor::{DType, Scalar, Shape, Tensor};
 use crate::{bail, grads, with_dtype, Result};
 
 /// Zeros of `shape` with `g` written at positions `start, start+step, ...`
@@ -19,7 +20,7 @@ pub fn slice_backward(
     start: usize,
     step: usize,
 ) -> Result<Tensor> {
-    let out = Tensor::zeros(shape, g.dtype());
+    let out = Tensor::full(shape, Scalar::Int(0), g.dtype())?;
     let count = g.shape()[dim];
     let mut l: Layout = out.layout().clone();
     if g.numel() > 0 {
@@ -28,7 +29,7 @@ pub fn slice_backward(
     l.shape[dim] = count;
     l.strides[dim] *= step as isize;
     let window = out.alias(l);
-    let src = cast(g, out.dtype());
+    let src = try_cast(g, out.dtype())?;
     with_dtype!(out.dtype(), T => update::<T, T>(&window, &src, |_, s| s))?;
     record(
         "SliceBackwardBackward0",
@@ -60,10 +61,10 @@ pub(super) fn gather_offsets(l: &Layout, dim: usize, index: &Tensor) -> Result<V
         strides,
         offset: l.offset,
     }
-    .offset_vec();
+    .offset_vec()?;
     // One pass turns each start into its element's offset.
     let out_of_bounds =
-        contiguous(&cast(index, DType::Int64))?.with_contiguous(|positions: &[i64]| {
+        contiguous(&try_cast(index, DType::Int64)?)?.with_contiguous(|positions: &[i64]| {
             for (offset, &v) in offsets.iter_mut().zip(positions) {
                 if v < 0 || v >= size {
                     return Some(v);
@@ -125,7 +126,9 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     let offsets = gather_offsets(t.layout(), d, index)?;
     let out = with_dtype!(t.dtype(), T => {
         let data = t.storage().read::<T>();
-        Tensor::from_vec(offsets.iter().map(|&o| data[o]).collect::<Vec<T>>(), index.shape())?
+        let mut out: Vec<T> = try_buffer(offsets.len())?;
+        out.extend(offsets.iter().map(|&o| data[o]));
+        Tensor::from_vec(out, index.shape())?
     });
     let (in_shape, idx): (Shape, Tensor) = (t.shape().into(), index.clone());
     record(
@@ -144,7 +147,7 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
 
 /// Writes `src` (broadcast, cast) into the view `dst` in place.
 pub fn assign(dst: &Tensor, src: &Tensor) -> Result<()> {
-    let src = cast(src, dst.dtype());
+    let src = try_cast(src, dst.dtype())?;
     with_dtype!(dst.dtype(), T => update::<T, T>(dst, &src, |_, s| s))
 }
 
@@ -204,7 +207,7 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         shape[d] += t.shape()[d];
     }
     let refs: Vec<&Tensor> = tensors.iter().collect();
-    let out = Tensor::zeros(&shape, super::result_type(&refs));
+    let out = Tensor::full(&shape, Scalar::Int(0), super::result_type(&refs))?;
     let mut spans = Vec::with_capacity(tensors.len());
     let mut at = 0;
     for t in tensors {
@@ -232,10 +235,10 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
                     Some((_, len)) if g.numel() == 0 || len == 0 => {
                         let mut shape: Shape = g.shape().into();
                         shape[d] = len;
-                        Ok(Some(Tensor::zeros(&shape, g.dtype())))
+                        Ok(Some(Tensor::full(&shape, Scalar::Int(0), g.dtype())?))
                     }
                     Some((start, len)) => Ok(Some(slice(g, d, start, len, 1)?)),
-                    None => Ok(Some(Tensor::zeros(&[0], g.dtype()))),
+                    None => Ok(Some(Tensor::full(&[0], Scalar::Int(0), g.dtype())?)),
                 })
                 .collect()
         },
@@ -277,7 +280,7 @@ pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
                 .map(|i| {
                     if g.numel() == 0 {
                         // No view of an empty gradient (its offset could pass the end).
-                        return Ok(Some(Tensor::zeros(&in_shape, g.dtype())));
+                        return Ok(Some(Tensor::full(&in_shape, Scalar::Int(0), g.dtype())?));
                     }
                     Ok(Some(super::shape::select(g, d as i64, i as i64)?))
                 })
@@ -322,10 +325,10 @@ pub fn split_sizes(
                 .iter()
                 .zip(&shapes)
                 .map(|(g, s)| match g {
-                    Some(g) => g.clone(),
-                    None => Tensor::zeros(s, dtype.unwrap_or(DType::Float32)),
+                    Some(g) => Ok(g.clone()),
+                    None => Tensor::full(s, Scalar::Int(0), dtype.unwrap_or(DType::Float32)),
                 })
-                .collect::<Vec<_>>();
+                .collect::<Result<Vec<_>>>()?;
             Ok(grads![Some(cat(&parts, dim as i64)?)])
         },
     );
@@ -426,10 +429,10 @@ pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
             let parts = grads
                 .iter()
                 .map(|g| match g {
-                    Some(g) => g.clone(),
-                    None => Tensor::zeros(&shape, dtype.unwrap_or(DType::Float32)),
+                    Some(g) => Ok(g.clone()),
+                    None => Tensor::full(&shape, Scalar::Int(0), dtype.unwrap_or(DType::Float32)),
                 })
-                .collect::<Vec<_>>();
+                .collect::<Result<Vec<_>>>()?;
             Ok(grads![Some(stack(&parts, d as i64)?)])
         },
     );
@@ -522,15 +525,16 @@ struct Plan {
 impl Plan {
     /// Calls `body(start, len, stride)` for every row of the indexed
     /// elements, in output order: the rows of `rest` from each base.
-    fn for_rows(&self, mut body: impl FnMut(usize, usize, isize)) {
+    fn for_rows(&self, mut body: impl FnMut(usize, usize, isize)) -> Result<()> {
         let [rest] = Layout::coalesced([&self.rest]);
         let (starts, len, stride) = rest.rows();
-        let starts = starts.offset_vec();
+        let starts = starts.offset_vec()?;
         for &b in &self.bases {
             for &s in &starts {
                 body(b + s, len, stride);
             }
         }
+        Ok(())
     }
 }
 
@@ -556,7 +560,8 @@ fn plan(l: &Layout, indices: &[Option<Tensor>]) -> Result<Plan> {
         })?;
     }
     let nb = crate::tensor::layout::numel(&bshape);
-    let mut bases = vec![l.offset as isize; nb];
+    let mut bases = try_buffer(nb)?;
+    bases.resize(nb, l.offset as isize);
     for &d in &adv {
         let idx = indices[d].as_ref().expect("advanced");
         let vals = idx.to_vec::<i64>();
@@ -610,11 +615,11 @@ pub fn index(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor> {
             let flat = with_dtype!(t.dtype(), T => {
                 let data = t.storage().read::<T>();
                 let numel = crate::tensor::layout::numel(&p.flat_shape);
-                let mut out: Vec<T> = Vec::with_capacity(numel);
+                let mut out: Vec<T> = try_buffer(numel)?;
                 p.for_rows(|start, len, stride| match stride {
                     1 => out.extend_from_slice(&data[start..start + len]),
                     _ => out.extend(row(start, len, stride).map(|o| data[o])),
-                });
+                })?;
                 Tensor::from_vec(out, &p.flat_shape)?
             });
             match &p.perm {
@@ -649,7 +654,7 @@ pub fn index_put_zeros(
     let out = match gather {
         Some(step) => resample_rows(&values.detach(), &step, Some(shape[step.dim]))?,
         _ => {
-            let out = Tensor::zeros(shape, values.dtype());
+            let out = Tensor::full(shape, Scalar::Int(0), values.dtype())?;
             put(&out, indices, values, true)?;
             out
         }
@@ -776,7 +781,7 @@ fn resample_rows(x: &Tensor, step: &Resample, adjoint_rows: Option<usize>) -> Re
     let source = super::copy::contiguous(&x.detach())?;
     let out = with_dtype!(x.dtype(), T => {
         let terms = typed_terms::<T>(step);
-        let mut out = vec![T::zero(); outer * out_rows * inner];
+        let mut out = try_filled(T::zero(), outer * out_rows * inner)?;
         source.with_contiguous(|src: &[T]| {
             let block = |first: usize, dst: &mut [T]| {
                 let blocks = dst.chunks_mut(out_rows * inner);
@@ -930,7 +935,7 @@ pub fn put(
         Some(perm) => perm.iter().map(|&i| p.flat_shape[i as usize]).collect(),
         None => p.flat_shape.clone(),
     };
-    let v = super::shape::expand_to(&cast(&values.detach(), dst.dtype()), &out_shape)?;
+    let v = super::shape::expand_to(&try_cast(&values.detach(), dst.dtype())?, &out_shape)?;
     let v = match &p.perm {
         Some(perm) => super::shape::permute(&v, &inverse(perm))?,
         None => v,
@@ -960,7 +965,7 @@ pub fn put(
                 }
             }
             done += len;
-        });
+        })?;
     });
     dst.bump_version();
     Ok(())
@@ -1041,7 +1046,7 @@ pub fn flip(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
         }
     }
     let reversed = t.alias(l);
-    let out = with_dtype!(t.dtype(), T => super::elementwise::map::<T, T>(&reversed, |x| x));
+    let out = with_dtype!(t.dtype(), T => super::elementwise::map::<T, T>(&reversed, |x| x)?);
     let back: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
     record(
         "FlipBackward0",
@@ -1135,7 +1140,7 @@ fn triangle(t: &Tensor, k: i64, lower: bool) -> Result<Tensor> {
     let x = super::copy::contiguous(&t.detach())?;
     let out = with_dtype!(x.dtype(), T => {
         let triangles = x.with_contiguous(|src: &[T]| {
-            let mut out = vec![T::default(); src.len()];
+            let mut out = try_filled(T::default(), src.len())?;
             if c > 0 {
                 crate::parallel::for_each_span_mut(&mut out, c, |start, span| {
                     for (n, row) in span.chunks_mut(c).enumerate() {
@@ -1145,8 +1150,8 @@ fn triangle(t: &Tensor, k: i64, lower: bool) -> Result<Tensor> {
                     }
                 });
             }
-            out
-        });
+            Ok(out)
+        })?;
         Tensor::from_vec(triangles, t.shape())?
     });
     record(

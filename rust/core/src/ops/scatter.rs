@@ -5,13 +5,14 @@
 //! where several elements land on one position.
 
 use super::binary::{bitwise_and, div, dtype_display, eq, floor_divide, mul};
-use super::copy::{cast, clone};
+use super::copy::{clone, try_cast};
 use super::index::{gather, gather_offsets, masked_fill};
 use super::num::{Arith, Real};
 use super::shape::{expand, narrow, reshape};
 use super::unary::{conj, where_};
 use crate::autograd::{record, BackwardCtx, SavedTensor};
 use crate::tensor::layout::{fmt_shape, wrap_dim};
+use crate::tensor::storage::try_filled;
 use crate::tensor::{DType, Element, Scalar, ScalarConvert, Tensor};
 use crate::{bail, grads, with_dtype, with_real, Result};
 
@@ -162,7 +163,7 @@ impl Plan {
     /// `index` along `d`; errors on an index out of bounds.
     fn new(out: &Tensor, d: usize, index: &Tensor, src: &Tensor) -> Result<Plan> {
         let targets = gather_offsets(out.layout(), d, index)?;
-        let sources = src.layout().offset_vec();
+        let sources = src.layout().offset_vec()?;
         Ok(Plan { targets, sources })
     }
 
@@ -190,13 +191,13 @@ impl Plan {
 
     /// For each position of a contiguous output of `shape`: how many
     /// elements land on it plus `base`, at least one (a mean's divisor).
-    fn divisors(&self, shape: &[usize], base: i64) -> Tensor {
-        let mut counts = vec![base; shape.iter().product()];
+    fn divisors(&self, shape: &[usize], base: i64) -> Result<Tensor> {
+        let mut counts = try_filled(base, shape.iter().product())?;
         for &p in &self.targets {
             counts[p] += 1;
         }
         counts.iter_mut().for_each(|c| *c = (*c).max(1));
-        Tensor::from_vec(counts, shape).expect("sized")
+        Tensor::from_vec(counts, shape)
     }
 }
 
@@ -345,7 +346,7 @@ pub fn scatter_add_zeros(
     shape: &[usize],
 ) -> Result<Tensor> {
     // Added straight into the new zeros: no copy of them first.
-    let zeros = Tensor::zeros(shape, src.dtype());
+    let zeros = Tensor::full(shape, Scalar::Int(0), src.dtype())?;
     added(&zeros.clone(), zeros, d as i64, index, src)
 }
 
@@ -389,7 +390,7 @@ fn reduced(
     if reduce != Reduction::Mean {
         return Ok((out, plan, None));
     }
-    let divisors = plan.divisors(out.shape(), include_self as i64);
+    let divisors = plan.divisors(out.shape(), include_self as i64)?;
     let mean = match dtype {
         DType::Int64 => floor_divide(&out, &divisors)?,
         _ => div(&out, &divisors)?,
@@ -498,8 +499,8 @@ impl Reduce<'_> {
             // A value the reduction dropped is no candidate, even if equal.
             self_is = scatter_value(&self_is, self.d as i64, self.index, Scalar::Bool(false))?;
         }
-        let src_is = cast(&eq(s, &self.gather(out)?)?, dtype);
-        let self_is = cast(&self_is, dtype);
+        let src_is = try_cast(&eq(s, &self.gather(out)?)?, dtype)?;
+        let self_is = try_cast(&self_is, dtype)?;
         let count = scatter_add(&self_is, self.d as i64, self.index, &src_is)?;
         let share = div(self.g, &count)?;
         let gs = self
@@ -537,7 +538,7 @@ impl Reduce<'_> {
             true => {
                 let src_zero = is_zero(s)?;
                 let zeros_here = scatter_add_zeros(
-                    &cast(&src_zero, DType::Int64),
+                    &try_cast(&src_zero, DType::Int64)?,
                     self.d,
                     self.index,
                     out.shape(),
