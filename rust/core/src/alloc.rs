@@ -25,6 +25,10 @@ const BACKING: MiMalloc = MiMalloc;
 /// initial mmap threshold: blocks from there up are the ones that malloc
 /// maps afresh or trims off its heap, and that fault again when reused.
 const MIN_CACHED_BYTES: usize = 128 << 10;
+/// Requests above this go straight to [`BACKING`], which refuses them: no
+/// machine has the memory, and their size class could round up past
+/// `isize::MAX`, which no layout may exceed.
+const MAX_CACHED_BYTES: usize = 1 << 62;
 /// Alignment of every cached block, enough for any element type and SIMD.
 const BLOCK_ALIGN: usize = 64;
 /// Most bytes the cache keeps while nothing uses them.
@@ -57,11 +61,11 @@ fn class_of(size: usize) -> usize {
 }
 
 fn cached(layout: &Layout) -> bool {
-    layout.size() >= MIN_CACHED_BYTES && layout.align() <= BLOCK_ALIGN
+    (MIN_CACHED_BYTES..=MAX_CACHED_BYTES).contains(&layout.size()) && layout.align() <= BLOCK_ALIGN
 }
 
 fn block_layout(class: usize) -> Layout {
-    Layout::from_size_align(class, BLOCK_ALIGN).expect("size classes are far below isize::MAX")
+    Layout::from_size_align(class, BLOCK_ALIGN).expect("size classes are at most MAX_CACHED_BYTES")
 }
 
 fn lock() -> std::sync::MutexGuard<'static, Cache> {

@@ -357,17 +357,19 @@ pub fn span_len(len: usize, min_len: usize) -> usize {
 /// `f(i)` for every `i < count`, in index order, computed as
 /// [`for_each_span_mut`] does: threads take runs of indices, so that cheap
 /// calls do not each pay for a shared counter.
-pub fn map_indices<R: Send + Copy + Default>(
+pub fn map_indices<R: Send + Copy>(
     count: usize,
     f: impl Fn(usize) -> R + Sync,
-) -> Vec<R> {
-    let mut out = vec![R::default(); count];
-    for_each_span_mut(&mut out, 1, |start, span| {
+) -> crate::Result<Vec<R>> {
+    let mut out = crate::tensor::storage::try_buffer(count)?;
+    for_each_span_mut(&mut out.spare_capacity_mut()[..count], 1, |start, span| {
         for (slot, i) in span.iter_mut().zip(start..) {
-            *slot = f(i);
+            slot.write(f(i));
         }
     });
-    out
+    // SAFETY: the spans cover the first `count` slots, each written once.
+    unsafe { out.set_len(count) };
+    Ok(out)
 }
 
 /// `use_deterministic_algorithms`: when on, every backward gives bitwise
@@ -467,7 +469,7 @@ mod tests {
             }
         });
         assert!(xs.iter().enumerate().all(|(i, &x)| i == x));
-        assert_eq!(map_indices(5, |i| i * i), vec![0, 1, 4, 9, 16]);
+        assert_eq!(map_indices(5, |i| i * i).unwrap(), vec![0, 1, 4, 9, 16]);
     }
 
     #[test]

@@ -125,7 +125,12 @@ fn zeros(
 ) -> PyResult<PyTensor> {
     let _ = device;
     finish(
-        Tensor::zeros(&shape_of(size)?, dtype_or(dtype, DType::default_float())?),
+        Tensor::full(
+            &shape_of(size)?,
+            Scalar::Int(0),
+            dtype_or(dtype, DType::default_float())?,
+        )
+        .py()?,
         requires_grad,
     )
 }
@@ -144,7 +149,8 @@ fn ones(
             &shape_of(size)?,
             Scalar::Int(1),
             dtype_or(dtype, DType::default_float())?,
-        ),
+        )
+        .py()?,
         requires_grad,
     )
 }
@@ -174,7 +180,7 @@ fn full(
     let value = scalar(fill_value)?;
     let shape = shape_of(&PyTuple::new(size.py(), [size])?)?;
     finish(
-        Tensor::full(&shape, value, dtype_or(dtype, value.default_dtype())?),
+        Tensor::full(&shape, value, dtype_or(dtype, value.default_dtype())?).py()?,
         requires_grad,
     )
 }
@@ -260,7 +266,7 @@ macro_rules! like_factories {
             memory_format: Option<&Bound<'_, PyAny>>,
         ) -> PyResult<PyTensor> {
             let _ = (device, memory_format);
-            finish(creation::full_like(&input.t, $value, dtype_opt(dtype)?), requires_grad)
+            finish(creation::full_like(&input.t, $value, dtype_opt(dtype)?).py()?, requires_grad)
         }
     )*};
 }
@@ -284,7 +290,7 @@ fn full_like(
     let _ = (device, memory_format);
     let value = scalar(fill_value)?;
     finish(
-        creation::full_like(&input.t, value, dtype_opt(dtype)?),
+        creation::full_like(&input.t, value, dtype_opt(dtype)?).py()?,
         requires_grad,
     )
 }
@@ -650,7 +656,10 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let _ = device;
         let dtype = dtype_or(dtype, self.t.dtype())?;
-        finish(Tensor::zeros(&shape_of(size)?, dtype), requires_grad)
+        finish(
+            Tensor::full(&shape_of(size)?, Scalar::Int(0), dtype).py()?,
+            requires_grad,
+        )
     }
     #[pyo3(signature = (*size, dtype=None, requires_grad=false, device=None))]
     fn new_empty(
@@ -673,7 +682,7 @@ impl PyTensor {
         let _ = device;
         let dtype = dtype_or(dtype, self.t.dtype())?;
         finish(
-            Tensor::full(&shape_of(size)?, Scalar::Int(1), dtype),
+            Tensor::full(&shape_of(size)?, Scalar::Int(1), dtype).py()?,
             requires_grad,
         )
     }
@@ -690,7 +699,7 @@ impl PyTensor {
         let shape = shape_of(&PyTuple::new(size.py(), [size])?)?;
         let dtype = dtype_or(dtype, self.t.dtype())?;
         finish(
-            Tensor::full(&shape, scalar(fill_value)?, dtype),
+            Tensor::full(&shape, scalar(fill_value)?, dtype).py()?,
             requires_grad,
         )
     }

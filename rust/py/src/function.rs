@@ -5,7 +5,7 @@ use crate::errors::{external, IntoPyResult};
 use crate::tensor::PyTensor;
 use ferrograd_core::autograd::node::OutputMeta;
 use ferrograd_core::autograd::{any_requires_grad, BackwardCtx, BackwardFn, Grads, Node};
-use ferrograd_core::{bail, Result, Tensor};
+use ferrograd_core::{bail, Result, Scalar, Tensor};
 use pyo3::prelude::*;
 use pyo3::types::{PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
@@ -58,7 +58,7 @@ impl PyFunctionBackward {
                 Some(g) => Ok(Bound::new(py, PyTensor::from(g))?.into_any()),
                 None if materialize => Ok(Bound::new(
                     py,
-                    PyTensor::from(Tensor::zeros(&meta.shape, meta.dtype)),
+                    PyTensor::from(Tensor::full(&meta.shape, Scalar::Int(0), meta.dtype).py()?),
                 )?
                 .into_any()),
                 None => Ok(py.None().into_bound(py)),

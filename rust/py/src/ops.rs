@@ -347,14 +347,20 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         self.clamp(py, min, max)
     }
-    fn isnan(&self) -> PyTensor {
-        unary::float_predicate(&self.t, f64::is_nan).into()
+    fn isnan(&self) -> PyResult<PyTensor> {
+        unary::float_predicate(&self.t, f64::is_nan)
+            .py()
+            .map(Into::into)
     }
-    fn isfinite(&self) -> PyTensor {
-        unary::float_predicate(&self.t, f64::is_finite).into()
+    fn isfinite(&self) -> PyResult<PyTensor> {
+        unary::float_predicate(&self.t, f64::is_finite)
+            .py()
+            .map(Into::into)
     }
-    fn isinf(&self) -> PyTensor {
-        unary::float_predicate(&self.t, f64::is_infinite).into()
+    fn isinf(&self) -> PyResult<PyTensor> {
+        unary::float_predicate(&self.t, f64::is_infinite)
+            .py()
+            .map(Into::into)
     }
 
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]

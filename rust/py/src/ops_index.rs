@@ -83,7 +83,7 @@ fn index_tensor(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     let t: PyRef<'_, PyTensor> = fg.getattr("as_tensor")?.call1((obj,))?.extract()?;
     let t = t.t.clone();
     if t.numel() == 0 && t.dtype() != DType::Bool {
-        return Ok(ferrograd_core::ops::copy::cast(&t, DType::Int64));
+        return ferrograd_core::ops::copy::try_cast(&t, DType::Int64).py();
     }
     Ok(t)
 }

@@ -140,7 +140,7 @@ fn make_roots(tensors: &[Tensor], grads: &[Option<Tensor>]) -> Result<Vec<(Edge,
                         t.dtype()
                     );
                 }
-                Tensor::full(t.shape(), Scalar::Int(1), t.dtype())
+                Tensor::full(t.shape(), Scalar::Int(1), t.dtype())?
             }
         };
         match t.gradient_edge() {

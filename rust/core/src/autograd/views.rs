@@ -21,7 +21,7 @@ use crate::ops::index::{index, index_put_zeros};
 use crate::ops::shape::reshape;
 use crate::ops::unary::{where_, zero_of};
 use crate::tensor::layout::Shape;
-use crate::tensor::{DType, Layout, Tensor};
+use crate::tensor::{DType, Layout, Scalar, Tensor};
 use crate::{bail, grads, with_dtype, Result};
 use std::collections::HashMap;
 
@@ -164,8 +164,8 @@ impl Geometry {
         match self {
             Geometry::Window(w) => w.cleared(g),
             Geometry::Indexed(p) => {
-                let mask = Tensor::zeros(&[p.numel()], DType::Bool);
-                let ones = Tensor::full(&[1], crate::Scalar::Bool(true), DType::Bool);
+                let mask = Tensor::full(&[p.numel()], Scalar::Int(0), DType::Bool)?;
+                let ones = Tensor::full(&[1], Scalar::Bool(true), DType::Bool)?;
                 crate::ops::index::put(&mask, &[Some(p.index.clone())], &ones, false)?;
                 where_(&reshape(&mask, &p.base_shape)?, &zero_of(g), g)
             }
@@ -215,7 +215,7 @@ impl Window {
         let dense = contiguous(g)?;
         let mut at = self.layout.clone();
         at.offset += dense.storage_offset();
-        let out = with_dtype!(g.dtype(), T => map::<T, T>(&dense.alias(at), |x| x));
+        let out = with_dtype!(g.dtype(), T => map::<T, T>(&dense.alias(at), |x| x)?);
         self.record_adjoint("AsStridedBackward0", &dense, &out, Window::scatter);
         Ok(out)
     }
@@ -223,7 +223,7 @@ impl Window {
     /// Zeros of the base's shape with `g` (shaped like the view) in the
     /// window.
     fn scatter(&self, g: &Tensor) -> Result<Tensor> {
-        let out = Tensor::zeros(&self.base_shape, g.dtype());
+        let out = Tensor::full(&self.base_shape, Scalar::Int(0), g.dtype())?;
         self.write(&out, g)?;
         self.record_adjoint("AsStridedScatterBackward0", g, &out, Window::gather);
         Ok(out)
@@ -231,8 +231,8 @@ impl Window {
 
     /// A copy of `g` (shaped like the base) with zeros in the window.
     fn cleared(&self, g: &Tensor) -> Result<Tensor> {
-        let out = with_dtype!(g.dtype(), T => map::<T, T>(g, |x| x));
-        self.write(&out, &Tensor::zeros(&[], g.dtype()))?;
+        let out = with_dtype!(g.dtype(), T => map::<T, T>(g, |x| x)?);
+        self.write(&out, &zero_of(g))?;
         self.record_adjoint("AsStridedScatterBackward0", g, &out, Window::cleared);
         Ok(out)
     }

@@ -5,7 +5,7 @@
 // Generic kernels are instantiated for `bool` too, where `x < y` is intended.
 #![allow(clippy::bool_comparison)]
 
-use super::copy::cast;
+use super::copy::try_cast;
 use super::elementwise::{update, zip3_map_pair, zip_map};
 use super::num::{Arith, Float, Real, RealFloat};
 use super::result_type;
@@ -19,11 +19,11 @@ use num_complex::Complex64;
 /// every dtype (`$with` picks which dtypes the op supports).
 macro_rules! kernel {
     ($with:ident, $a:expr, $b:expr, $dtype:expr, |$x:ident, $y:ident| $e:expr) => {{
-        let (a, b) = (cast($a, $dtype), cast($b, $dtype));
+        let (a, b) = (try_cast($a, $dtype)?, try_cast($b, $dtype)?);
         $with!($dtype, T => zip_map::<T, T, T>(&a, &b, |$x: T, $y: T| $e))
     }};
     ($with:ident, $a:expr, $b:expr, $dtype:expr, |$x:ident, $y:ident| $e:expr, $err:expr) => {{
-        let (a, b) = (cast($a, $dtype), cast($b, $dtype));
+        let (a, b) = (try_cast($a, $dtype)?, try_cast($b, $dtype)?);
         $with!($dtype, T => zip_map::<T, T, T>(&a, &b, |$x: T, $y: T| $e), $err)
     }};
 }
@@ -84,7 +84,7 @@ pub fn mul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             let b = sb.as_ref().map(|b| b.unpack(ctx)).transpose()?;
             let a = sa.as_ref().map(|a| a.unpack(ctx)).transpose()?;
             if let (Some(a), Some(b), false) = (&a, &b, ctx.create_graph) {
-                if let Some((ga, gb)) = fused_product_grads(g, a, b) {
+                if let Some((ga, gb)) = fused_product_grads(g, a, b)? {
                     return Ok(grads![Some(ga), Some(gb)]);
                 }
             }
@@ -99,11 +99,11 @@ pub fn mul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// Both gradients of a real product `a * b` in one pass that reads `g`
 /// once, when `g`, `a` and `b` are contiguous in one shape and dtype.
-fn fused_product_grads(g: &Tensor, a: &Tensor, b: &Tensor) -> Option<(Tensor, Tensor)> {
+fn fused_product_grads(g: &Tensor, a: &Tensor, b: &Tensor) -> Result<Option<(Tensor, Tensor)>> {
     if a.dtype() != g.dtype() || b.dtype() != g.dtype() {
-        return None;
+        return Ok(None);
     }
-    with_real_float!(g.dtype(), T => zip3_map_pair::<T>(g, b, a, |g: T, b: T, a: T| (g.mul(b), g.mul(a))), None)
+    with_real_float!(g.dtype(), T => zip3_map_pair::<T>(g, b, a, |g: T, b: T, a: T| (g.mul(b), g.mul(a))), Ok(None))
 }
 
 /// True division: integer operands divide as floats.
@@ -142,17 +142,17 @@ pub fn pow(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let out = match dtype {
         d if d.is_integral(true) => {
             // Narrower integers wrap as int64 does, modulo their width.
-            let (a, b) = (cast(a, DType::Int64), cast(b, DType::Int64));
+            let (a, b) = (try_cast(a, DType::Int64)?, try_cast(b, DType::Int64)?);
             if b.to_vec::<i64>().iter().any(|&e| e < 0) {
                 bail!(
                     Runtime,
                     "Integers to negative integer powers are not allowed."
                 );
             }
-            cast(
+            try_cast(
                 &zip_map::<i64, i64, i64>(&a, &b, |x, y| x.wrapping_pow(y as u32))?,
                 dtype,
-            )
+            )?
         }
         _ => kernel!(with_float, a, b, dtype, |x, y| x.pow_el(y), unreachable!())?,
     };
@@ -226,15 +226,16 @@ pub fn pow_scalar(a: &Tensor, exponent: Scalar) -> Result<Tensor> {
             );
         }
         let k = exponent.as_i64() as u32;
-        let powers =
-            super::elementwise::map::<i64, i64>(&cast(a, DType::Int64), move |x| x.wrapping_pow(k));
-        let out = cast(&powers, dtype);
+        let powers = super::elementwise::map::<i64, i64>(&try_cast(a, DType::Int64)?, move |x| {
+            x.wrapping_pow(k)
+        })?;
+        let out = try_cast(&powers, dtype)?;
         return finish_pow_scalar(a, out, exponent);
     }
     let out = match (dtype, exponent) {
         (DType::Float32 | DType::Float64, Scalar::Int(_) | Scalar::Float(_)) => {
-            let (x, e) = (cast(a, dtype), exponent.as_f64());
-            with_real_float!(dtype, T => super::elementwise::map::<T, T>(&x, move |x| real_power(x, e)), unreachable!("a real float"))
+            let (x, e) = (try_cast(a, dtype)?, exponent.as_f64());
+            with_real_float!(dtype, T => super::elementwise::map::<T, T>(&x, move |x| real_power(x, e))?, unreachable!("a real float"))
         }
         _ => pow(&a.detach(), &e)?,
     };
@@ -275,7 +276,7 @@ fn finish_pow_scalar(a: &Tensor, out: Tensor, exponent: Scalar) -> Result<Tensor
         || SavedTensor::input(a),
         move |ctx, sa, g| {
             if exponent.as_complex() == num_complex::Complex64::new(0.0, 0.0) {
-                return Ok(grads![Some(super::unary::zeros_like(g))]);
+                return Ok(grads![Some(super::unary::zeros_like(g)?)]);
             }
             let a = sa.unpack(ctx)?;
             let real = !matches!(exponent, Scalar::Complex(_));
@@ -351,8 +352,8 @@ fn extremum(a: &Tensor, b: &Tensor, is_max: bool) -> Result<Tensor> {
             let a_wins = if is_max { gt(&a, &b)? } else { lt(&a, &b)? };
             let tie = eq(&a, &b)?;
             let wa = add(
-                &cast(&a_wins, g.dtype()),
-                &mul(&cast(&tie, g.dtype()), &half)?,
+                &try_cast(&a_wins, g.dtype())?,
+                &mul(&try_cast(&tie, g.dtype())?, &half)?,
             )?;
             let one = Tensor::wrapped_number(Scalar::Int(1));
             let wb = sub(&one, &wa)?;
@@ -367,7 +368,7 @@ macro_rules! comparison {
         $(#[$doc])*
         pub fn $name(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             let dtype = result_type(&[a, b]);
-            let (a, b) = (cast(a, dtype), cast(b, dtype));
+            let (a, b) = (try_cast(a, dtype)?, try_cast(b, dtype)?);
             with_real!(dtype, T => zip_map::<T, T, bool>(&a, &b, |$x: T, $y: T| $e),
                 bail!(Runtime, "{} is not supported for complex tensors", stringify!($name)))
         }
@@ -384,19 +385,19 @@ comparison! {
 /// `a == b` (complex compares both parts).
 pub fn eq(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let dtype = result_type(&[a, b]);
-    let (a, b) = (cast(a, dtype), cast(b, dtype));
+    let (a, b) = (try_cast(a, dtype)?, try_cast(b, dtype)?);
     with_dtype!(dtype, T => zip_map::<T, T, bool>(&a, &b, |x: T, y: T| x == y))
 }
 
 pub fn ne(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let dtype = result_type(&[a, b]);
-    let (a, b) = (cast(a, dtype), cast(b, dtype));
+    let (a, b) = (try_cast(a, dtype)?, try_cast(b, dtype)?);
     with_dtype!(dtype, T => zip_map::<T, T, bool>(&a, &b, |x: T, y: T| x != y))
 }
 
 /// `dst += src` in place without recording history: gradient accumulation.
 pub fn add_into(dst: &Tensor, src: &Tensor) -> Result<()> {
-    let src = cast(src, dst.dtype());
+    let src = try_cast(src, dst.dtype())?;
     with_dtype!(dst.dtype(), T => update::<T, T>(dst, &src, |d, s| d.add(s)))
 }
 
@@ -432,10 +433,10 @@ macro_rules! real_kernel {
         // Integers compute in int64; narrower ones are cast back, which
         // wraps exactly as their own arithmetic would.
         let work = if dtype.is_integral(false) { DType::Int64 } else { dtype };
-        let (ca, cb) = (cast($a, work), cast($b, work));
+        let (ca, cb) = (try_cast($a, work)?, try_cast($b, work)?);
         match dtype {
             DType::Int64 => zip_map::<i64, i64, i64>(&ca, &cb, |$xi, $yi| $int)?,
-            d if d.is_integral(false) => cast(&zip_map::<i64, i64, i64>(&ca, &cb, |$xi, $yi| $int)?, d),
+            d if d.is_integral(false) => try_cast(&zip_map::<i64, i64, i64>(&ca, &cb, |$xi, $yi| $int)?, d)?,
             d => crate::with_real_float!(d, T => zip_map::<T, T, T>(&ca, &cb, |$x: T, $y: T| $float)?,
                 return Err(float_dtype_error($kernel, d))),
         }
@@ -443,7 +444,8 @@ macro_rules! real_kernel {
 }
 
 fn check_int_divisor(a: &Tensor, b: &Tensor) -> Result<()> {
-    if result_type(&[a, b]).is_integral(false) && cast(b, DType::Int64).to_vec::<i64>().contains(&0)
+    if result_type(&[a, b]).is_integral(false)
+        && try_cast(b, DType::Int64)?.to_vec::<i64>().contains(&0)
     {
         bail!(Runtime, "ZeroDivisionError");
     }
@@ -599,16 +601,16 @@ pub fn fmod(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 }
 
 /// The operands in a floating result dtype (integers compute in the default float dtype).
-pub(super) fn floating_pair(a: &Tensor, b: &Tensor) -> (Tensor, Tensor, DType) {
+pub(super) fn floating_pair(a: &Tensor, b: &Tensor) -> Result<(Tensor, Tensor, DType)> {
     let mut dtype = result_type(&[a, b]);
     if !dtype.is_differentiable() {
         dtype = DType::default_float();
     }
-    (cast(a, dtype), cast(b, dtype), dtype)
+    Ok((try_cast(a, dtype)?, try_cast(b, dtype)?, dtype))
 }
 
 pub fn atan2(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let (ca, cb, dtype) = floating_pair(a, b);
+    let (ca, cb, dtype) = floating_pair(a, b)?;
     let out = crate::with_real_float!(dtype, T => zip_map::<T, T, T>(&ca, &cb, |y: T, x: T| y.atan2(x))?,
         return Err(float_dtype_error("atan2_cpu", dtype)));
     record(
@@ -628,7 +630,7 @@ pub fn atan2(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 }
 
 pub fn hypot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let (ca, cb, dtype) = floating_pair(a, b);
+    let (ca, cb, dtype) = floating_pair(a, b)?;
     let out = crate::with_real_float!(dtype, T => zip_map::<T, T, T>(&ca, &cb, |x: T, y: T| x.hypot(y))?,
         return Err(float_dtype_error("hypot_cpu", dtype)));
     record(
@@ -660,7 +662,11 @@ pub fn lerp(start: &Tensor, end: &Tensor, weight: &Tensor) -> Result<Tensor> {
     if !dtype.is_floating_point() {
         return Err(float_dtype_error("lerp_kernel_scalar", dtype));
     }
-    let (s, e, w) = (cast(start, dtype), cast(end, dtype), cast(weight, dtype));
+    let (s, e, w) = (
+        try_cast(start, dtype)?,
+        try_cast(end, dtype)?,
+        try_cast(weight, dtype)?,
+    );
     let out = crate::with_real_float!(dtype, T => super::elementwise::zip3_map::<T, T, T, T>(&s, &e, &w, |s: T, e: T, w: T| {
         if w.abs() < 0.5 { s + w * (e - s) } else { e - (e - s) * (1.0 - w) }
     })?, unreachable!());
@@ -753,7 +759,7 @@ macro_rules! bitwise {
         /// Bitwise on integers, logical on bools.
         pub fn $name(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             let dtype = result_type(&[a, b]);
-            let (ca, cb) = (cast(a, dtype), cast(b, dtype));
+            let (ca, cb) = (try_cast(a, dtype)?, try_cast(b, dtype)?);
             match dtype {
                 DType::Bool => zip_map::<bool, bool, bool>(&ca, &cb, |x, y| x $op y),
                 d => crate::with_integer!(d, T => zip_map::<T, T, T>(&ca, &cb, |x, y| x $op y),
@@ -771,8 +777,8 @@ bitwise! {
 
 pub fn bitwise_not(a: &Tensor) -> Result<Tensor> {
     match a.dtype() {
-        DType::Bool => Ok(super::elementwise::map::<bool, bool>(a, |x| !x)),
-        d => crate::with_integer!(d, T => Ok(super::elementwise::map::<T, T>(a, |x| !x)),
+        DType::Bool => Ok(super::elementwise::map::<bool, bool>(a, |x| !x)?),
+        d => crate::with_integer!(d, T => Ok(super::elementwise::map::<T, T>(a, |x| !x)?),
             Err(float_dtype_error("bitwise_not_cpu", d))),
     }
 }
@@ -789,7 +795,10 @@ pub fn isclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64, equal_nan: bool) ->
         );
     }
     if a.dtype().is_complex() {
-        let (ca, cb) = (cast(a, DType::Complex128), cast(b, DType::Complex128));
+        let (ca, cb) = (
+            try_cast(a, DType::Complex128)?,
+            try_cast(b, DType::Complex128)?,
+        );
         return zip_map::<Complex64, Complex64, bool>(&ca, &cb, move |x, y| {
             if x == y {
                 return true;
@@ -800,7 +809,7 @@ pub fn isclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64, equal_nan: bool) ->
             x.is_finite() && y.is_finite() && (x - y).norm() <= atol + rtol * y.norm()
         });
     }
-    let (ca, cb) = (cast(a, DType::Float64), cast(b, DType::Float64));
+    let (ca, cb) = (try_cast(a, DType::Float64)?, try_cast(b, DType::Float64)?);
     zip_map::<f64, f64, bool>(&ca, &cb, move |x, y| {
         if x == y {
             return true;

@@ -11,7 +11,7 @@
 //! real `g` or a real input.
 
 use super::binary::{div, dtype_display, eq, mul, sub};
-use super::copy::{cast, clone};
+use super::copy::{clone, try_cast};
 use super::elementwise::{map, zip_map};
 use super::shape::select;
 use super::unary::{abs, conj, cos, sin, where_, zero_of, zeros_like};
@@ -142,16 +142,16 @@ pub fn imag(z: &Tensor) -> Result<Tensor> {
 /// π where negative, else 0 (NaN stays NaN).
 pub fn angle(z: &Tensor) -> Result<Tensor> {
     let out = match z.dtype() {
-        DType::Complex64 => map::<Complex32, f32>(z, |x| x.im.atan2(x.re)),
-        DType::Complex128 => map::<Complex64, f64>(z, |x| x.im.atan2(x.re)),
-        DType::Float64 => map::<f64, f64>(z, real_angle),
+        DType::Complex64 => map::<Complex32, f32>(z, |x| x.im.atan2(x.re))?,
+        DType::Complex128 => map::<Complex64, f64>(z, |x| x.im.atan2(x.re))?,
+        DType::Float64 => map::<f64, f64>(z, real_angle)?,
         d => {
             let x = if d == DType::Float32 {
                 z.clone()
             } else {
-                cast(z, DType::Float32)
+                try_cast(z, DType::Float32)?
             };
-            map::<f32, f32>(&x, |v| real_angle(v as f64) as f32)
+            map::<f32, f32>(&x, |v| real_angle(v as f64) as f32)?
         }
     };
     record(
@@ -162,7 +162,7 @@ pub fn angle(z: &Tensor) -> Result<Tensor> {
         |ctx, sz, g| {
             let z = sz.unpack(ctx)?;
             if !z.dtype().is_complex() {
-                return Ok(grads![Some(zeros_like(&z))]);
+                return Ok(grads![Some(zeros_like(&z)?)]);
             }
             // conj(∂θ/∂z) g + (∂θ/∂conj z) g = i g z / |z|², 0 at z = 0.
             let a = abs(&z)?;

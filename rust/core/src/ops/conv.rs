@@ -12,6 +12,7 @@ use super::pad::pad;
 use super::scatter::scatter_add_zeros;
 use super::shape::{permute, reshape, squeeze_dims, transpose, unsqueeze};
 use crate::autograd::{is_grad_enabled, record};
+use crate::tensor::storage::try_filled;
 use crate::tensor::{Element, Tensor};
 use crate::{bail, grads, with_real_float, Result};
 
@@ -159,7 +160,7 @@ fn unfold_kernel<T: Element + Arith>(
     win: Window,
     (oh, ow): (usize, usize),
     layout: Columns,
-) -> Vec<T> {
+) -> Result<Vec<T>> {
     let (kw, area, l) = (win.kernel.1, win.kernel.0 * win.kernel.1, oh * ow);
     // A chunk holds one channel's rows: for one image, or for all of them.
     let images_per_chunk = match layout {
@@ -167,7 +168,7 @@ fn unfold_kernel<T: Element + Arith>(
         Columns::Interleaved => n,
     };
     let chunk_len = images_per_chunk * area * l;
-    let mut out = vec![T::zero(); n * c * area * l];
+    let mut out = try_filled(T::zero(), n * c * area * l)?;
     crate::parallel::for_each_chunk_mut(&mut out, chunk_len, |start, chunk| {
         let index = start / chunk_len;
         let (channel, images) = match layout {
@@ -192,7 +193,7 @@ fn unfold_kernel<T: Element + Arith>(
             }
         }
     });
-    out
+    Ok(out)
 }
 
 /// `fold` of columns laid out as `layout` into a `[n, c, h, w]` buffer,
@@ -203,9 +204,9 @@ fn fold_kernel<T: Element + Arith>(
     win: Window,
     (oh, ow): (usize, usize),
     layout: Columns,
-) -> Vec<T> {
+) -> Result<Vec<T>> {
     let (kw, area, l) = (win.kernel.1, win.kernel.0 * win.kernel.1, oh * ow);
-    let mut out = vec![T::zero(); n * c * h * w];
+    let mut out = try_filled(T::zero(), n * c * h * w)?;
     crate::parallel::for_each_chunk_mut(&mut out, h * w, |start, image_out| {
         let (image, channel) = (start / (h * w) / c, start / (h * w) % c);
         for k in 0..area {
@@ -231,7 +232,7 @@ fn fold_kernel<T: Element + Arith>(
             });
         }
     });
-    out
+    Ok(out)
 }
 
 /// The windows of a `[n, c, h, w]` input (checked by the caller) as
@@ -252,7 +253,7 @@ fn unfold_columns(input: &Tensor, win: Window, layout: Columns) -> Result<Tensor
     };
     let x = contiguous(&input.detach())?;
     let result = with_real_float!(x.dtype(), T => {
-        let columns = x.with_contiguous(|src| unfold_kernel::<T>(src, dims, win, out, layout));
+        let columns = x.with_contiguous(|src| unfold_kernel::<T>(src, dims, win, out, layout))?;
         Tensor::from_vec(columns, &shape)?
     }, unreachable!("checked to be a real float"));
     let (n, size) = (dims.0, (dims.2, dims.3));
@@ -283,7 +284,7 @@ fn fold_columns(
     let dims = (n, c, size.0, size.1);
     let x = contiguous(&cols.detach())?;
     let result = with_real_float!(x.dtype(), T => {
-        let images = x.with_contiguous(|src| fold_kernel::<T>(src, dims, win, out, layout));
+        let images = x.with_contiguous(|src| fold_kernel::<T>(src, dims, win, out, layout))?;
         Tensor::from_vec(images, &[n, c, size.0, size.1])?
     }, unreachable!("checked to be a real float"));
     record(
@@ -607,7 +608,7 @@ pub fn max_pool2d(input: &Tensor, win: Window, ceil_mode: bool) -> Result<(Tenso
     let x = contiguous(&input.detach())?;
     let (out, positions) = with_real_float!(x.dtype(), T => {
         let (values, positions) =
-            x.with_contiguous(|src| window_max::<T>(src, (n, c, h, w), win, (oh, ow)));
+            x.with_contiguous(|src| window_max::<T>(src, (n, c, h, w), win, (oh, ow)))?;
         (Tensor::from_vec(values, &[n, c, oh, ow])?, positions)
     }, unreachable!("checked to be a real float"));
     let index = Tensor::from_vec(positions, &[n, c, oh * ow])?;
@@ -642,7 +643,7 @@ fn scatter_to_windows(g: &Tensor, positions: &Tensor, shape: &[usize]) -> Result
     let g = contiguous(g)?;
     let per_image = positions.shape()[2];
     with_real_float!(g.dtype(), T => {
-        let mut dx = vec![T::zero(); shape[0] * shape[1] * plane];
+        let mut dx = try_filled(T::zero(), shape[0] * shape[1] * plane)?;
         g.with_contiguous(|gs: &[T]| positions.with_contiguous(|at: &[i64]| {
             let images_per_chunk = (16384 / plane.max(1)).max(1);
             crate::parallel::for_each_chunk_mut(&mut dx, images_per_chunk * plane, |start, chunk| {
@@ -698,7 +699,7 @@ fn window_max<T: RealFloat + Real>(
     (n, c, h, w): (usize, usize, usize, usize),
     win: Window,
     (oh, ow): (usize, usize),
-) -> (Vec<T>, Vec<i64>) {
+) -> Result<(Vec<T>, Vec<i64>)> {
     let rows_axis = (win.kernel.0, win.dilation.0, win.padding.0, win.stride.0);
     let cols_axis = (win.kernel.1, win.dilation.1, win.padding.1, win.stride.1);
     // Per kernel column, the output columns it reaches inside the image;
@@ -720,7 +721,10 @@ fn window_max<T: RealFloat + Real>(
         .collect();
     let lowest = T::from_f64(f64::NEG_INFINITY);
     let plane = oh * ow;
-    let (mut values, mut positions) = (vec![T::zero(); n * c * plane], vec![0i64; n * c * plane]);
+    let (mut values, mut positions) = (
+        try_filled(T::zero(), n * c * plane)?,
+        try_filled(0i64, n * c * plane)?,
+    );
     let images_per_chunk = (4096 / plane.max(1)).max(1);
     let chunk = images_per_chunk * plane;
     let pieces = values.chunks_mut(chunk).zip(positions.chunks_mut(chunk));
@@ -775,5 +779,5 @@ fn window_max<T: RealFloat + Real>(
             }
         }
     });
-    (values, positions)
+    Ok((values, positions))
 }

@@ -7,11 +7,17 @@ use crate::tensor::{DType, ScalarConvert, Tensor};
 use crate::{with_dtype, Result};
 
 /// Converts elements without recording history (kernels' operand casts).
-pub fn cast(t: &Tensor, dtype: DType) -> Tensor {
+pub fn try_cast(t: &Tensor, dtype: DType) -> Result<Tensor> {
     if t.dtype() == dtype {
-        return t.clone();
+        return Ok(t.clone());
     }
     with_dtype!(t.dtype(), A => with_dtype!(dtype, O => map::<A, O>(t, |x| O::from_scalar(x.to_scalar()))))
+}
+
+/// [`try_cast`] for matmul's kernels, which do not yet propagate allocation
+/// failure: it panics (a Python exception) instead.
+pub fn cast(t: &Tensor, dtype: DType) -> Tensor {
+    try_cast(t, dtype).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// `t.to(dtype)`: differentiable, returns `t` itself when nothing changes.
@@ -19,7 +25,7 @@ pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
     if t.dtype() == dtype {
         return Ok(t.clone());
     }
-    let out = cast(t, dtype);
+    let out = try_cast(t, dtype)?;
     if dtype.is_differentiable() {
         let src = t.dtype();
         record(
@@ -35,7 +41,7 @@ pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
 
 /// `t.clone()`: a contiguous copy with history.
 pub fn clone(t: &Tensor) -> Result<Tensor> {
-    let out = with_dtype!(t.dtype(), T => map::<T, T>(t, |x| x));
+    let out = with_dtype!(t.dtype(), T => map::<T, T>(t, |x| x))?;
     record(
         "CloneBackward0",
         &[t],

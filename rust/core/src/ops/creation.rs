@@ -2,6 +2,7 @@
 
 use super::num::Arith;
 use crate::tensor::layout::check_numel;
+use crate::tensor::storage::{try_buffer, try_filled};
 use crate::tensor::{DType, Scalar, ScalarConvert, Tensor};
 use crate::{bail, with_dtype, with_real_float, Result};
 
@@ -39,7 +40,8 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) ->
     };
     check_numel(&[n])?;
     Ok(with_dtype!(dtype, T => {
-        let v: Vec<T> = (0..n).map(|i| T::from_scalar(Scalar::Float(s + i as f64 * st))).collect();
+        let mut v: Vec<T> = try_buffer(n)?;
+        v.extend((0..n).map(|i| T::from_scalar(Scalar::Float(s + i as f64 * st))));
         Tensor::from_vec(v, &[n])?
     }))
 }
@@ -54,33 +56,41 @@ pub fn linspace(start: Scalar, end: Scalar, steps: i64, dtype: DType) -> Result<
     check_numel(&[n])?;
     // One step gives `start`.
     let half = if n == 1 { 1 } else { n / 2 };
-    let fill = |s: f64, e: f64| -> Vec<f64> {
+    let fill = |s: f64, e: f64| -> Result<Vec<f64>> {
         let step = if n > 1 { (e - s) / (n - 1) as f64 } else { 0.0 };
-        (0..n)
-            .map(|i| {
-                if i < half {
-                    s + step * i as f64
-                } else {
-                    e - step * (n - i - 1) as f64
-                }
-            })
-            .collect()
+        let mut v = try_buffer(n)?;
+        v.extend((0..n).map(|i| {
+            if i < half {
+                s + step * i as f64
+            } else {
+                e - step * (n - i - 1) as f64
+            }
+        }));
+        Ok(v)
     };
     // Floating outputs compute in their own precision, as PyTorch does.
     let out = with_real_float!(dtype, T => {
         let (s, e) = (T::from_scalar(start), T::from_scalar(end));
         let step = if n > 1 { (e - s) / (n - 1) as T } else { T::zero() };
-        let v: Vec<T> = (0..n)
-            .map(|i| if i < half { s + step * i as T } else { e - step * (n - i - 1) as T })
-            .collect();
+        let mut v: Vec<T> = try_buffer(n)?;
+        v.extend((0..n).map(|i| if i < half { s + step * i as T } else { e - step * (n - i - 1) as T }));
         Tensor::from_vec(v, &[n])?
     }, {
         if dtype.is_complex() {
             let (s, e) = (start.as_complex(), end.as_complex());
-            let (re, im) = (fill(s.re, e.re), fill(s.im, e.im));
-            with_dtype!(dtype, T => Tensor::from_vec(re.iter().zip(&im).map(|(&r, &i)| T::from_scalar(Scalar::Complex(num_complex::Complex64::new(r, i)))).collect::<Vec<T>>(), &[n])?)
+            let (re, im) = (fill(s.re, e.re)?, fill(s.im, e.im)?);
+            with_dtype!(dtype, T => {
+                let mut v: Vec<T> = try_buffer(n)?;
+                v.extend(re.iter().zip(&im).map(|(&r, &i)| T::from_scalar(Scalar::Complex(num_complex::Complex64::new(r, i)))));
+                Tensor::from_vec(v, &[n])?
+            })
         } else {
-            with_dtype!(dtype, T => Tensor::from_vec(fill(start.as_f64(), end.as_f64()).into_iter().map(|x| T::from_scalar(Scalar::Int(x as i64))).collect::<Vec<T>>(), &[n])?)
+            let xs = fill(start.as_f64(), end.as_f64())?;
+            with_dtype!(dtype, T => {
+                let mut v: Vec<T> = try_buffer(n)?;
+                v.extend(xs.iter().map(|&x| T::from_scalar(Scalar::Int(x as i64))));
+                Tensor::from_vec(v, &[n])?
+            })
         }
     });
     Ok(out)
@@ -98,7 +108,7 @@ pub fn eye(n: i64, m: Option<i64>, dtype: DType) -> Result<Tensor> {
     let (n, m) = (n as usize, m as usize);
     check_numel(&[n, m])?;
     Ok(with_dtype!(dtype, T => {
-        let mut v = vec![T::zero(); n * m];
+        let mut v = try_filled(T::zero(), n * m)?;
         for i in 0..n.min(m) {
             v[i * m + i] = T::one();
         }
@@ -107,6 +117,6 @@ pub fn eye(n: i64, m: Option<i64>, dtype: DType) -> Result<Tensor> {
 }
 
 /// A tensor of `t`'s shape filled with `value`, in `dtype` or `t`'s dtype.
-pub fn full_like(t: &Tensor, value: Scalar, dtype: Option<DType>) -> Tensor {
+pub fn full_like(t: &Tensor, value: Scalar, dtype: Option<DType>) -> Result<Tensor> {
     Tensor::full(t.shape(), value, dtype.unwrap_or(t.dtype()))
 }

@@ -5,6 +5,7 @@
 //! walks storage offsets.
 
 use crate::tensor::layout::{broadcast_shapes, Layout};
+use crate::tensor::storage::try_buffer;
 use crate::tensor::{Element, Tensor};
 use crate::Result;
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
@@ -163,8 +164,8 @@ fn for_chunks<T: Send>(xs: &mut [T], body: impl Fn(usize, &mut [T]) + Sync + Sen
 fn filled<O: Element>(
     n: usize,
     fill: impl Fn(usize, &mut [MaybeUninit<O>]) + Sync + Send,
-) -> Vec<O> {
-    let mut out = Vec::with_capacity(n);
+) -> Result<Vec<O>> {
+    let mut out = try_buffer(n)?;
     let dst = &mut out.spare_capacity_mut()[..n];
     if crate::stream::worth_streaming::<O>(n) {
         for_chunks(dst, |start, chunk| {
@@ -178,7 +179,7 @@ fn filled<O: Element>(
     // caller's `fill` zips its block with a source at least as long,
     // writing each element.
     unsafe { out.set_len(n) };
-    out
+    Ok(out)
 }
 
 /// Splits the piece `[start, start + n)` of an output walked in rows of
@@ -203,19 +204,19 @@ fn for_row_pieces(
 }
 
 /// `f` applied to every element, as a new contiguous tensor.
-pub fn map<A: Element, O: Element>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send) -> Tensor {
+pub fn map<A: Element, O: Element>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send) -> Result<Tensor> {
     let data = a.storage().read::<A>();
     let l = a.layout();
     let n = l.numel();
     let out: Vec<O> = match contiguous_range(l) {
         Some(r) => {
             let src = &data[r];
-            filled(n, |start, out| map_into(out, &src[start..], &f))
+            filled(n, |start, out| map_into(out, &src[start..], &f))?
         }
         None => {
             let [l] = Layout::coalesced([l]);
             let (outer, len, stride) = l.rows();
-            let mut out = Vec::with_capacity(n);
+            let mut out = try_buffer(n)?;
             for start in outer.offsets() {
                 if stride == 1 {
                     out.extend(data[start..start + len].iter().map(|&x| f(x)));
@@ -230,7 +231,7 @@ pub fn map<A: Element, O: Element>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send)
         }
     };
     drop(data);
-    Tensor::from_vec(out, &l.shape).expect("shape matches")
+    Tensor::from_vec(out, &l.shape)
 }
 
 /// Two outputs of `f(x, y, z)` from one pass over three contiguous operands
@@ -241,16 +242,18 @@ pub fn zip3_map_pair<T: Element>(
     y: &Tensor,
     z: &Tensor,
     f: impl Fn(T, T, T) -> (T, T) + Sync + Send,
-) -> Option<(Tensor, Tensor)> {
+) -> Result<Option<(Tensor, Tensor)>> {
     let shape = x.shape();
     if y.shape() != shape || z.shape() != shape {
-        return None;
+        return Ok(None);
     }
-    let (rx, ry, rz) = (
-        contiguous_range(x.layout())?,
-        contiguous_range(y.layout())?,
-        contiguous_range(z.layout())?,
-    );
+    let (Some(rx), Some(ry), Some(rz)) = (
+        contiguous_range(x.layout()),
+        contiguous_range(y.layout()),
+        contiguous_range(z.layout()),
+    ) else {
+        return Ok(None);
+    };
     let (dx, dy, dz) = (
         x.storage().read::<T>(),
         y.storage().read::<T>(),
@@ -258,7 +261,7 @@ pub fn zip3_map_pair<T: Element>(
     );
     let (sx, sy, sz) = (&dx[rx], &dy[ry], &dz[rz]);
     let n = sx.len();
-    let (mut first, mut second) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut first, mut second) = (try_buffer(n)?, try_buffer(n)?);
     let outs = (
         &mut first.spare_capacity_mut()[..n],
         &mut second.spare_capacity_mut()[..n],
@@ -290,10 +293,10 @@ pub fn zip3_map_pair<T: Element>(
         first.set_len(n);
         second.set_len(n);
     }
-    Some((
-        Tensor::from_vec(first, shape).expect("shape matches"),
-        Tensor::from_vec(second, shape).expect("shape matches"),
-    ))
+    Ok(Some((
+        Tensor::from_vec(first, shape)?,
+        Tensor::from_vec(second, shape)?,
+    )))
 }
 
 /// `f` applied pairwise over the broadcast of `a` and `b`.
@@ -312,7 +315,7 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
             let (sa, sb) = (&da[ra], &db[rb]);
             filled(n, |start, out| {
                 zip_into(out, &sa[start..], &sb[start..], &f)
-            })
+            })?
         }
         (Some(ra), _) if la.shape == shape && is_single_element(lb) && lb.numel() > 0 => {
             let (sa, y) = (&da[ra], db[lb.offset]);
@@ -321,7 +324,7 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
                     #[inline(always)]
                     |x| f(x, y)
                 })
-            })
+            })?
         }
         (_, Some(rb)) if lb.shape == shape && is_single_element(la) && la.numel() > 0 => {
             let (x, sb) = (da[la.offset], &db[rb]);
@@ -330,7 +333,7 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
                     #[inline(always)]
                     |y| f(x, y)
                 })
-            })
+            })?
         }
         _ => {
             let (ba, bb) = (la.broadcast_to(&shape)?, lb.broadcast_to(&shape)?);
@@ -338,12 +341,12 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
             let ((oa, len, sa), (ob, _, sb)) = (ba.rows(), bb.rows());
             let (starts_a, starts_b) = match n {
                 0 => (Vec::new(), Vec::new()),
-                _ => (oa.offset_vec(), ob.offset_vec()),
+                _ => (oa.offset_vec()?, ob.offset_vec()?),
             };
             filled(n, |start, out| {
                 let (a, b) = ((&da[..], &starts_a[..], sa), (&db[..], &starts_b[..], sb));
                 zip_broadcast_rows(out, start, len, a, b, &f)
-            })
+            })?
         }
     };
     drop((da, db));
@@ -428,7 +431,7 @@ pub fn zip3_map<A: Element, B: Element, C: Element, O: Element>(
     let ((oa, len, sa), (ob, _, sb), (oc, _, sc)) = (la.rows(), lb.rows(), lc.rows());
     let (starts_a, starts_b, starts_c) = match n {
         0 => (Vec::new(), Vec::new(), Vec::new()),
-        _ => (oa.offset_vec(), ob.offset_vec(), oc.offset_vec()),
+        _ => (oa.offset_vec()?, ob.offset_vec()?, oc.offset_vec()?),
     };
     let at =
         |start: usize, stride: isize, k: usize| (start as isize + stride * k as isize) as usize;
@@ -462,7 +465,7 @@ pub fn zip3_map<A: Element, B: Element, C: Element, O: Element>(
                 }
             }
         })
-    });
+    })?;
     drop((da, db, dc));
     Tensor::from_vec(out, &shape)
 }

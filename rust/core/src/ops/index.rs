@@ -1,13 +1,14 @@
 //! Indexing: slicing back-propagation, gathers with integer tensors and
 //! boolean masks, and joining tensors.
 
-use super::copy::{cast, contiguous};
+use super::copy::{contiguous, try_cast};
 use super::elementwise::{row, update};
 use super::num::Arith;
 use super::shape::slice;
 use crate::autograd::record;
 use crate::tensor::layout::{wrap_dim, Layout, Strides};
-use crate::tensor::{DType, Shape, Tensor};
+use crate::tensor::storage::{try_buffer, try_filled};
+use crate::tensor::{DType, Scalar, Shape, Tensor};
 use crate::{bail, grads, with_dtype, Result};
 
 /// Zeros of `shape` with `g` written at positions `start, start+step, ...`
@@ -19,7 +20,7 @@ pub fn slice_backward(
     start: usize,
     step: usize,
 ) -> Result<Tensor> {
-    let out = Tensor::zeros(shape, g.dtype());
+    let out = Tensor::full(shape, Scalar::Int(0), g.dtype())?;
     let count = g.shape()[dim];
     let mut l: Layout = out.layout().clone();
     if g.numel() > 0 {
@@ -28,7 +29,7 @@ pub fn slice_backward(
     l.shape[dim] = count;
     l.strides[dim] *= step as isize;
     let window = out.alias(l);
-    let src = cast(g, out.dtype());
+    let src = try_cast(g, out.dtype())?;
     with_dtype!(out.dtype(), T => update::<T, T>(&window, &src, |_, s| s))?;
     record(
         "SliceBackwardBackward0",
@@ -60,10 +61,10 @@ pub(super) fn gather_offsets(l: &Layout, dim: usize, index: &Tensor) -> Result<V
         strides,
         offset: l.offset,
     }
-    .offset_vec();
+    .offset_vec()?;
     // One pass turns each start into its element's offset.
     let out_of_bounds =
-        contiguous(&cast(index, DType::Int64))?.with_contiguous(|positions: &[i64]| {
+        contiguous(&try_cast(index, DType::Int64)?)?.with_contiguous(|positions: &[i64]| {
             for (offset, &v) in offsets.iter_mut().zip(positions) {
                 if v < 0 || v >= size {
                     return Some(v);
@@ -87,10 +88,10 @@ pub(super) fn gather_offsets(l: &Layout, dim: usize, index: &Tensor) -> Result<V
 /// An index tensor as int64: int32 indices are accepted wherever int64
 /// ones are, as in PyTorch; other dtypes pass through to the callers'
 /// checks.
-pub(crate) fn int64_index(index: &Tensor) -> Tensor {
+pub(crate) fn int64_index(index: &Tensor) -> Result<Tensor> {
     match index.dtype() {
-        DType::Int32 => cast(index, DType::Int64),
-        _ => index.clone(),
+        DType::Int32 => try_cast(index, DType::Int64),
+        _ => Ok(index.clone()),
     }
 }
 
@@ -131,12 +132,14 @@ fn check_gather(t: &Tensor, dim: usize, index: &Tensor, op: &str) -> Result<()> 
 /// `gather(dim, index)`: `out[i][j] = t[i][index[i][j]]` for `dim = 1`.
 pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     let d = wrap_dim(dim, t.ndim())?;
-    let index = &int64_index(index);
+    let index = &int64_index(index)?;
     check_gather(t, d, index, "gather")?;
     let offsets = gather_offsets(t.layout(), d, index)?;
     let out = with_dtype!(t.dtype(), T => {
         let data = t.storage().read::<T>();
-        Tensor::from_vec(offsets.iter().map(|&o| data[o]).collect::<Vec<T>>(), index.shape())?
+        let mut out: Vec<T> = try_buffer(offsets.len())?;
+        out.extend(offsets.iter().map(|&o| data[o]));
+        Tensor::from_vec(out, index.shape())?
     });
     let (in_shape, idx): (Shape, Tensor) = (t.shape().into(), index.clone());
     record(
@@ -155,7 +158,7 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
 
 /// Writes `src` (broadcast, cast) into the view `dst` in place.
 pub fn assign(dst: &Tensor, src: &Tensor) -> Result<()> {
-    let src = cast(src, dst.dtype());
+    let src = try_cast(src, dst.dtype())?;
     with_dtype!(dst.dtype(), T => update::<T, T>(dst, &src, |_, s| s))
 }
 
@@ -215,7 +218,7 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         shape[d] += t.shape()[d];
     }
     let refs: Vec<&Tensor> = tensors.iter().collect();
-    let out = Tensor::zeros(&shape, super::result_type(&refs));
+    let out = Tensor::full(&shape, Scalar::Int(0), super::result_type(&refs))?;
     let mut spans = Vec::with_capacity(tensors.len());
     let mut at = 0;
     for t in tensors {
@@ -243,10 +246,10 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
                     Some((_, len)) if g.numel() == 0 || len == 0 => {
                         let mut shape: Shape = g.shape().into();
                         shape[d] = len;
-                        Ok(Some(Tensor::zeros(&shape, g.dtype())))
+                        Ok(Some(Tensor::full(&shape, Scalar::Int(0), g.dtype())?))
                     }
                     Some((start, len)) => Ok(Some(slice(g, d, start, len, 1)?)),
-                    None => Ok(Some(Tensor::zeros(&[0], g.dtype()))),
+                    None => Ok(Some(Tensor::full(&[0], Scalar::Int(0), g.dtype())?)),
                 })
                 .collect()
         },
@@ -288,7 +291,7 @@ pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
                 .map(|i| {
                     if g.numel() == 0 {
                         // No view of an empty gradient (its offset could pass the end).
-                        return Ok(Some(Tensor::zeros(&in_shape, g.dtype())));
+                        return Ok(Some(Tensor::full(&in_shape, Scalar::Int(0), g.dtype())?));
                     }
                     Ok(Some(super::shape::select(g, d as i64, i as i64)?))
                 })
@@ -333,10 +336,10 @@ pub fn split_sizes(
                 .iter()
                 .zip(&shapes)
                 .map(|(g, s)| match g {
-                    Some(g) => g.clone(),
-                    None => Tensor::zeros(s, dtype.unwrap_or(DType::Float32)),
+                    Some(g) => Ok(g.clone()),
+                    None => Tensor::full(s, Scalar::Int(0), dtype.unwrap_or(DType::Float32)),
                 })
-                .collect::<Vec<_>>();
+                .collect::<Result<Vec<_>>>()?;
             Ok(grads![Some(cat(&parts, dim as i64)?)])
         },
     );
@@ -437,10 +440,10 @@ pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
             let parts = grads
                 .iter()
                 .map(|g| match g {
-                    Some(g) => g.clone(),
-                    None => Tensor::zeros(&shape, dtype.unwrap_or(DType::Float32)),
+                    Some(g) => Ok(g.clone()),
+                    None => Tensor::full(&shape, Scalar::Int(0), dtype.unwrap_or(DType::Float32)),
                 })
-                .collect::<Vec<_>>();
+                .collect::<Result<Vec<_>>>()?;
             Ok(grads![Some(stack(&parts, d as i64)?)])
         },
     );
@@ -473,7 +476,7 @@ pub fn normalize_indices(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Vec<O
         match idx {
             // A uint8 index is a mask, as in PyTorch.
             Some(m) if matches!(m.dtype(), DType::Bool | DType::UInt8) => {
-                let m = &cast(m, DType::Bool);
+                let m = &try_cast(m, DType::Bool)?;
                 let at = out.len();
                 for (k, &s) in m.shape().iter().enumerate() {
                     if at + k >= t.ndim() {
@@ -502,7 +505,7 @@ pub fn normalize_indices(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Vec<O
                 }
                 out.extend(mask_coordinates(m).into_iter().map(Some));
             }
-            Some(i) if i.dtype() == DType::Int32 => out.push(Some(cast(i, DType::Int64))),
+            Some(i) if i.dtype() == DType::Int32 => out.push(Some(try_cast(i, DType::Int64)?)),
             Some(i) if i.dtype() != DType::Int64 => bail!(
                 Index,
                 "tensors used as indices must be long, int, byte or bool tensors"
@@ -536,15 +539,16 @@ struct Plan {
 impl Plan {
     /// Calls `body(start, len, stride)` for every row of the indexed
     /// elements, in output order: the rows of `rest` from each base.
-    fn for_rows(&self, mut body: impl FnMut(usize, usize, isize)) {
+    fn for_rows(&self, mut body: impl FnMut(usize, usize, isize)) -> Result<()> {
         let [rest] = Layout::coalesced([&self.rest]);
         let (starts, len, stride) = rest.rows();
-        let starts = starts.offset_vec();
+        let starts = starts.offset_vec()?;
         for &b in &self.bases {
             for &s in &starts {
                 body(b + s, len, stride);
             }
         }
+        Ok(())
     }
 }
 
@@ -570,7 +574,8 @@ fn plan(l: &Layout, indices: &[Option<Tensor>]) -> Result<Plan> {
         })?;
     }
     let nb = crate::tensor::layout::numel(&bshape);
-    let mut bases = vec![l.offset as isize; nb];
+    let mut bases = try_buffer(nb)?;
+    bases.resize(nb, l.offset as isize);
     for &d in &adv {
         let idx = indices[d].as_ref().expect("advanced");
         let vals = idx.to_vec::<i64>();
@@ -624,11 +629,11 @@ pub fn index(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor> {
             let flat = with_dtype!(t.dtype(), T => {
                 let data = t.storage().read::<T>();
                 let numel = crate::tensor::layout::numel(&p.flat_shape);
-                let mut out: Vec<T> = Vec::with_capacity(numel);
+                let mut out: Vec<T> = try_buffer(numel)?;
                 p.for_rows(|start, len, stride| match stride {
                     1 => out.extend_from_slice(&data[start..start + len]),
                     _ => out.extend(row(start, len, stride).map(|o| data[o])),
-                });
+                })?;
                 Tensor::from_vec(out, &p.flat_shape)?
             });
             match &p.perm {
@@ -663,7 +668,7 @@ pub fn index_put_zeros(
     let out = match gather {
         Some(step) => resample_rows(&values.detach(), &step, Some(shape[step.dim]))?,
         _ => {
-            let out = Tensor::zeros(shape, values.dtype());
+            let out = Tensor::full(shape, Scalar::Int(0), values.dtype())?;
             put(&out, indices, values, true)?;
             out
         }
@@ -790,7 +795,7 @@ fn resample_rows(x: &Tensor, step: &Resample, adjoint_rows: Option<usize>) -> Re
     let source = super::copy::contiguous(&x.detach())?;
     let out = with_dtype!(x.dtype(), T => {
         let terms = typed_terms::<T>(step);
-        let mut out = vec![T::zero(); outer * out_rows * inner];
+        let mut out = try_filled(T::zero(), outer * out_rows * inner)?;
         source.with_contiguous(|src: &[T]| {
             let block = |first: usize, dst: &mut [T]| {
                 let blocks = dst.chunks_mut(out_rows * inner);
@@ -944,7 +949,7 @@ pub fn put(
         Some(perm) => perm.iter().map(|&i| p.flat_shape[i as usize]).collect(),
         None => p.flat_shape.clone(),
     };
-    let v = super::shape::expand_to(&cast(&values.detach(), dst.dtype()), &out_shape)?;
+    let v = super::shape::expand_to(&try_cast(&values.detach(), dst.dtype())?, &out_shape)?;
     let v = match &p.perm {
         Some(perm) => super::shape::permute(&v, &inverse(perm))?,
         None => v,
@@ -974,7 +979,7 @@ pub fn put(
                 }
             }
             done += len;
-        });
+        })?;
     });
     dst.bump_version();
     Ok(())
@@ -986,7 +991,7 @@ pub fn index_select(t: &Tensor, dim: i64, idx: &Tensor) -> Result<Tensor> {
     if idx.ndim() > 1 {
         bail!(Index, "index_select(): Index is supposed to be a vector");
     }
-    let idx = &int64_index(idx);
+    let idx = &int64_index(idx)?;
     if idx.dtype() != DType::Int64 {
         bail!(Runtime, "index_select(): Expected dtype int64 for index");
     }
@@ -1056,7 +1061,7 @@ pub fn flip(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
         }
     }
     let reversed = t.alias(l);
-    let out = with_dtype!(t.dtype(), T => super::elementwise::map::<T, T>(&reversed, |x| x));
+    let out = with_dtype!(t.dtype(), T => super::elementwise::map::<T, T>(&reversed, |x| x)?);
     let back: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
     record(
         "FlipBackward0",
@@ -1150,7 +1155,7 @@ fn triangle(t: &Tensor, k: i64, lower: bool) -> Result<Tensor> {
     let x = super::copy::contiguous(&t.detach())?;
     let out = with_dtype!(x.dtype(), T => {
         let triangles = x.with_contiguous(|src: &[T]| {
-            let mut out = vec![T::default(); src.len()];
+            let mut out = try_filled(T::default(), src.len())?;
             if c > 0 {
                 crate::parallel::for_each_span_mut(&mut out, c, |start, span| {
                     for (n, row) in span.chunks_mut(c).enumerate() {
@@ -1160,8 +1165,8 @@ fn triangle(t: &Tensor, k: i64, lower: bool) -> Result<Tensor> {
                     }
                 });
             }
-            out
-        });
+            Ok(out)
+        })?;
         Tensor::from_vec(triangles, t.shape())?
     });
     record(

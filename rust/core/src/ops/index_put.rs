@@ -3,7 +3,7 @@
 //! these on the old value and write the result back.
 
 use super::binary::{dtype_display, mul};
-use super::copy::{cast, clone};
+use super::copy::{clone, try_cast};
 use super::index::{index, index_select, normalize_indices, put};
 use super::reduce::sum_to;
 use super::shape::reshape;
@@ -19,7 +19,7 @@ fn grad_for(g: &Tensor, dtype: DType, shape: &[usize]) -> Result<Option<Tensor>>
     if !dtype.is_differentiable() {
         return Ok(None);
     }
-    Ok(Some(sum_to(&cast(g, dtype), shape)?))
+    Ok(Some(sum_to(&try_cast(g, dtype)?, shape)?))
 }
 
 /// `t` with `values` written (or with `accumulate` added) at `indices`
@@ -37,7 +37,7 @@ pub fn index_put(
     let kept = if accumulate {
         None
     } else {
-        let kept = Tensor::full(t.shape(), Scalar::Bool(true), DType::Bool);
+        let kept = Tensor::full(t.shape(), Scalar::Bool(true), DType::Bool)?;
         put(
             &kept,
             &idx,
@@ -143,7 +143,7 @@ pub fn index_add(
     source: &Tensor,
     alpha: Scalar,
 ) -> Result<Tensor> {
-    let index = &super::index::int64_index(index);
+    let index = &super::index::int64_index(index)?;
     let d = check_index_add(t, dim, index, source)?;
     if t.ndim() == 0 {
         let out = index_add(&reshape(t, &[1])?, 0, index, &reshape(source, &[1])?, alpha)?;

@@ -9,7 +9,7 @@
 //! that saved the old value fail its check at backward, as in PyTorch.
 
 use super::binary::{add_scaled, dtype_display};
-use super::copy::{cast, clone, to_dtype};
+use super::copy::{clone, to_dtype, try_cast};
 use super::elementwise::{lock_pair, update, PARALLEL_MIN_ELEMENTS};
 use super::scatter::{scatter_add, scatter_from, scatter_reduce, Reduction, Source};
 use super::unary::{where_, zero_of, zeros_like};
@@ -126,7 +126,7 @@ fn check_result(t: &Tensor, shape: &[usize], dtype: DType) -> Result<()> {
 
 /// Copies `src`'s values (broadcast, converted) into `t` and bumps its version.
 fn write(t: &Tensor, src: &Tensor) -> Result<()> {
-    let src = cast(src, t.dtype());
+    let src = try_cast(src, t.dtype())?;
     with_dtype!(t.dtype(), T => update::<T, T>(t, &src, |_, s| s))
 }
 
@@ -222,7 +222,10 @@ fn arith_fast(t: &Tensor, other: &Tensor, op: Arith2, alpha: f64) -> Option<Resu
     if let Err(e) = check_result(t, &broadcast_shapes(t.shape(), other.shape()).ok()?, dtype) {
         return Some(Err(e));
     }
-    let src = cast(other, dtype);
+    let src = match try_cast(other, dtype) {
+        Ok(src) => src,
+        Err(e) => return Some(Err(e)),
+    };
     macro_rules! run {
         ($T:ty) => {{
             let a = alpha as $T;
@@ -351,16 +354,16 @@ pub fn unary_(t: &Tensor, op: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<
 
 /// A tensor of `t`'s shape filled with `value`, recorded as `name`: the
 /// old values get no gradient.
-fn filled(t: &Tensor, value: Scalar, name: &'static str) -> Tensor {
-    let out = Tensor::full(t.shape(), value, t.dtype());
+fn filled(t: &Tensor, value: Scalar, name: &'static str) -> Result<Tensor> {
+    let out = Tensor::full(t.shape(), value, t.dtype())?;
     record(
         name,
         &[t],
         &out,
         || (),
-        |_, _, g| Ok(grads![Some(zeros_like(g))]),
+        |_, _, g| Ok(grads![Some(zeros_like(g)?)]),
     );
-    out
+    Ok(out)
 }
 
 /// `t.fill_(value)`.
@@ -368,7 +371,7 @@ pub fn fill_(t: &Tensor, value: Scalar) -> Result<()> {
     if !must_record(t, &[])? {
         return fill_direct(t, value);
     }
-    apply(t, &[], |s| Ok(filled(s, value, "FillBackward2")))
+    apply(t, &[], |s| filled(s, value, "FillBackward2"))
 }
 
 /// `t.zero_()`.
@@ -376,7 +379,7 @@ pub fn zero_(t: &Tensor) -> Result<()> {
     if !must_record(t, &[])? {
         return fill_direct(t, Scalar::Int(0));
     }
-    apply(t, &[], |s| Ok(filled(s, Scalar::Int(0), "ZeroBackward0")))
+    apply(t, &[], |s| filled(s, Scalar::Int(0), "ZeroBackward0"))
 }
 
 fn fill_direct(t: &Tensor, value: Scalar) -> Result<()> {
@@ -397,7 +400,7 @@ pub fn overwrite_(
         return init(t);
     }
     apply(t, &[], |s| {
-        let out = filled(s, Scalar::Int(0), name);
+        let out = filled(s, Scalar::Int(0), name)?;
         init(&out)?;
         Ok(out)
     })
@@ -434,7 +437,7 @@ pub fn copy_(t: &Tensor, src: &Tensor) -> Result<()> {
         return write(t, src);
     }
     apply(t, &[src], |s| {
-        let out = super::shape::expand_to(&cast(&src.detach(), t.dtype()), s.shape())?;
+        let out = super::shape::expand_to(&try_cast(&src.detach(), t.dtype())?, s.shape())?;
         let out = clone(&out)?;
         let (src_dtype, src_shape) = (src.dtype(), src.shape().to_vec());
         record(
@@ -443,8 +446,8 @@ pub fn copy_(t: &Tensor, src: &Tensor) -> Result<()> {
             &out,
             || (),
             move |_, _, g| {
-                let gs = super::reduce::sum_to(&cast(g, src_dtype), &src_shape)?;
-                Ok(grads![Some(zeros_like(g)), Some(gs)])
+                let gs = super::reduce::sum_to(&try_cast(g, src_dtype)?, &src_shape)?;
+                Ok(grads![Some(zeros_like(g)?), Some(gs)])
             },
         );
         Ok(out)

@@ -11,9 +11,10 @@ use super::matmul::matmul;
 use super::num::{Arith, Float, RealFloat};
 use super::reduce::sum_to;
 use super::shape::{expand_to, narrow, squeeze_dims, transpose, unsqueeze};
-use super::unary::{neg, where_};
+use super::unary::{neg, where_, zeros_like};
 use crate::autograd::{record, record_multi, SavedTensor};
 use crate::tensor::layout::broadcast_shapes;
+use crate::tensor::storage::try_buffer;
 use crate::tensor::{DType, Element, Scalar, Tensor};
 use crate::{bail, grads, Result};
 use faer::linalg::solvers::{DenseSolveCore, LltError, Solve};
@@ -164,7 +165,7 @@ fn per_matrix<R: Send>(
 
 /// The matrices stacked into one tensor of `shape`, row-major.
 fn stack_matrices<T: Element>(mats: &[Mat<T>], shape: &[usize]) -> Result<Tensor> {
-    let mut data = Vec::with_capacity(shape.iter().product());
+    let mut data = try_buffer(shape.iter().product())?;
     for m in mats {
         for i in 0..m.nrows() {
             data.extend((0..m.ncols()).map(|j| m[(i, j)]));
@@ -838,7 +839,11 @@ pub fn pinv(a: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<Tensor> 
     let (m, n) = check_matrix(a, "linalg.pinv", "A")?;
     let (u, s, vh) = svd(a, false)?;
     if s.numel() == 0 {
-        return Ok(Tensor::zeros(&with_matrix(batch_shape(a), n, m), a.dtype()));
+        return Tensor::full(
+            &with_matrix(batch_shape(a), n, m),
+            Scalar::Int(0),
+            a.dtype(),
+        );
     }
     let kept = super::binary::gt(&s, &singular_tolerance(&s, m, n, atol, rtol)?)?;
     let inverse = where_(
@@ -855,10 +860,10 @@ pub fn matrix_rank(a: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<T
     let (m, n) = check_matrix(a, "linalg.matrix_rank", "A")?;
     let (_, s, _) = svd(&a.detach(), false)?;
     if s.numel() == 0 {
-        return Ok(Tensor::zeros(batch_shape(a), DType::Int64));
+        return Tensor::full(batch_shape(a), Scalar::Int(0), DType::Int64);
     }
     let kept = super::binary::gt(&s, &singular_tolerance(&s, m, n, atol, rtol)?)?;
-    super::reduce::sum(&super::copy::cast(&kept, DType::Int64), &[-1], false)
+    super::reduce::sum(&super::copy::try_cast(&kept, DType::Int64)?, &[-1], false)
 }
 
 /// What `linalg.qr` computes.
@@ -937,9 +942,8 @@ pub fn qr(a: &Tensor, mode: QrMode) -> Result<(Tensor, Tensor)> {
                 _ => {}
             }
             let (q, r) = (q.unpack(ctx)?, r.unpack(ctx)?);
-            let zeros = |t: &Tensor| Tensor::zeros(t.shape(), t.dtype());
-            let gq = grads[0].clone().unwrap_or_else(|| zeros(&q));
-            let gr = grads[1].clone().unwrap_or_else(|| zeros(&r));
+            let gq = grads[0].clone().map_or_else(|| zeros_like(&q), Ok)?;
+            let gr = grads[1].clone().map_or_else(|| zeros_like(&r), Ok)?;
             if m >= n {
                 return Ok(grads![Some(qr_backward_tall(&q, &r, &gq, &gr)?)]);
             }

@@ -8,6 +8,7 @@ use super::num::{Arith, Float, RealFloat};
 use super::scatter::scatter_add_zeros;
 use super::shape::unsqueeze;
 use crate::autograd::{is_grad_enabled, record};
+use crate::tensor::storage::try_buffer;
 use crate::tensor::{DType, Tensor};
 use crate::{bail, grads, with_real_float, Result};
 
@@ -104,8 +105,8 @@ fn picks<T: RealFloat>(
     classes: usize,
     ignore_index: i64,
 ) -> Result<(Vec<i64>, Vec<T>)> {
-    let mut index = Vec::with_capacity(target.len());
-    let mut coef = Vec::with_capacity(target.len());
+    let mut index = try_buffer(target.len())?;
+    let mut coef = try_buffer(target.len())?;
     for &t in target {
         if t == ignore_index {
             index.push(0);

@@ -130,9 +130,9 @@ fn channel_map<T: RealFloat, const K: usize>(
     y: &Tensor,
     consts: &[[T; K]],
     kernel: impl Fn(T, T, &[T; K]) -> T + Sync,
-) -> Tensor {
+) -> Result<Tensor> {
     if x.numel() == 0 {
-        return x.clone();
+        return Ok(x.clone());
     }
     if p.plane >= Planes::SHORT_PLANE {
         return map_rows(x, y, p.plane, |row, xr, yr, out| {
@@ -265,7 +265,7 @@ pub fn batch_norm(
                 [T::from_f64(alpha), T::from_f64(shift[c] - mean[c] * alpha)]
             })
             .collect();
-        channel_map(p, &x, &x, &consts, |v, _, k| v * k[0] + k[1])
+        channel_map(p, &x, &x, &consts, |v, _, k| v * k[0] + k[1])?
     }, unreachable!("checked to be a real float"));
     record_norm(
         "NativeBatchNormBackward0",
@@ -412,8 +412,8 @@ fn batch_norm_backward<T: RealFloat>(
     let dx = match s.training {
         true => channel_map(p, &g, &x, &consts, |gv, xv, k| {
             gv.sub(k[1]).sub(xv.sub(k[0]).mul(k[2])).mul(k[3])
-        }),
-        false => channel_map(p, &g, &g, &consts, |gv, _, k| gv.mul(k[3])),
+        })?,
+        false => channel_map(p, &g, &g, &consts, |gv, _, k| gv.mul(k[3]))?,
     };
     let dw = channel_tensor(
         sums.iter()
@@ -522,7 +522,7 @@ pub fn layer_norm(
                 for (((o, &v), &w), &b) in out.iter_mut().zip(xr).zip(&scale).zip(&shift) {
                     *o = v.sub(mean).mul(rstd).mul(w).add(b);
                 }
-            })
+            })?
         }
     }, unreachable!("checked to be a real float"));
     record_norm(
@@ -598,7 +598,7 @@ fn layer_norm_backward<T: RealFloat>(
     let rows = x.numel() / n.max(1);
     let stats: Vec<(T, T)> = x.with_contiguous(|xs: &[T]| {
         crate::parallel::map_indices(rows, |r| row_statistics(&xs[r * n..(r + 1) * n], eps))
-    });
+    })?;
     let count = T::from_f64(n as f64);
     // dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * w.
     let dx = match x.numel() {
@@ -616,7 +616,7 @@ fn layer_norm_backward<T: RealFloat>(
                 let xhat = v.sub(mean).mul(rstd);
                 *o = rstd.mul(gv.mul(w).sub(a).sub(xhat.mul(b)));
             }
-        }),
+        })?,
     };
     // dw = sum over rows of g * xhat, db = sum of g: blocks of rows summed
     // into partial rows, added in block order (independent of threads).
@@ -801,7 +801,7 @@ pub fn group_norm(
                         *o = v.sub(mean).mul(a).add(b);
                     }
                 }
-            })
+            })?
         }
     }, unreachable!("checked to be a real float"));
     record_norm(
@@ -869,8 +869,8 @@ fn group_norm_backward<T: RealFloat>(
     let layout = Groups::of(x.shape(), groups);
     let (n, plane, channels) = (layout.row_len(), layout.plane, layout.channels);
     if x.numel() == 0 {
-        let none = || Tensor::zeros(&[channels], x.dtype());
-        return Ok((x.clone(), none(), none()));
+        let none = || Tensor::full(&[channels], Scalar::Int(0), x.dtype());
+        return Ok((x.clone(), none()?, none()?));
     }
     let per_group = channels / groups;
     let scale = row_values::<T>(w, channels, 1.0);
@@ -937,7 +937,7 @@ fn group_norm_backward<T: RealFloat>(
                 *o = gv.mul(k_g).add(v.sub(mean).mul(k_x)).add(k_0);
             }
         }
-    });
+    })?;
     let mut totals = vec![(T::zero(), T::zero()); channels];
     for (r, row) in row_sums.iter().enumerate() {
         let first = layout.first_channel(r);

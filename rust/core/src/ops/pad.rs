@@ -71,7 +71,7 @@ fn constant_pad(t: &Tensor, amounts: &[(i64, i64)], value: Scalar) -> Result<Ten
         src = slice(&src, d, first.min(size), kept, 1)?;
     }
     crate::tensor::layout::check_numel(&shape)?;
-    let out = Tensor::full(&shape, value, t.dtype());
+    let out = Tensor::full(&shape, value, t.dtype())?;
     let mut interior = out.clone();
     for (d, &(before, _)) in amounts.iter().enumerate() {
         interior = slice(&interior, d, before.max(0) as usize, src.shape()[d], 1)?;

@@ -6,7 +6,7 @@
 #![allow(clippy::bool_comparison)]
 
 use super::binary::{add, div, eq, float_dtype_error, floating_pair, ge, le, mul, sub};
-use super::copy::cast;
+use super::copy::try_cast;
 use super::elementwise::zip_map;
 use super::num::{Arith, Real};
 use super::result_type;
@@ -21,7 +21,7 @@ fn real_float_operands(a: &Tensor, b: &Tensor, kernel: &str) -> Result<(Tensor, 
     if !matches!(dtype, DType::Float32 | DType::Float64) {
         return Err(float_dtype_error(kernel, dtype));
     }
-    Ok((cast(a, dtype), cast(b, dtype), dtype))
+    Ok((try_cast(a, dtype)?, try_cast(b, dtype)?, dtype))
 }
 
 /// `log(exp(a) + exp(b))` without overflow (`base_two`: `log2(2^a + 2^b)`).
@@ -84,7 +84,7 @@ pub fn logaddexp2(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 /// a NaN `b` included), else to `b`.
 fn nan_ignoring_extremum(a: &Tensor, b: &Tensor, is_max: bool) -> Result<Tensor> {
     let dtype = result_type(&[a, b]);
-    let (ca, cb) = (cast(a, dtype), cast(b, dtype));
+    let (ca, cb) = (try_cast(a, dtype)?, try_cast(b, dtype)?);
     let out = with_real!(dtype, T => zip_map::<T, T, T>(&ca, &cb, move |x: T, y: T| {
         let keep_x = y.is_nan_val() || (if is_max { x >= y } else { x <= y });
         if keep_x && !x.is_nan_val() { x } else { y }
@@ -102,7 +102,7 @@ fn nan_ignoring_extremum(a: &Tensor, b: &Tensor, is_max: bool) -> Result<Tensor>
         move |ctx, (sa, sb), g| {
             let (a, b) = (sa.unpack(ctx)?, sb.unpack(ctx)?);
             let wins = if is_max { ge(&a, &b)? } else { le(&a, &b)? };
-            let to_a = logical_or(&wins, &float_predicate(&b, f64::is_nan))?;
+            let to_a = logical_or(&wins, &float_predicate(&b, f64::is_nan)?)?;
             let zero = zero_of(g);
             Ok(grads![
                 Some(where_(&to_a, g, &zero)?),
@@ -126,7 +126,7 @@ pub fn fmin(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 /// `|a|` with the sign of `b`. The gradient of `a` is `copysign(a, b) / a`
 /// (0 where `a` is 0); `b` gets none.
 pub fn copysign(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let (ca, cb, dtype) = floating_pair(a, b);
+    let (ca, cb, dtype) = floating_pair(a, b)?;
     let out = with_real_float!(dtype, T => zip_map::<T, T, T>(&ca, &cb, |x: T, y: T| x.copysign(y))?,
         return Err(float_dtype_error("copysign_cpu", dtype)));
     let name = if b.is_wrapped_number() {
@@ -143,7 +143,7 @@ pub fn copysign(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             let (a, o) = (sa.unpack(ctx)?, so.unpack(ctx)?);
             let zero = zero_of(&o);
             let ratio = where_(&eq(&a, &zero)?, &zero, &div(&o, &a)?)?;
-            Ok(grads![Some(mul(g, &ratio)?), Some(zeros_like(g))])
+            Ok(grads![Some(mul(g, &ratio)?), Some(zeros_like(g)?)])
         },
     );
     Ok(out)
@@ -171,7 +171,7 @@ pub fn nextafter(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         &[a, b],
         &out,
         || (),
-        |_, _, g| Ok(grads![Some(g.clone()), Some(zeros_like(g))]),
+        |_, _, g| Ok(grads![Some(g.clone()), Some(zeros_like(g)?)]),
     );
     Ok(out)
 }
@@ -204,7 +204,7 @@ mod tests {
     use super::*;
 
     fn values(t: &Tensor) -> Vec<f64> {
-        cast(t, DType::Float64).to_vec::<f64>()
+        try_cast(t, DType::Float64).unwrap().to_vec::<f64>()
     }
 
     #[test]

@@ -6,9 +6,10 @@
 //! value and the chunk index, so large tensors fill in parallel and the
 //! result depends only on the seed, never on the thread count.
 
-use super::copy::cast;
+use super::copy::try_cast;
 use super::elementwise::PARALLEL_MIN_ELEMENTS;
 use crate::autograd::record;
+use crate::tensor::storage::{try_buffer, try_filled};
 use crate::tensor::{DType, Element, Scalar, ScalarConvert, Tensor};
 use crate::{bail, grads, with_dtype, Result};
 use parking_lot::Mutex;
@@ -174,7 +175,10 @@ fn chunk_rng(seed: u64, chunk: usize) -> SmallRng {
 }
 
 /// `n` samples of `sample(rng, i)` (`i` the flat index), chunked as above.
-fn samples<T: Element>(n: usize, sample: impl Fn(&mut SmallRng, usize) -> T + Sync) -> Vec<T> {
+fn samples<T: Element>(
+    n: usize,
+    sample: impl Fn(&mut SmallRng, usize) -> T + Sync,
+) -> Result<Vec<T>> {
     let seed = next_seed();
     let fill = |(c, chunk): (usize, &mut [T])| {
         let mut rng = chunk_rng(seed, c);
@@ -182,7 +186,7 @@ fn samples<T: Element>(n: usize, sample: impl Fn(&mut SmallRng, usize) -> T + Sy
             *x = sample(&mut rng, c * CHUNK + j);
         }
     };
-    let mut out = vec![T::default(); n];
+    let mut out = try_filled(T::default(), n)?;
     if n >= PARALLEL_MIN_ELEMENTS {
         crate::parallel::for_each_chunk_mut(&mut out, CHUNK, |start, chunk| {
             fill((start / CHUNK, chunk))
@@ -190,12 +194,15 @@ fn samples<T: Element>(n: usize, sample: impl Fn(&mut SmallRng, usize) -> T + Sy
     } else {
         out.chunks_mut(CHUNK).enumerate().for_each(fill);
     }
-    out
+    Ok(out)
 }
 
 /// Overwrites `t`'s elements (any layout) with samples and bumps its version.
-fn fill_with<T: Element>(t: &Tensor, sample: impl Fn(&mut SmallRng, usize) -> T + Sync) {
-    let vals = samples(t.numel(), sample);
+fn fill_with<T: Element>(
+    t: &Tensor,
+    sample: impl Fn(&mut SmallRng, usize) -> T + Sync,
+) -> Result<()> {
+    let vals = samples(t.numel(), sample)?;
     let l = t.layout();
     let mut d = t.storage().write::<T>();
     if l.is_contiguous() {
@@ -207,6 +214,7 @@ fn fill_with<T: Element>(t: &Tensor, sample: impl Fn(&mut SmallRng, usize) -> T 
     }
     drop(d);
     t.bump_version();
+    Ok(())
 }
 
 fn not_implemented(kernel: &str, dtype: DType) -> crate::Error {
@@ -225,9 +233,9 @@ pub fn uniform_(t: &Tensor, from: f64, to: f64) -> Result<()> {
     match t.dtype() {
         DType::Float32 => {
             let (a, s) = (from as f32, span as f32);
-            fill_with::<f32>(t, |r, _| a + s * r.gen::<f32>())
+            fill_with::<f32>(t, |r, _| a + s * r.gen::<f32>())?;
         }
-        DType::Float64 => fill_with::<f64>(t, |r, _| from + span * r.gen::<f64>()),
+        DType::Float64 => fill_with::<f64>(t, |r, _| from + span * r.gen::<f64>())?,
         d => return Err(not_implemented("check_uniform_bounds", d)),
     }
     Ok(())
@@ -241,10 +249,10 @@ pub fn normal_(t: &Tensor, mean: f64, std: f64) -> Result<()> {
     match t.dtype() {
         DType::Float32 => {
             let (m, s) = (mean as f32, std as f32);
-            fill_with::<f32>(t, |r, _| m + s * r.sample::<f32, _>(StandardNormal))
+            fill_with::<f32>(t, |r, _| m + s * r.sample::<f32, _>(StandardNormal))?;
         }
         DType::Float64 => {
-            fill_with::<f64>(t, |r, _| mean + std * r.sample::<f64, _>(StandardNormal))
+            fill_with::<f64>(t, |r, _| mean + std * r.sample::<f64, _>(StandardNormal))?;
         }
         d => return Err(not_implemented("normal_kernel_cpu", d)),
     }
@@ -265,7 +273,7 @@ pub fn random_(t: &Tensor, from: i64, to: i64) -> Result<()> {
     if t.dtype().is_complex() {
         return Err(not_implemented("random_from_to_kernel_cpu", t.dtype()));
     }
-    with_dtype!(t.dtype(), T => fill_with::<T>(t, |r, _| T::from_scalar(Scalar::Int(r.gen_range(from..to)))));
+    with_dtype!(t.dtype(), T => fill_with::<T>(t, |r, _| T::from_scalar(Scalar::Int(r.gen_range(from..to))))?);
     Ok(())
 }
 
@@ -280,13 +288,13 @@ pub fn bernoulli_scalar_(t: &Tensor, p: f64) -> Result<()> {
     if t.dtype().is_complex() {
         return Err(not_implemented("bernoulli_scalar_cpu_", t.dtype()));
     }
-    with_dtype!(t.dtype(), T => fill_with::<T>(t, |r, _| T::from_scalar(Scalar::Bool(r.gen::<f64>() < p))));
+    with_dtype!(t.dtype(), T => fill_with::<T>(t, |r, _| T::from_scalar(Scalar::Bool(r.gen::<f64>() < p)))?);
     Ok(())
 }
 
 /// `bernoulli_(p)` with per-element probabilities `p` (broadcast to `t`).
 pub fn bernoulli_tensor_(t: &Tensor, p: &Tensor) -> Result<()> {
-    let p = super::shape::expand_to(&cast(p, DType::Float64).detach(), t.shape())?;
+    let p = super::shape::expand_to(&try_cast(p, DType::Float64)?.detach(), t.shape())?;
     let probs = p.to_vec::<f64>();
     if probs.iter().any(|q| !(0.0..=1.0).contains(q)) {
         bail!(
@@ -297,21 +305,27 @@ pub fn bernoulli_tensor_(t: &Tensor, p: &Tensor) -> Result<()> {
     if t.dtype().is_complex() {
         return Err(not_implemented("bernoulli_tensor_cpu_p_", t.dtype()));
     }
-    with_dtype!(t.dtype(), T => fill_with::<T>(t, |r, i| T::from_scalar(Scalar::Bool(r.gen::<f64>() < probs[i]))));
+    with_dtype!(t.dtype(), T => fill_with::<T>(t, |r, i| T::from_scalar(Scalar::Bool(r.gen::<f64>() < probs[i])))?);
     Ok(())
 }
 
 /// `bernoulli(p)`: a new tensor of `p`'s shape and dtype. Its gradient with
 /// respect to `p` is zero (`BernoulliBackward0`).
 pub fn bernoulli(p: &Tensor) -> Result<Tensor> {
-    let out = Tensor::zeros(p.shape(), p.dtype());
+    let out = Tensor::full(p.shape(), Scalar::Int(0), p.dtype())?;
     bernoulli_tensor_(&out, p)?;
     record(
         "BernoulliBackward0",
         &[p],
         &out,
         || (),
-        |_, _, g| Ok(grads![Some(Tensor::zeros(g.shape(), g.dtype()))]),
+        |_, _, g| {
+            Ok(grads![Some(Tensor::full(
+                g.shape(),
+                Scalar::Int(0),
+                g.dtype()
+            )?)])
+        },
     );
     Ok(out)
 }
@@ -319,7 +333,7 @@ pub fn bernoulli(p: &Tensor) -> Result<Tensor> {
 /// `bernoulli(input, p)`: samples of the one probability `p` in `input`'s
 /// shape and dtype. Not differentiable with respect to `input`.
 pub fn bernoulli_with_probability(input: &Tensor, p: f64) -> Result<Tensor> {
-    let out = Tensor::zeros(input.shape(), input.dtype());
+    let out = Tensor::full(input.shape(), Scalar::Int(0), input.dtype())?;
     bernoulli_scalar_(&out, p)?;
     record(
         "NotImplemented",
@@ -337,7 +351,7 @@ pub fn sampled(
     dtype: DType,
     init: impl FnOnce(&Tensor) -> Result<()>,
 ) -> Result<Tensor> {
-    let out = Tensor::zeros(shape, dtype);
+    let out = Tensor::full(shape, Scalar::Int(0), dtype)?;
     init(&out)?;
     Ok(out)
 }
@@ -360,12 +374,13 @@ pub fn randperm(n: i64, dtype: DType) -> Result<Tensor> {
         bail!(Runtime, "n must be non-negative, got{n}");
     }
     crate::tensor::layout::check_numel(&[n as usize])?;
-    let mut v: Vec<i64> = (0..n).collect();
+    let mut v: Vec<i64> = try_buffer(n as usize)?;
+    v.extend(0..n);
     let mut rng = StdRng::seed_from_u64(next_seed());
     for i in (1..v.len()).rev() {
         v.swap(i, rng.gen_range(0..=i));
     }
-    Ok(cast(&Tensor::from_vec(v, &[n as usize])?, dtype))
+    try_cast(&Tensor::from_vec(v, &[n as usize])?, dtype)
 }
 
 /// `multinomial(probs, num_samples, replacement)` over the last dimension.
@@ -394,7 +409,7 @@ pub fn multinomial(p: &Tensor, num_samples: i64, replacement: bool) -> Result<Te
     let mut out_shape = p.shape()[..p.ndim() - 1].to_vec();
     out_shape.push(k);
     crate::tensor::layout::check_numel(&out_shape)?;
-    let rows = cast(p, DType::Float64).to_vec::<f64>();
+    let rows = try_cast(p, DType::Float64)?.to_vec::<f64>();
     if rows.iter().any(|q| !q.is_finite() || *q < 0.0) {
         bail!(
             Runtime,
@@ -402,7 +417,7 @@ pub fn multinomial(p: &Tensor, num_samples: i64, replacement: bool) -> Result<Te
         );
     }
     let mut rng = StdRng::seed_from_u64(next_seed());
-    let mut out = Vec::with_capacity(rows.len() / cats.max(1) * k);
+    let mut out = try_buffer(rows.len() / cats.max(1) * k)?;
     for row in rows.chunks(cats.max(1)) {
         let mut w = row.to_vec();
         for _ in 0..k {

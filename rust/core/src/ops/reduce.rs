@@ -1,11 +1,12 @@
 //! Reductions over dimensions.
 
-use super::copy::cast;
+use super::copy::try_cast;
 use super::elementwise::wide_loop;
 use super::num::{Arith, Real, RealFloat};
 use super::shape::{expand_to, reshape};
 use crate::autograd::{is_grad_enabled, record, SavedTensor};
 use crate::tensor::layout::{wrap_dim, Layout, Shape};
+use crate::tensor::storage::{try_buffer, try_filled};
 use crate::tensor::{DType, Element, Scalar, Tensor};
 use crate::{bail, grads, with_dtype, with_real, with_real_float, Result};
 use std::cmp::Ordering;
@@ -59,7 +60,7 @@ pub fn reduce<T: Element, O: Element>(
     init: O,
     fold: impl Fn(O, T) -> O + Sync + Send,
     combine: impl Fn(O, O) -> O + Sync + Send,
-) -> Tensor {
+) -> Result<Tensor> {
     let l = t.layout();
     let out_shape = reduced_shape(&l.shape, dims, keepdim);
     let data = t.storage().read::<T>();
@@ -114,7 +115,7 @@ pub fn reduce<T: Element, O: Element>(
                 }
             }
         };
-        let mut acc = vec![init; cols];
+        let mut acc = try_filled(init, cols)?;
         let large = t.numel() >= super::elementwise::PARALLEL_MIN_ELEMENTS;
         if large && cols < 4096 {
             // Too few columns to share out (the sums over batch and sequence
@@ -122,7 +123,7 @@ pub fn reduce<T: Element, O: Element>(
             // combined in band order so that the result is the same for any
             // thread count.
             let band = (1usize << 14).div_ceil(cols);
-            let mut partials = vec![init; inner_n.div_ceil(band) * cols];
+            let mut partials = try_filled(init, inner_n.div_ceil(band) * cols)?;
             crate::parallel::for_each_chunk_mut(&mut partials, cols, |start, part| {
                 let first = start / cols * band;
                 fold_rows(first..inner_n.min(first + band), 0, part)
@@ -144,8 +145,8 @@ pub fn reduce<T: Element, O: Element>(
         // The kept elements lie in rows of adjacent elements (features after
         // a reduced sequence axis, the tiles of a repeat): each output row
         // folds the input row at every reduced position, which vectorises.
-        let row_starts = row_starts.offset_vec();
-        let reduced = inner.offset_vec();
+        let row_starts = row_starts.offset_vec()?;
+        let reduced = inner.offset_vec()?;
         let fold_rows = |first: usize, acc: &mut [O]| {
             let starts = &row_starts[first / width..];
             for (acc_row, &start) in acc.chunks_mut(width).zip(starts) {
@@ -158,7 +159,7 @@ pub fn reduce<T: Element, O: Element>(
                 }
             }
         };
-        let mut acc = vec![init; outer.numel()];
+        let mut acc = try_filled(init, outer.numel())?;
         if t.numel() >= super::elementwise::PARALLEL_MIN_ELEMENTS {
             let chunk = width * 1024usize.div_ceil(width);
             crate::parallel::for_each_chunk_mut(&mut acc, chunk, fold_rows);
@@ -178,16 +179,18 @@ pub fn reduce<T: Element, O: Element>(
         let partials = crate::parallel::map_indices(src.len().div_ceil(PART), |i| {
             let part = &src[i * PART..src.len().min((i + 1) * PART)];
             fold_lanes(part, init, &fold, &combine)
-        });
+        })?;
         vec![partials.into_iter().fold(init, &combine)]
     } else if outer.numel() >= 64 && t.numel() >= super::elementwise::PARALLEL_MIN_ELEMENTS {
-        let bases = outer.offset_vec();
-        crate::parallel::map_indices(bases.len(), |i| group(bases[i]))
+        let bases = outer.offset_vec()?;
+        crate::parallel::map_indices(bases.len(), |i| group(bases[i]))?
     } else {
-        outer.offsets().map(group).collect()
+        let mut out = try_buffer(outer.numel())?;
+        out.extend(outer.offsets().map(group));
+        out
     };
     drop(data);
-    Tensor::from_vec(out, &out_shape).expect("reduced shape")
+    Tensor::from_vec(out, &out_shape)
 }
 
 /// The rows of adjacent elements that the kept dims `outer` walk (their
@@ -271,9 +274,9 @@ fn sum_dtype(d: DType) -> DType {
 }
 
 /// Sum without recording history.
-fn sum_raw(t: &Tensor, dims: &[usize], keepdim: bool) -> Tensor {
+fn sum_raw(t: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
     let dtype = sum_dtype(t.dtype());
-    let t = cast(t, dtype);
+    let t = try_cast(t, dtype)?;
     let l = t.layout();
     let broadcast = |d: usize| l.strides[d] == 0 && l.shape[d] > 1;
     if l.numel() > 0 && (0..l.ndim()).any(broadcast) {
@@ -287,14 +290,13 @@ fn sum_raw(t: &Tensor, dims: &[usize], keepdim: bool) -> Tensor {
                 repeats *= l.shape[d];
             }
         }
-        let mut out = sum_raw(&t.alias(single), dims, keepdim);
+        let mut out = sum_raw(&t.alias(single), dims, keepdim)?;
         if repeats > 1 {
             let times = Tensor::scalar(Scalar::Int(repeats as i64), dtype);
-            out = super::binary::mul(&out, &times).expect("same dtype");
+            out = super::binary::mul(&out, &times)?;
         }
         let shape = reduced_shape(&l.shape, dims, keepdim);
-        let out = expand_to(&out, &shape).expect("broadcast back");
-        return super::copy::contiguous(&out).expect("a plain copy");
+        return super::copy::contiguous(&expand_to(&out, &shape)?);
     }
     with_dtype!(dtype, T => reduce::<T, T>(&t, dims, keepdim, T::zero(), |a, x| a.add(x), |a, b| a.add(b)))
 }
@@ -307,7 +309,7 @@ pub fn sum(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         "SumBackward1"
     };
     let dims = reduce_dims(dims, t.ndim())?;
-    let out = sum_raw(t, &dims, keepdim);
+    let out = sum_raw(t, &dims, keepdim)?;
     let in_shape: Shape = t.shape().into();
     record(
         name,
@@ -359,7 +361,7 @@ pub fn mean(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     let count = Tensor::wrapped_number(Scalar::Int(
         dims.iter().map(|&d| t.shape()[d]).product::<usize>() as i64,
     ));
-    let out = super::binary::div(&sum_raw(t, &dims, keepdim), &count)?;
+    let out = super::binary::div(&sum_raw(t, &dims, keepdim)?, &count)?;
     let in_shape: Shape = t.shape().into();
     record(
         name,
@@ -431,11 +433,11 @@ fn extreme_raw(
     };
     with_real!(t.dtype(), T => {
         let init = <T as crate::tensor::ScalarConvert>::from_scalar(init);
-        Ok(if is_max {
+        if is_max {
             reduce::<T, T>(t, dims, keepdim, init, |a, x| a.max_nan(x), |a, b| a.max_nan(b))
         } else {
             reduce::<T, T>(t, dims, keepdim, init, |a, x| a.min_nan(x), |a, b| a.min_nan(b))
-        })
+        }
     }, bail!(
         Runtime,
         "\"{}\" not implemented for '{}'",
@@ -456,7 +458,7 @@ fn extreme_backward(
     let in_shape: Shape = x.shape().into();
     let out_k = unsqueeze_reduced(out, &in_shape, dims, keepdim)?;
     let g_k = unsqueeze_reduced(g, &in_shape, dims, keepdim)?;
-    let mask = cast(&super::binary::eq(x, &out_k)?, g.dtype());
+    let mask = try_cast(&super::binary::eq(x, &out_k)?, g.dtype())?;
     let all: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
     let count = sum(&mask, &all, true)?;
     super::binary::mul(&super::binary::div(&g_k, &count)?, &mask)
@@ -536,8 +538,8 @@ fn arg_extreme(
     let out_shape = reduced_shape(&l.shape, &reduced, keepdim);
     with_real!(t.dtype(), T => {
         let data = t.storage().read::<T>();
-        let mut values: Vec<T> = Vec::with_capacity(outer.numel());
-        let mut indices: Vec<i64> = Vec::with_capacity(outer.numel());
+        let mut values: Vec<T> = try_buffer(outer.numel())?;
+        let mut indices: Vec<i64> = try_buffer(outer.numel())?;
         for base in outer.offsets() {
             let (mut best, mut at) = (data[base], 0usize);
             for j in 1..size {
@@ -656,28 +658,40 @@ fn arg(t: &Tensor, dim: Option<i64>, keepdim: bool, is_max: bool, op: &str) -> R
 /// `all`/`any` over `dims` (empty: every dim) as a bool tensor.
 pub fn all(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     let dims = reduce_dims(dims, t.ndim())?;
-    let b = to_bool(t);
-    let out = reduce::<bool, bool>(&b, &dims, keepdim, true, |a, x| a & x, |a, b| a & b);
-    Ok(keep_uint8(t, out))
+    let out = reduce::<bool, bool>(
+        &to_bool(t)?,
+        &dims,
+        keepdim,
+        true,
+        |a, x| a & x,
+        |a, b| a & b,
+    )?;
+    keep_uint8(t, out)
 }
 
 pub fn any(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     let dims = reduce_dims(dims, t.ndim())?;
-    let b = to_bool(t);
-    let out = reduce::<bool, bool>(&b, &dims, keepdim, false, |a, x| a | x, |a, b| a | b);
-    Ok(keep_uint8(t, out))
+    let out = reduce::<bool, bool>(
+        &to_bool(t)?,
+        &dims,
+        keepdim,
+        false,
+        |a, x| a | x,
+        |a, b| a | b,
+    )?;
+    keep_uint8(t, out)
 }
 
 /// PyTorch's `all` and `any` of a uint8 tensor are uint8.
-fn keep_uint8(t: &Tensor, out: Tensor) -> Tensor {
+fn keep_uint8(t: &Tensor, out: Tensor) -> Result<Tensor> {
     match t.dtype() {
-        DType::UInt8 => super::copy::cast(&out, DType::UInt8),
-        _ => out,
+        DType::UInt8 => super::copy::try_cast(&out, DType::UInt8),
+        _ => Ok(out),
     }
 }
 
-fn to_bool(t: &Tensor) -> Tensor {
-    super::binary::ne(t, &Tensor::wrapped_number(Scalar::Int(0))).expect("same shape")
+fn to_bool(t: &Tensor) -> Result<Tensor> {
+    super::binary::ne(t, &Tensor::wrapped_number(Scalar::Int(0)))
 }
 
 /// A dim for softmax-like ops, which accept 0-d tensors with dim 0 or -1.
@@ -702,7 +716,7 @@ fn check_float(t: &Tensor, kernel: &str) -> Result<()> {
 /// used by softmax, log_softmax and logsumexp. No history.
 fn shifted(x: &Tensor, dims: &[usize]) -> Result<(Tensor, Tensor)> {
     let m = extreme_raw(x, dims, true, true, "max")?;
-    let finite = super::unary::float_predicate(&m, f64::is_finite);
+    let finite = super::unary::float_predicate(&m, f64::is_finite)?;
     let m = super::unary::where_(&finite, &m, &super::unary::zero_of(&m))?;
     Ok((super::binary::sub(x, &m)?, m))
 }
@@ -713,12 +727,12 @@ pub fn softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
     let (d, dims) = softmax_dims(t, dim)?;
     let out = match by_rows(t, d) {
         Some(row_len) => with_real_float!(t.dtype(), T => {
-            map_rows::<T>(t, t, row_len, softmax_row)
+            map_rows::<T>(t, t, row_len, softmax_row)?
         }, unreachable!("checked to be a real float")),
         None => {
             let (z, _) = shifted(&t.detach(), &dims)?;
             let e = super::unary::exp(&z)?;
-            super::binary::div(&e, &sum_raw(&e, &dims, true))?
+            super::binary::div(&e, &sum_raw(&e, &dims, true)?)?
         }
     };
     let sd = [d as i64];
@@ -750,14 +764,14 @@ pub fn log_softmax(t: &Tensor, dim: i64) -> Result<Tensor> {
     let (d, dims) = softmax_dims(t, dim)?;
     let out = match by_rows(t, d) {
         Some(row_len) => with_real_float!(t.dtype(), T => {
-            map_rows::<T>(t, t, row_len, log_softmax_row)
+            map_rows::<T>(t, t, row_len, log_softmax_row)?
         }, unreachable!("checked to be a real float")),
         None => {
             // Unlike `shifted`, an infinite maximum is kept, as in PyTorch:
             // a row holding +inf is all NaN, a row of -inf too.
             let x = t.detach();
             let z = super::binary::sub(&x, &extreme_raw(&x, &dims, true, true, "max")?)?;
-            let lse = super::unary::log(&sum_raw(&super::unary::exp(&z)?, &dims, true))?;
+            let lse = super::unary::log(&sum_raw(&super::unary::exp(&z)?, &dims, true)?)?;
             super::binary::sub(&z, &lse)?
         }
     };
@@ -804,19 +818,19 @@ pub(crate) fn map_rows<T: Element + Arith>(
     b: &Tensor,
     row_len: usize,
     row: impl Fn(usize, &[T], &[T], &mut [T]) + Sync,
-) -> Tensor {
+) -> Result<Tensor> {
     let n = a.numel();
     let (da, db) = (a.storage().read::<T>(), b.storage().read::<T>());
     let (oa, ob) = (a.layout().offset, b.layout().offset);
     let (sa, sb) = (&da[oa..oa + n], &db[ob..ob + n]);
-    let mut out = vec![T::zero(); n];
+    let mut out = try_filled(T::zero(), n)?;
     let rows_per_span = (super::elementwise::CHUNK / row_len).max(1);
     crate::parallel::for_each_span_mut(&mut out, rows_per_span * row_len, |start, span| {
         let (a, b) = (&sa[start..], &sb[start..]);
         super::elementwise::rows_into(span, a, b, row_len, start / row_len, &row);
     });
     drop((da, db));
-    Tensor::from_vec(out, a.shape()).expect("sized")
+    Tensor::from_vec(out, a.shape())
 }
 
 /// The gradient of a softmax-like op from its output `y` by one pass per
@@ -840,8 +854,8 @@ fn fused_row_backward(
         false => super::copy::contiguous(g)?,
     };
     Ok(Some(match y.dtype() {
-        DType::Float32 => map_rows::<f32>(y, &g, row_len, row32),
-        _ => map_rows::<f64>(y, &g, row_len, row64),
+        DType::Float32 => map_rows::<f32>(y, &g, row_len, row32)?,
+        _ => map_rows::<f64>(y, &g, row_len, row64)?,
     }))
 }
 
@@ -917,11 +931,11 @@ pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     let x = if t.dtype().is_floating_point() {
         t.detach()
     } else {
-        cast(t, DType::default_float())
+        try_cast(t, DType::default_float())?
     };
     let dims = reduce_dims(dims, t.ndim())?;
     let (z, m) = shifted(&x, &dims)?;
-    let lse = super::unary::log(&sum_raw(&super::unary::exp(&z)?, &dims, true))?;
+    let lse = super::unary::log(&sum_raw(&super::unary::exp(&z)?, &dims, true)?)?;
     let out = super::binary::add(&lse, &m)?;
     let out = if keepdim {
         out
@@ -972,10 +986,10 @@ fn var_std(
     let n = dims.iter().map(|&d| t.shape()[d]).product::<usize>() as f64;
     let x = t.detach();
     let count = Tensor::wrapped_number(Scalar::Int(n as i64));
-    let mu = div(&sum_raw(&x, &dims, true), &count)?;
+    let mu = div(&sum_raw(&x, &dims, true)?, &count)?;
     let dev = sub(&x, &mu)?;
     let denom = Tensor::wrapped_number(Scalar::Float((n - correction).max(0.0)));
-    let v = div(&sum_raw(&mul(&dev, &dev)?, &dims, keepdim), &denom)?;
+    let v = div(&sum_raw(&mul(&dev, &dev)?, &dims, keepdim)?, &denom)?;
     let out = if is_std { super::unary::sqrt(&v)? } else { v };
     let in_shape: Shape = t.shape().into();
     let name = if is_std {
@@ -1025,7 +1039,7 @@ pub fn norm2(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     let dims = reduce_dims(dims, t.ndim())?;
     let x = t.detach();
     let a = super::unary::abs(&x)?;
-    let out = super::unary::sqrt(&sum_raw(&mul(&a, &a)?, &dims, keepdim))?;
+    let out = super::unary::sqrt(&sum_raw(&mul(&a, &a)?, &dims, keepdim)?)?;
     let in_shape: Shape = t.shape().into();
     record(
         "LinalgVectorNormBackward0",
@@ -1040,7 +1054,7 @@ pub fn norm2(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
             let zero = Tensor::wrapped_number(Scalar::Int(0));
             let safe = super::unary::where_(
                 &super::binary::eq(&n, &zero)?,
-                &super::unary::ones_like(&n),
+                &super::unary::ones_like(&n)?,
                 &n,
             )?;
             Ok(grads![Some(mul(&g, &div(&x, &safe)?)?)])
@@ -1072,7 +1086,7 @@ pub fn prod(t: &Tensor, dim: Option<i64>, keepdim: bool, dtype: Option<DType>) -
     };
     let keepdim = keepdim && dim.is_some();
     let out =
-        with_dtype!(t.dtype(), T => reduce::<T, T>(&t, &dims, keepdim, T::one(), T::mul, T::mul));
+        with_dtype!(t.dtype(), T => reduce::<T, T>(&t, &dims, keepdim, T::one(), T::mul, T::mul))?;
     record(
         name,
         &[&t],

@@ -9,6 +9,7 @@ use super::num::{Arith, Float};
 use super::unary::conj;
 use crate::autograd::{record, SavedTensor};
 use crate::tensor::layout::wrap_dim;
+use crate::tensor::storage::{try_buffer, try_filled};
 use crate::tensor::{DType, Element, Tensor};
 use crate::{bail, grads, with_dtype, with_float, Result};
 
@@ -46,7 +47,7 @@ pub fn cumprod(t: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
     let x = contiguous(&t.detach())?;
     let (size, inner) = lanes(x.shape(), d);
     let out = with_dtype!(x.dtype(), T => {
-        let prods = x.with_contiguous(|xs: &[T]| scan_blocks(xs, size, inner, false, T::one(), T::mul));
+        let prods = x.with_contiguous(|xs: &[T]| scan_blocks(xs, size, inner, false, T::one(), T::mul))?;
         Tensor::from_vec(prods, x.shape())?
     });
     record(
@@ -75,7 +76,7 @@ fn cumprod_backward(g: &Tensor, x: &Tensor, out: &Tensor, d: usize) -> Result<Te
         let (xs, outs, gs) = (elements::<T>(x)?, elements::<T>(out)?, elements::<T>(g)?);
         let grad = map_lanes([&xs, &outs, &gs], x.shape(), d, |[x, out, g], grad| {
             cumprod_lane_grad(x, out, g, grad)
-        });
+        })?;
         Tensor::from_vec(grad, x.shape())?
     }, bail!(Runtime, "cumprod: no gradient for dtype {:?}", x.dtype()));
     without_second_derivative(&grad, &[g, x], "cumprod")
@@ -112,7 +113,7 @@ fn cumprod_lane_grad<T: Float>(x: &[T], out: &[T], g: &[T], grad: &mut [T]) {
 /// and after it, so zeros need no division.
 pub fn products_of_others(x: &Tensor, d: usize) -> Result<Tensor> {
     Ok(with_float!(x.dtype(), T => {
-        let others = map_lanes([&elements::<T>(x)?], x.shape(), d, |[x], others| other_products(x, others));
+        let others = map_lanes([&elements::<T>(x)?], x.shape(), d, |[x], others| other_products(x, others))?;
         Tensor::from_vec(others, x.shape())?
     }, bail!(Runtime, "prod: no gradient for dtype {:?}", x.dtype())))
 }
@@ -145,14 +146,14 @@ fn map_lanes<T: Element, const N: usize>(
     shape: &[usize],
     d: usize,
     f: impl Fn([&[T]; N], &mut [T]),
-) -> Vec<T> {
+) -> Result<Vec<T>> {
     let (size, inner) = lanes(shape, d);
-    let mut out = vec![T::default(); inputs.first().map_or(0, |xs| xs.len())];
+    let mut out = try_filled(T::default(), inputs.first().map_or(0, |xs| xs.len()))?;
     if size == 0 || inner == 0 {
-        return out;
+        return Ok(out);
     }
     let mut gathered = [(); N].map(|_| vec![T::default(); size]);
-    let mut result = vec![T::default(); size];
+    let mut result = try_filled(T::default(), size)?;
     for block in 0..out.len() / (size * inner) {
         for i in 0..inner {
             let at = |k: usize| (block * size + k) * inner + i;
@@ -165,7 +166,7 @@ fn map_lanes<T: Element, const N: usize>(
             result.iter().enumerate().for_each(|(k, &v)| out[at(k)] = v);
         }
     }
-    out
+    Ok(out)
 }
 
 /// `t`'s elements in order, as `T`.
@@ -204,7 +205,7 @@ fn running_sums(t: &Tensor, d: usize, reverse: bool) -> Result<Tensor> {
     let shape = x.shape();
     let (size, inner) = lanes(shape, d);
     let out = with_dtype!(x.dtype(), T => {
-        let sums = x.with_contiguous(|xs: &[T]| scan_blocks(xs, size, inner, reverse, T::zero(), T::add));
+        let sums = x.with_contiguous(|xs: &[T]| scan_blocks(xs, size, inner, reverse, T::zero(), T::add))?;
         Tensor::from_vec(sums, shape)?
     });
     record(
@@ -228,11 +229,12 @@ fn scan_blocks<T: Element + Arith>(
     reverse: bool,
     identity: T,
     combine: impl Fn(T, T) -> T + Sync,
-) -> Vec<T> {
-    let mut out = xs.to_vec();
+) -> Result<Vec<T>> {
+    let mut out = try_buffer(xs.len())?;
+    out.extend_from_slice(xs);
     let block = size * inner;
     if block == 0 {
-        return out;
+        return Ok(out);
     }
     let scan = |_: usize, span: &mut [T]| {
         if inner == 1 {
@@ -274,5 +276,5 @@ fn scan_blocks<T: Element + Arith>(
     } else {
         scan(0, &mut out);
     }
-    out
+    Ok(out)
 }

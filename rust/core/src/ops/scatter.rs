@@ -5,13 +5,14 @@
 //! where several elements land on one position.
 
 use super::binary::{bitwise_and, div, dtype_display, eq, floor_divide, mul};
-use super::copy::{cast, clone};
+use super::copy::{clone, try_cast};
 use super::index::{gather, gather_offsets, masked_fill};
 use super::num::{Arith, Real};
 use super::shape::{expand, narrow, reshape};
 use super::unary::{conj, where_};
 use crate::autograd::{record, BackwardCtx, SavedTensor};
 use crate::tensor::layout::{fmt_shape, wrap_dim};
+use crate::tensor::storage::try_filled;
 use crate::tensor::{DType, Element, Scalar, ScalarConvert, Tensor};
 use crate::{bail, grads, with_dtype, with_real, Result};
 
@@ -162,7 +163,7 @@ impl Plan {
     /// `index` along `d`; errors on an index out of bounds.
     fn new(out: &Tensor, d: usize, index: &Tensor, src: &Tensor) -> Result<Plan> {
         let targets = gather_offsets(out.layout(), d, index)?;
-        let sources = src.layout().offset_vec();
+        let sources = src.layout().offset_vec()?;
         Ok(Plan { targets, sources })
     }
 
@@ -190,13 +191,13 @@ impl Plan {
 
     /// For each position of a contiguous output of `shape`: how many
     /// elements land on it plus `base`, at least one (a mean's divisor).
-    fn divisors(&self, shape: &[usize], base: i64) -> Tensor {
-        let mut counts = vec![base; shape.iter().product()];
+    fn divisors(&self, shape: &[usize], base: i64) -> Result<Tensor> {
+        let mut counts = try_filled(base, shape.iter().product())?;
         for &p in &self.targets {
             counts[p] += 1;
         }
         counts.iter_mut().for_each(|c| *c = (*c).max(1));
-        Tensor::from_vec(counts, shape).expect("sized")
+        Tensor::from_vec(counts, shape)
     }
 }
 
@@ -236,7 +237,7 @@ fn zero_at(g: &Tensor, d: usize, index: &Tensor) -> Result<Tensor> {
 
 /// `t.scatter(dim, index, src)` (`ScatterBackward0`).
 pub fn scatter(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
-    let index = &super::index::int64_index(index);
+    let index = &super::index::int64_index(index)?;
     let d = check(t, dim, index, Some(src))?;
     let block = source_block(src, index)?;
     let (out, _) = with_dtype!(t.dtype(), T => combined::<T>(t, d, index, &block, None, |_, s| s))?;
@@ -260,7 +261,7 @@ pub fn scatter(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Ten
 
 /// `t.scatter(dim, index, value)` (`ScatterBackward1`).
 pub fn scatter_value(t: &Tensor, dim: i64, index: &Tensor, value: Scalar) -> Result<Tensor> {
-    let index = &super::index::int64_index(index);
+    let index = &super::index::int64_index(index)?;
     let d = check(t, dim, index, None)?;
     let fill = value_block(value, t.dtype(), index)?;
     let (out, _) = with_dtype!(t.dtype(), T => combined::<T>(t, d, index, &fill, None, |_, v| v))?;
@@ -314,7 +315,7 @@ pub fn scatter_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result
 /// `base` (`t`'s values in a fresh contiguous tensor) with `src` added at
 /// `index` along `dim`, recorded as `t.scatter_add(dim, index, src)`.
 fn added(t: &Tensor, base: Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
-    let index = &super::index::int64_index(index);
+    let index = &super::index::int64_index(index)?;
     let d = check(t, dim, index, Some(src))?;
     let block = source_block(src, index)?;
     let (out, _) = with_dtype!(t.dtype(), T => {
@@ -348,7 +349,7 @@ pub fn scatter_add_zeros(
     shape: &[usize],
 ) -> Result<Tensor> {
     // Added straight into the new zeros: no copy of them first.
-    let zeros = Tensor::zeros(shape, src.dtype());
+    let zeros = Tensor::full(shape, Scalar::Int(0), src.dtype())?;
     added(&zeros.clone(), zeros, d as i64, index, src)
 }
 
@@ -392,7 +393,7 @@ fn reduced(
     if reduce != Reduction::Mean {
         return Ok((out, plan, None));
     }
-    let divisors = plan.divisors(out.shape(), include_self as i64);
+    let divisors = plan.divisors(out.shape(), include_self as i64)?;
     let mean = match dtype {
         d if d.is_integral(false) => floor_divide(&out, &divisors)?,
         _ => div(&out, &divisors)?,
@@ -414,7 +415,7 @@ pub fn scatter_reduce(
     reduce: Reduction,
     include_self: bool,
 ) -> Result<Tensor> {
-    let index = &super::index::int64_index(index);
+    let index = &super::index::int64_index(index)?;
     let d = check(t, dim, index, Some(src))?;
     let block = source_block(src, index)?;
     let (out, _, divisors) = reduced(t, d, index, &block, reduce, include_self)?;
@@ -502,8 +503,8 @@ impl Reduce<'_> {
             // A value the reduction dropped is no candidate, even if equal.
             self_is = scatter_value(&self_is, self.d as i64, self.index, Scalar::Bool(false))?;
         }
-        let src_is = cast(&eq(s, &self.gather(out)?)?, dtype);
-        let self_is = cast(&self_is, dtype);
+        let src_is = try_cast(&eq(s, &self.gather(out)?)?, dtype)?;
+        let self_is = try_cast(&self_is, dtype)?;
         let count = scatter_add(&self_is, self.d as i64, self.index, &src_is)?;
         let share = div(self.g, &count)?;
         let gs = self
@@ -541,7 +542,7 @@ impl Reduce<'_> {
             true => {
                 let src_zero = is_zero(s)?;
                 let zeros_here = scatter_add_zeros(
-                    &cast(&src_zero, DType::Int64),
+                    &try_cast(&src_zero, DType::Int64)?,
                     self.d,
                     self.index,
                     out.shape(),

@@ -6,7 +6,7 @@ use crate::autograd::record;
 use crate::tensor::layout::{
     contiguous_strides, fmt_shape, numel, wrap_dim, Layout, Shape, Strides,
 };
-use crate::tensor::Tensor;
+use crate::tensor::{Scalar, Tensor};
 use crate::{bail, grads, Result};
 
 /// An alias of `base` with `layout`, marked as a view of it.
@@ -463,7 +463,7 @@ fn embed_diagonal(
     d2: usize,
 ) -> Result<Tensor> {
     crate::tensor::layout::check_numel(shape)?;
-    let out = Tensor::zeros(shape, values.dtype());
+    let out = Tensor::full(shape, Scalar::Int(0), values.dtype())?;
     let window = out.alias(diagonal_layout(out.layout(), offset, d1, d2));
     crate::with_dtype!(out.dtype(), T => super::elementwise::update::<T, T>(&window, values, |_, s| s))?;
     Ok(out)
@@ -622,7 +622,7 @@ pub fn unfold(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor
 /// `k + step`, ... of the dim, which never overlap, so the windows are
 /// added one element offset at a time.
 fn unfold_backward(g: &Tensor, shape: &Shape, d: usize, step: i64) -> Result<Tensor> {
-    let out = Tensor::zeros(shape, g.dtype());
+    let out = Tensor::full(shape, Scalar::Int(0), g.dtype())?;
     if shape.is_empty() && g.numel() == 1 {
         crate::with_dtype!(out.dtype(), T => super::elementwise::update::<T, T>(&out, &reshape(g, &[])?, |_, s| s))?;
     } else if !shape.is_empty() {

@@ -8,6 +8,7 @@ use super::num::Real;
 use super::scatter::scatter_add_zeros;
 use crate::autograd::record;
 use crate::tensor::layout::wrap_dim;
+use crate::tensor::storage::{try_buffer, try_filled};
 use crate::tensor::{Shape, Tensor};
 use crate::{bail, grads, with_real, Result};
 
@@ -54,7 +55,7 @@ fn ordered(
     let x = move_dim(&t.detach(), d as i64, last)?;
     let size = x.shape().last().copied().unwrap_or(1);
     let rows: usize = x.shape().iter().rev().skip(1).product();
-    let mut indices = vec![0i64; rows * k];
+    let mut indices = try_filled(0i64, rows * k)?;
     let mut shape: Shape = x.shape().into();
     if let Some(s) = shape.last_mut() {
         *s = k;
@@ -75,7 +76,9 @@ fn ordered(
             let picked = indices.chunks(k.max(1)).enumerate().flat_map(|(r, row)| {
                 row.iter().map(move |&i| xs[r * size + i as usize])
             });
-            Tensor::from_vec(picked.collect::<Vec<T>>(), &shape)
+            let mut values: Vec<T> = try_buffer(indices.len())?;
+            values.extend(picked);
+            Tensor::from_vec(values, &shape)
         })?
     }, bail!(Runtime, " {} does not support complex dtypes on CPU", op));
     let values = move_dim(&values, last, d as i64)?;

@@ -4,7 +4,7 @@
 //! rounds the result), so one series serves both dtypes.
 
 use super::binary::{add, mul, sub};
-use super::copy::cast;
+use super::copy::try_cast;
 use super::elementwise::{map, zip_map};
 use super::num::{Float, RealFloat};
 use super::unary::{exp, floating, log, neg};
@@ -199,9 +199,9 @@ pub(super) fn real_map(
     kernel: &str,
     f: impl Fn(f64) -> f64 + Sync + Send,
 ) -> Result<Tensor> {
-    let t = floating(a);
+    let t = floating(a)?;
     check_real_float(t.dtype(), kernel)?;
-    with_real_float!(t.dtype(), T => Ok(map::<T, T>(&t, |x: T| T::from_f64(f(x.to_f64())))),
+    with_real_float!(t.dtype(), T => Ok(map::<T, T>(&t, |x: T| T::from_f64(f(x.to_f64())))?),
         unreachable!("checked to be a real float"))
 }
 
@@ -227,7 +227,7 @@ pub(super) fn real_zip(
 ) -> Result<Tensor> {
     let dtype = zip_dtype(a, b, promote);
     check_real_float(dtype, kernel)?;
-    let (ca, cb) = (cast(a, dtype), cast(b, dtype));
+    let (ca, cb) = (try_cast(a, dtype)?, try_cast(b, dtype)?);
     with_real_float!(dtype, T => zip_map::<T, T, T>(&ca, &cb, |x: T, y: T| T::from_f64(f(x.to_f64(), y.to_f64()))),
         unreachable!("checked to be a real float"))
 }

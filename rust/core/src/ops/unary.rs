@@ -5,7 +5,7 @@
 #![allow(clippy::bool_comparison)]
 
 use super::binary::{add, div, float_dtype_error, gt, mul, sub};
-use super::copy::cast;
+use super::copy::try_cast;
 use super::elementwise::{map, zip3_map, zip_map};
 use super::num::{Arith, Float, Real, RealFloat};
 use crate::autograd::{record, SavedTensor};
@@ -13,18 +13,18 @@ use crate::tensor::{DType, Scalar, ScalarConvert, Tensor};
 use crate::{bail, grads, with_dtype, with_float, with_real, with_real_float, Result};
 
 /// The tensor cast to a floating dtype when it is bool or integer.
-pub(super) fn floating(t: &Tensor) -> Tensor {
+pub(super) fn floating(t: &Tensor) -> Result<Tensor> {
     if t.dtype().is_differentiable() {
-        t.clone()
+        Ok(t.clone())
     } else {
-        cast(t, DType::default_float())
+        try_cast(t, DType::default_float())
     }
 }
 
 /// `$f(x)` over a floating or complex tensor (integers promoted first).
 macro_rules! float_map {
     ($t:expr, $op:literal, |$x:ident| $e:expr) => {{
-        let t = floating($t);
+        let t = floating($t)?;
         with_float!(t.dtype(), T => {
             // An item, unlike a closure, can be forced inline into the
             // kernel's loop, which then vectorises.
@@ -32,7 +32,7 @@ macro_rules! float_map {
             fn kernel($x: T) -> T {
                 $e
             }
-            Ok::<Tensor, crate::Error>(map::<T, T>(&t, kernel))
+            Ok::<Tensor, crate::Error>(map::<T, T>(&t, kernel)?)
         }, Err(float_dtype_error($op, t.dtype())))
     }};
 }
@@ -40,13 +40,13 @@ macro_rules! float_map {
 /// `$f(x)` over a real floating tensor; complex input is an error.
 macro_rules! real_float_map {
     ($t:expr, $op:literal, |$x:ident| $e:expr) => {{
-        let t = floating($t);
+        let t = floating($t)?;
         with_real_float!(t.dtype(), T => {
             #[inline(always)]
             fn kernel($x: T) -> T {
                 $e
             }
-            Ok::<Tensor, crate::Error>(map::<T, T>(&t, kernel))
+            Ok::<Tensor, crate::Error>(map::<T, T>(&t, kernel)?)
         }, Err(float_dtype_error($op, t.dtype())))
     }};
 }
@@ -65,17 +65,17 @@ macro_rules! fused_grad {
     };
 }
 
-pub fn zeros_like(t: &Tensor) -> Tensor {
-    Tensor::zeros(t.shape(), t.dtype())
+pub fn zeros_like(t: &Tensor) -> Result<Tensor> {
+    Tensor::full(t.shape(), Scalar::Int(0), t.dtype())
 }
 
 /// A 0-dim zero of `t`'s dtype: the masked branch of a `where_`,
 /// broadcast instead of materialised.
 pub fn zero_of(t: &Tensor) -> Tensor {
-    Tensor::zeros(&[], t.dtype())
+    Tensor::scalar(Scalar::Int(0), t.dtype())
 }
 
-pub fn ones_like(t: &Tensor) -> Tensor {
+pub fn ones_like(t: &Tensor) -> Result<Tensor> {
     Tensor::full(t.shape(), Scalar::Int(1), t.dtype())
 }
 
@@ -90,7 +90,7 @@ pub fn neg(a: &Tensor) -> Result<Tensor> {
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
         );
     }
-    let out = with_dtype!(a.dtype(), T => map::<T, T>(a, |x: T| T::zero().sub(x)));
+    let out = with_dtype!(a.dtype(), T => map::<T, T>(a, |x: T| T::zero().sub(x))?);
     record(
         "NegBackward0",
         &[a],
@@ -205,9 +205,9 @@ pub fn tan(a: &Tensor) -> Result<Tensor> {
 /// differentiable.
 pub fn signbit(a: &Tensor) -> Result<Tensor> {
     match a.dtype() {
-        DType::Bool => Ok(Tensor::full(a.shape(), Scalar::Bool(false), DType::Bool)),
-        d if d.is_integral(false) => Ok(map::<i64, bool>(&cast(a, DType::Int64), |x| x < 0)),
-        d => with_real_float!(d, T => Ok(map::<T, bool>(a, |x: T| x.is_sign_negative())),
+        DType::Bool => Ok(Tensor::full(a.shape(), Scalar::Bool(false), DType::Bool)?),
+        d if d.is_integral(false) => Ok(map::<i64, bool>(&try_cast(a, DType::Int64)?, |x| x < 0)?),
+        d => with_real_float!(d, T => Ok(map::<T, bool>(a, |x: T| x.is_sign_negative())?),
             bail!(Runtime, "signbit is not implemented for complex tensors.")),
     }
 }
@@ -254,7 +254,7 @@ pub fn sigmoid(a: &Tensor) -> Result<Tensor> {
 }
 
 pub fn relu(a: &Tensor) -> Result<Tensor> {
-    let out = with_real!(a.dtype(), T => map::<T, T>(a, |x: T| if x > T::zero() || x.is_nan_val() { x } else { T::zero() }),
+    let out = with_real!(a.dtype(), T => map::<T, T>(a, |x: T| if x > T::zero() || x.is_nan_val() { x } else { T::zero() })?,
         bail!(Runtime, "\"clamp_min_cpu\" not implemented for '{}'", a.dtype().name()));
     record(
         "ReluBackward0",
@@ -269,7 +269,7 @@ pub fn relu(a: &Tensor) -> Result<Tensor> {
                 return Ok(grads![Some(g?)]);
             }
             let mask = gt(&o, &Tensor::wrapped_number(Scalar::Int(0)))?;
-            Ok(grads![Some(mul(g, &cast(&mask, g.dtype()))?)])
+            Ok(grads![Some(mul(g, &try_cast(&mask, g.dtype())?)?)])
         },
     );
     Ok(out)
@@ -278,10 +278,10 @@ pub fn relu(a: &Tensor) -> Result<Tensor> {
 /// `abs` (complex: the modulus, a real tensor).
 pub fn abs(a: &Tensor) -> Result<Tensor> {
     let out = match a.dtype() {
-        DType::Complex64 => map::<num_complex::Complex32, f32>(a, |x| x.norm()),
-        DType::Complex128 => map::<num_complex::Complex64, f64>(a, |x| x.norm()),
+        DType::Complex64 => map::<num_complex::Complex32, f32>(a, |x| x.norm())?,
+        DType::Complex128 => map::<num_complex::Complex64, f64>(a, |x| x.norm())?,
         d => {
-            with_real!(d, T => map::<T, T>(a, |x: T| if x < T::zero() { T::zero().sub(x) } else { x }), unreachable!())
+            with_real!(d, T => map::<T, T>(a, |x: T| if x < T::zero() { T::zero().sub(x) } else { x })?, unreachable!())
         }
     };
     record(
@@ -304,7 +304,7 @@ macro_rules! unit_complex {
             } else {
                 x / r
             }
-        })
+        })?
     };
 }
 
@@ -315,7 +315,7 @@ pub fn sgn(a: &Tensor) -> Result<Tensor> {
         DType::Complex64 => unit_complex!(a, num_complex::Complex32),
         DType::Complex128 => unit_complex!(a, num_complex::Complex64),
         d => {
-            with_real!(d, T => map::<T, T>(a, |x: T| if x > T::zero() { T::one() } else if x < T::zero() { T::zero().sub(T::one()) } else { x }), unreachable!())
+            with_real!(d, T => map::<T, T>(a, |x: T| if x > T::zero() { T::one() } else if x < T::zero() { T::zero().sub(T::one()) } else { x })?, unreachable!())
         }
     };
     let complex = a.dtype().is_complex();
@@ -330,7 +330,7 @@ pub fn sgn(a: &Tensor) -> Result<Tensor> {
                 &so.unpack(ctx)?,
                 g
             )?)]),
-            None => Ok(grads![Some(zeros_like(g))]),
+            None => Ok(grads![Some(zeros_like(g)?)]),
         },
     );
     Ok(out)
@@ -346,7 +346,7 @@ pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         );
     }
     let dtype = super::result_type(&[a, b]);
-    let (ca, cb) = (cast(a, dtype), cast(b, dtype));
+    let (ca, cb) = (try_cast(a, dtype)?, try_cast(b, dtype)?);
     let out = with_dtype!(dtype, T => zip3_map::<bool, T, T, T>(cond, &ca, &cb, |c, x, y| if c { x } else { y }))?;
     record(
         "WhereBackward0",
@@ -365,7 +365,7 @@ pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
 }
 
 pub fn logical_not(a: &Tensor) -> Result<Tensor> {
-    Ok(with_dtype!(a.dtype(), T => map::<T, bool>(a, |x: T| x == T::zero())))
+    Ok(with_dtype!(a.dtype(), T => map::<T, bool>(a, |x: T| x == T::zero())?))
 }
 
 macro_rules! logical {
@@ -397,7 +397,7 @@ pub fn clamp(a: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Ten
         ops.extend(min.into_iter().chain(max).map(Tensor::wrapped_number));
         super::result_type(&ops.iter().collect::<Vec<_>>())
     };
-    let ca = cast(a, dtype);
+    let ca = try_cast(a, dtype)?;
     let out = with_real!(dtype, T => {
         let lo = min.map(T::from_scalar);
         let hi = max.map(T::from_scalar);
@@ -405,7 +405,7 @@ pub fn clamp(a: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Ten
             if x.is_nan_val() { return x; }
             let x = match lo { Some(l) if x < l => l, _ => x };
             match hi { Some(h) if x > h => h, _ => x }
-        })
+        })?
     }, bail!(Runtime, "clamp is not supported for complex types"));
     record(
         "ClampBackward1",
@@ -414,14 +414,14 @@ pub fn clamp(a: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Ten
         || SavedTensor::input(a),
         move |ctx, sa, g| {
             let a = sa.unpack(ctx)?;
-            let mut keep = Tensor::full(a.shape(), Scalar::Bool(true), DType::Bool);
+            let mut keep = Tensor::full(a.shape(), Scalar::Bool(true), DType::Bool)?;
             if let Some(l) = min {
                 keep = logical_and(&keep, &super::binary::ge(&a, &Tensor::wrapped_number(l))?)?;
             }
             if let Some(h) = max {
                 keep = logical_and(&keep, &super::binary::le(&a, &Tensor::wrapped_number(h))?)?;
             }
-            Ok(grads![Some(mul(g, &cast(&keep, g.dtype()))?)])
+            Ok(grads![Some(mul(g, &try_cast(&keep, g.dtype())?)?)])
         },
     );
     Ok(out)
@@ -429,10 +429,10 @@ pub fn clamp(a: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Ten
 
 /// Elementwise predicate over real floats (`isnan`, `isfinite`, ...);
 /// integer and bool tensors are never NaN and always finite.
-pub fn float_predicate(a: &Tensor, f: fn(f64) -> bool) -> Tensor {
+pub fn float_predicate(a: &Tensor, f: fn(f64) -> bool) -> Result<Tensor> {
     match a.dtype() {
         DType::Complex64 | DType::Complex128 => {
-            let re = cast(a, a.dtype().to_real());
+            let re = try_cast(a, a.dtype().to_real())?;
             float_predicate(&re, f)
         }
         d => {
@@ -453,7 +453,7 @@ pub fn round(a: &Tensor) -> Result<Tensor> {
         &[a],
         &out,
         || (),
-        |_, _, g| Ok(grads![Some(zeros_like(g))]),
+        |_, _, g| Ok(grads![Some(zeros_like(g)?)]),
     );
     Ok(out)
 }
@@ -475,7 +475,7 @@ macro_rules! real_unary {
     ($($(#[$doc:meta])* $name:ident $grad_fn:literal |$x:ident| $e:expr, $kind:ident |$g:ident, $v:ident| $back:expr;)*) => {$(
         $(#[$doc])*
         pub fn $name(a: &Tensor) -> Result<Tensor> {
-            let t = floating(a);
+            let t = floating(a)?;
             let out = with_real_float!(t.dtype(), T => {
                 // Forced inline so that the vectorisable ones (erf, erfc)
                 // vectorise in the kernel's loop.
@@ -483,7 +483,7 @@ macro_rules! real_unary {
                     #[inline(always)]
                     |$x: T| $e
                 };
-                map::<T, T>(&t, kernel)
+                map::<T, T>(&t, kernel)?
             }, return Err(float_dtype_error(stringify!($name), t.dtype())));
             record($grad_fn, &[a], &out, || saved!($kind, a, out), |ctx, s, $g| {
                 let $v = s.unpack(ctx)?;
@@ -579,10 +579,10 @@ macro_rules! rounding {
         pub fn $name(a: &Tensor) -> Result<Tensor> {
             let out = match a.dtype() {
                 d if d.is_integral(true) => super::copy::clone(&a.detach())?,
-                d => with_real_float!(d, T => map::<T, T>(a, |$x: T| $e),
+                d => with_real_float!(d, T => map::<T, T>(a, |$x: T| $e)?,
                     return Err(float_dtype_error(stringify!($name), d))),
             };
-            record($grad_fn, &[a], &out, || (), |_, _, g| Ok(grads![Some(zeros_like(g))]));
+            record($grad_fn, &[a], &out, || (), |_, _, g| Ok(grads![Some(zeros_like(g)?)]));
             Ok(out)
         }
     )*};
@@ -608,7 +608,7 @@ pub fn sign(a: &Tensor) -> Result<Tensor> {
         &[a],
         &out,
         || (),
-        |_, _, g| Ok(grads![Some(zeros_like(g))]),
+        |_, _, g| Ok(grads![Some(zeros_like(g)?)]),
     );
     Ok(out)
 }
@@ -629,7 +629,7 @@ pub fn nan_to_num(
         d if d.is_integral(true) => super::copy::clone(&a.detach())?,
         d => with_real_float!(d, T => {
             let (n, p, m) = (nan as T, posinf.map_or(T::MAX, |v| v as T), neginf.map_or(T::MIN, |v| v as T));
-            map::<T, T>(a, move |x: T| if x.is_nan() { n } else if x == T::INFINITY { p } else if x == T::NEG_INFINITY { m } else { x })
+            map::<T, T>(a, move |x: T| if x.is_nan() { n } else if x == T::INFINITY { p } else if x == T::NEG_INFINITY { m } else { x })?
         }, return Err(float_dtype_error("nan_to_num", d))),
     };
     record(
@@ -638,8 +638,8 @@ pub fn nan_to_num(
         &out,
         || SavedTensor::input(a),
         |ctx, sa, g| {
-            let keep = float_predicate(&sa.unpack(ctx)?, f64::is_finite);
-            Ok(grads![Some(mul(g, &cast(&keep, g.dtype()))?)])
+            let keep = float_predicate(&sa.unpack(ctx)?, f64::is_finite)?;
+            Ok(grads![Some(mul(g, &try_cast(&keep, g.dtype())?)?)])
         },
     );
     Ok(out)
@@ -682,8 +682,8 @@ where
     S64: Fn(f64) -> f64 + Sync + Send + 'static,
 {
     let out = match a.dtype() {
-        DType::Float32 => map::<f32, f32>(a, value32),
-        DType::Float64 => map::<f64, f64>(a, value64),
+        DType::Float32 => map::<f32, f32>(a, value32)?,
+        DType::Float64 => map::<f64, f64>(a, value64)?,
         d => return Err(float_dtype_error(name, d)),
     };
     record(
@@ -745,7 +745,7 @@ pub fn softplus(a: &Tensor, beta: f64, threshold: f64) -> Result<Tensor> {
         move |a| {
             let bx = mul(a, &scalar(beta))?;
             let s = sigmoid(&bx)?;
-            where_(&gt(&bx, &scalar(threshold))?, &ones_like(&s), &s)
+            where_(&gt(&bx, &scalar(threshold))?, &ones_like(&s)?, &s)
         },
     )
 }
@@ -824,7 +824,7 @@ pub fn leaky_relu(a: &Tensor, slope: f64) -> Result<Tensor> {
         per_float!(T => move |x: T| if x > 0.0 { x } else { x * slope as T }),
         per_float!(T => move |x: T| if x > 0.0 { 1.0 } else { slope as T }),
         move |a| {
-            let d = ones_like(a);
+            let d = ones_like(a)?;
             where_(&gt(a, &scalar(0.0))?, &d, &mul(&d, &scalar(slope))?)
         },
     )
@@ -840,7 +840,7 @@ pub fn elu(a: &Tensor, alpha: f64) -> Result<Tensor> {
         per_float!(T => move |x: T| if x <= 0.0 { alpha as T * Float::exp(x) } else { 1.0 }),
         move |a| {
             let neg_part = mul(&exp(a)?, &scalar(alpha))?;
-            where_(&gt(a, &scalar(0.0))?, &ones_like(a), &neg_part)
+            where_(&gt(a, &scalar(0.0))?, &ones_like(a)?, &neg_part)
         },
     )
 }

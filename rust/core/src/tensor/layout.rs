@@ -268,16 +268,16 @@ impl Layout {
 
     /// [`Layout::offsets`] collected, a whole innermost row at a time (a
     /// plain loop), which is several times faster for long lists.
-    pub fn offset_vec(&self) -> Vec<usize> {
+    pub fn offset_vec(&self) -> crate::Result<Vec<usize>> {
         let (starts, len, stride) = self.rows();
-        let mut out = Vec::with_capacity(self.numel());
+        let mut out = super::storage::try_buffer(self.numel())?;
         if self.numel() > 0 {
             for start in starts.offsets() {
                 let start = start as isize;
                 out.extend((0..len as isize).map(|k| (start + k * stride) as usize));
             }
         }
-        out
+        Ok(out)
     }
 
     /// Strides for viewing this layout as `shape` without copying, if
@@ -403,7 +403,7 @@ mod tests {
             },
         ];
         for l in &layouts {
-            assert_eq!(l.offset_vec(), l.offsets().collect::<Vec<_>>());
+            assert_eq!(l.offset_vec().unwrap(), l.offsets().collect::<Vec<_>>());
         }
     }
 

@@ -129,13 +129,16 @@ impl Tensor {
         }))
     }
 
-    pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Tensor {
+    pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
         let n = layout::numel(shape);
-        with_dtype!(dtype, T => Tensor::from_vec(vec![T::from_scalar(value); n], shape).expect("sized"))
+        with_dtype!(dtype, T => Tensor::from_vec(storage::try_filled(T::from_scalar(value), n)?, shape))
     }
 
+    /// Zeros of a size known to be small (tests, constants): unlike
+    /// [`Tensor::full`], a failed allocation aborts, so sizes that come from
+    /// user input go through `full`.
     pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
-        Tensor::full(shape, Scalar::Int(0), dtype)
+        with_dtype!(dtype, T => Tensor::from_vec(vec![T::default(); layout::numel(shape)], shape).expect("sized"))
     }
 
     /// A new tensor on this tensor's storage with another layout: a view.

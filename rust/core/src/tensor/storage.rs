@@ -11,11 +11,60 @@
 //! `view_as_real`): it then shares that buffer and its lock.
 
 use super::dtype::{DType, Element};
+use crate::{Error, Result};
 use parking_lot::{
     MappedRwLockReadGuard, MappedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
 };
 use std::any::Any;
 use std::ptr::NonNull;
+
+/// An empty `Vec` with room for `len` elements, or PyTorch's out-of-memory
+/// `RuntimeError`. Kernels allocate the buffers that a tensor's shape sizes
+/// through here: the global allocator aborts the process on failure, while
+/// `try_reserve_exact` gets the null back and reports it. On an empty `Vec`
+/// it costs what `with_capacity` does.
+pub fn try_buffer<T>(len: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| out_of_memory::<T>(len))?;
+    Ok(v)
+}
+
+/// `len` copies of `value`, allocated as [`try_buffer`] does. A value of
+/// all-zero bytes takes zeroed memory, as `vec![value; len]` does: fresh
+/// pages come zeroed, so large zero buffers are never written twice.
+pub fn try_filled<T: Element>(value: T, len: usize) -> Result<Vec<T>> {
+    // SAFETY: every element type is plain data without padding (bool,
+    // integers, floats, pairs of floats), so its bytes may be read.
+    let bytes = unsafe {
+        std::slice::from_raw_parts((&value as *const T).cast::<u8>(), std::mem::size_of::<T>())
+    };
+    if len == 0 || bytes.iter().any(|&b| b != 0) {
+        let mut v = try_buffer(len)?;
+        v.resize(len, value);
+        return Ok(v);
+    }
+    let layout = std::alloc::Layout::array::<T>(len).map_err(|_| out_of_memory::<T>(len))?;
+    // SAFETY: `layout` has a non-zero size (len > 0 and no element type is
+    // zero-sized).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if ptr.is_null() {
+        return Err(out_of_memory::<T>(len));
+    }
+    // SAFETY: `ptr` comes from the global allocator with the layout `Vec`
+    // uses for `len` elements of `T`, and all-zero bytes are `value`, a
+    // valid `T`, in every one of them.
+    Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
+}
+
+fn out_of_memory<T>(len: usize) -> Error {
+    // A byte count past `usize` is reported saturated, as it cannot be
+    // allocated either way.
+    let bytes = len.saturating_mul(std::mem::size_of::<T>());
+    Error::Runtime(format!(
+        "DefaultCPUAllocator: not enough memory: you tried to allocate {bytes} bytes."
+    ))
+}
 
 /// What keeps a buffer's memory alive: a `Vec` of the element type (held
 /// unboxed, saving an allocation per tensor) or a foreign owner.
@@ -220,6 +269,26 @@ mod tests {
         assert_eq!(c.read::<num_complex::Complex64>()[1].im, -4.0);
         assert!(r.same_buffer(&c));
         assert_eq!(r.data_ptr(), c.data_ptr());
+    }
+
+    #[test]
+    fn impossible_buffers_are_errors_not_aborts() {
+        let msg = |r: Result<Vec<f64>>| r.expect_err("must fail").to_string();
+        // Too many bytes for the address space, and a byte count that overflows.
+        assert_eq!(
+            msg(try_buffer(usize::MAX / 16)),
+            format!(
+                "DefaultCPUAllocator: not enough memory: you tried to allocate {} bytes.",
+                usize::MAX / 16 * 8
+            )
+        );
+        assert!(msg(try_filled(0.0, usize::MAX / 4)).contains("not enough memory"));
+        // Just below `isize::MAX`, where a cached size class would round past it.
+        assert!(msg(try_filled(0.0, isize::MAX as usize / 8)).contains("not enough memory"));
+        assert!(try_buffer::<u8>(isize::MAX as usize).is_err());
+        let v = try_filled(2.5f32, 5).unwrap();
+        assert_eq!(v, [2.5; 5]);
+        assert!(try_buffer::<u8>(7).unwrap().capacity() >= 7);
     }
 
     #[test]
