@@ -61,6 +61,12 @@ CASES = {
     "unary_of_expand": ("torch.ones(1).expand(2**31).exp()", 2**33),
     "sum_of_expand": ("torch.ones(1, 1).expand(2**31, 2).sum(1)", 2**33),
     "repeat": ("torch.ones(2).repeat(2**30)", 2**33),
+    # A product's output (float32 through gemm, int64 through the loop kernel).
+    "matmul": ("torch.ones(2**16, 1) @ torch.ones(1, 2**16)", 2**34),
+    "integer_matmul": (
+        "torch.ones(2**16, 1, dtype=torch.int64) @ torch.ones(1, 2**16, dtype=torch.int64)",
+        2**35,
+    ),
     "cat": ("(lambda x: torch.cat([x, x]))(torch.ones(1).expand(2**30))", 2**33),
     "pad": ("F.pad(torch.ones(1).expand(2**31 - 2), (1, 1))", 2**33),
     # The forward result is one element; its gradient is zeros of the 2**31-element input.

@@ -275,3 +275,20 @@ def test_all_any_of_uint8_stay_uint8_and_gcd():
     assert fg.tensor([1, 2], dtype=fg.int16).all().dtype == fg.bool
     g = fg.gcd(fg.tensor([12, 18], dtype=fg.int32), fg.tensor([8, 12], dtype=fg.int32))
     assert g.dtype == fg.int32 and g.tolist() == [4, 6]
+
+
+def test_searchsorted_and_bucketize_give_int32_on_request():
+    seq = fg.tensor([1.0, 3.0, 5.0])
+    out = fg.searchsorted(seq, fg.tensor([0.0, 4.0, 9.0]), out_int32=True)
+    assert out.dtype == fg.int32 and out.tolist() == [0, 2, 3]
+    assert fg.searchsorted(seq, fg.tensor([4.0])).dtype == fg.int64
+    assert fg.bucketize(fg.tensor([2.0]), seq, out_int32=True).dtype == fg.int32
+
+
+def test_dtype_names_in_messages():
+    with pytest.raises(NotImplementedError, match="not implemented for 'Int'"):
+        fg.histc(fg.tensor([1, 2], dtype=fg.int32))
+    with pytest.raises(
+        TypeError, match=r"expected TensorOptions\(dtype=float, .*\(got TensorOptions\(dtype=short int,"
+    ):
+        fg.zeros(1).new(fg.zeros(2, dtype=fg.int16))

@@ -160,24 +160,10 @@ def _narrow_copy(self: Tensor, dim: int, start, length: int) -> Tensor:
 
 # --------------------------------------------------------------------------- legacy constructors
 
-# The C++ type names PyTorch prints for tensor options.
-_CPP_NAMES = {
-    _C.float32: "float",
-    _C.float64: "double",
-    _C.int64: "long int",
-    _C.int32: "int",
-    _C.int16: "short int",
-    _C.int8: "signed char",
-    _C.uint8: "unsigned char",
-    _C.bool: "bool",
-    _C.complex64: "c10::complex<float>",
-    _C.complex128: "c10::complex<double>",
-}
-
 
 def _options(dtype) -> str:
     return (
-        f"TensorOptions(dtype={_CPP_NAMES[dtype]}, device=cpu, layout=Strided, requires_grad=false (default), "
+        f"TensorOptions(dtype={dtype._cpp_name}, device=cpu, layout=Strided, requires_grad=false (default), "
         "pinned_memory=false (default), memory_format=(nullopt))"
     )
 

@@ -23,11 +23,8 @@ from ._C import (
     float32,
     float64,
     get_default_dtype,
-    int8,
-    int16,
     int32,
     int64,
-    uint8,
 )
 from ._C import bool as _bool
 
@@ -217,18 +214,7 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple[Tens
 
 
 def _dtype_name(dt) -> str:
-    return {
-        _bool: "Bool",
-        uint8: "Byte",
-        int8: "Char",
-        int16: "Short",
-        int32: "Int",
-        int64: "Long",
-        float32: "Float",
-        float64: "Double",
-        complex64: "ComplexFloat",
-        complex128: "ComplexDouble",
-    }[dt]
+    return dt._scalar_type_name
 
 
 def broadcast_shapes(*shapes) -> tuple[int, ...]:
@@ -1484,7 +1470,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     """A histogram of ``input`` with ``bins`` equal-width bins over ``[min, max]`` (the data's range
     when both are 0); elements outside the range are left out."""
     if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_type_name(input.dtype)}'")
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_dtype_name(input.dtype)}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     a = _np_of(input).reshape(-1).astype(np.float64)
@@ -1503,10 +1489,6 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     return _from_np(np.bincount(pos, minlength=bins).astype(np.float64), dtype=input.dtype)
 
 
-def _type_name(dt) -> str:
-    return {float32: "Float", float64: "Double", int64: "Long", _bool: "Bool"}.get(dt, str(dt))
-
-
 def searchsorted(
     sorted_sequence: Tensor,
     input,
@@ -1518,8 +1500,6 @@ def searchsorted(
 ) -> Tensor:
     """For each element of ``input``, the position in the sorted innermost rows of
     ``sorted_sequence`` where it would be inserted to keep them sorted."""
-    if out_int32:
-        raise NotImplementedError("searchsorted(): out_int32=True needs int32 tensors, which ferrograd lacks")
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
@@ -1547,7 +1527,7 @@ def searchsorted(
         rows = seq.reshape(-1, seq.shape[-1])
         v = vals.reshape(rows.shape[0], -1)
         out = np.stack([np.searchsorted(r, x, side=s) for r, x in zip(rows, v)]).reshape(vals.shape)
-    return _from_np(np.asarray(out, dtype=np.int64), dtype=int64)
+    return _from_np(np.asarray(out), dtype=int32 if out_int32 else int64)
 
 
 def bucketize(input, boundaries: Tensor, *, out_int32: builtins.bool = False, right: builtins.bool = False):

@@ -30,6 +30,18 @@ impl PyDType {
         !matches!(self.0, DType::Bool | DType::UInt8)
     }
 
+    /// PyTorch's scalar type name ("Long"), for the Python layer's messages.
+    #[getter]
+    fn _scalar_type_name(&self) -> &'static str {
+        self.0.scalar_type_name()
+    }
+
+    /// The C++ element type name ("long int"), for the Python layer's messages.
+    #[getter]
+    fn _cpp_name(&self) -> &'static str {
+        self.0.cpp_name()
+    }
+
     #[getter]
     fn itemsize(&self) -> usize {
         self.0.itemsize()

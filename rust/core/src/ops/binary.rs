@@ -405,24 +405,8 @@ pub fn add_into(dst: &Tensor, src: &Tensor) -> Result<()> {
 pub(crate) fn float_dtype_error(op: &str, dtype: DType) -> crate::Error {
     crate::Error::Runtime(format!(
         "\"{op}\" not implemented for '{}'",
-        dtype_display(dtype)
+        DType::scalar_type_name(dtype)
     ))
-}
-
-/// The C++ type name PyTorch uses in "not implemented for" messages.
-pub(crate) fn dtype_display(dtype: DType) -> &'static str {
-    match dtype {
-        DType::Bool => "Bool",
-        DType::UInt8 => "Byte",
-        DType::Int8 => "Char",
-        DType::Int16 => "Short",
-        DType::Int32 => "Int",
-        DType::Int64 => "Long",
-        DType::Float32 => "Float",
-        DType::Float64 => "Double",
-        DType::Complex64 => "ComplexFloat",
-        DType::Complex128 => "ComplexDouble",
-    }
 }
 
 /// `$f(x, y)` over int64 (`$int`) or real floating (`$float`) operands in
@@ -790,8 +774,8 @@ pub fn isclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64, equal_nan: bool) ->
         bail!(
             Runtime,
             "{} did not match {}",
-            dtype_display(a.dtype()),
-            dtype_display(b.dtype())
+            DType::scalar_type_name(a.dtype()),
+            DType::scalar_type_name(b.dtype())
         );
     }
     if a.dtype().is_complex() {

@@ -10,7 +10,7 @@
 //! `real`) or out of them (`complex`, `polar`) uses the same formula with a
 //! real `g` or a real input.
 
-use super::binary::{div, dtype_display, eq, mul, sub};
+use super::binary::{div, eq, mul, sub};
 use super::copy::{clone, try_cast};
 use super::elementwise::{map, zip_map};
 use super::shape::select;
@@ -80,7 +80,7 @@ pub fn view_as_complex(x: &Tensor) -> Result<Tensor> {
         bail!(
             Runtime,
             "view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: {}",
-            dtype_display(x.dtype())
+            DType::scalar_type_name(x.dtype())
         );
     }
     let l = x.layout();
@@ -195,16 +195,16 @@ fn check_parts(a: &Tensor, b: &Tensor) -> Result<DType> {
         bail!(
             Runtime,
             "Expected both inputs to be Half, Float or Double tensors but got {} and {}",
-            dtype_display(a.dtype()),
-            dtype_display(b.dtype())
+            DType::scalar_type_name(a.dtype()),
+            DType::scalar_type_name(b.dtype())
         );
     }
     if a.dtype() != b.dtype() {
         bail!(
             Runtime,
             "Expected object of scalar type {} but got scalar type {} for second argument",
-            dtype_display(a.dtype()),
-            dtype_display(b.dtype())
+            DType::scalar_type_name(a.dtype()),
+            DType::scalar_type_name(b.dtype())
         );
     }
     Ok(a.dtype())

@@ -3,7 +3,7 @@
 //! maxima of `max_pool2d`. `unfold` and `fold` are each other's gradient,
 //! so everything built on them differentiates to any order.
 
-use super::binary::{add, dtype_display};
+use super::binary::add;
 use super::check_real_float;
 use super::copy::contiguous;
 use super::matmul::matmul;
@@ -359,8 +359,8 @@ fn check_conv_operands(input: &Tensor, weight: &Tensor, groups: usize, kernel: &
         bail!(
             Runtime,
             "Input type ({}) and weight type ({}) should be the same",
-            dtype_display(input.dtype()),
-            dtype_display(weight.dtype())
+            input.dtype().scalar_type_name(),
+            weight.dtype().scalar_type_name()
         );
     }
     if groups == 0 {

@@ -14,12 +14,6 @@ pub fn try_cast(t: &Tensor, dtype: DType) -> Result<Tensor> {
     with_dtype!(t.dtype(), A => with_dtype!(dtype, O => map::<A, O>(t, |x| O::from_scalar(x.to_scalar()))))
 }
 
-/// [`try_cast`] for matmul's kernels, which do not yet propagate allocation
-/// failure: it panics (a Python exception) instead.
-pub fn cast(t: &Tensor, dtype: DType) -> Tensor {
-    try_cast(t, dtype).unwrap_or_else(|e| panic!("{e}"))
-}
-
 /// `t.to(dtype)`: differentiable, returns `t` itself when nothing changes.
 pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
     if t.dtype() == dtype {

@@ -2,7 +2,7 @@
 //! `index_put_`) and `index_add`. The in-place forms in `inplace.rs` run
 //! these on the old value and write the result back.
 
-use super::binary::{dtype_display, mul};
+use super::binary::mul;
 use super::copy::{clone, try_cast};
 use super::index::{index, index_select, normalize_indices, put};
 use super::reduce::sum_to;
@@ -73,7 +73,7 @@ fn check_index_add(t: &Tensor, dim: i64, index: &Tensor, source: &Tensor) -> Res
         bail!(
             Runtime,
             "index_add_(): Expected dtype int32/int64 for index but got: {}",
-            dtype_display(index.dtype())
+            DType::scalar_type_name(index.dtype())
         );
     }
     if index.ndim() > 1 {
@@ -88,8 +88,8 @@ fn check_index_add(t: &Tensor, dim: i64, index: &Tensor, source: &Tensor) -> Res
         bail!(
             Runtime,
             "index_add_(): self ({}) and source ({}) must have the same scalar type",
-            dtype_display(t.dtype()),
-            dtype_display(source.dtype())
+            DType::scalar_type_name(t.dtype()),
+            DType::scalar_type_name(source.dtype())
         );
     }
     let src_dim = source.shape().get(d).copied().unwrap_or(1);

@@ -8,7 +8,7 @@
 //! `CopySlices`, see `autograd::views`); the version bump makes any node
 //! that saved the old value fail its check at backward, as in PyTorch.
 
-use super::binary::{add_scaled, dtype_display};
+use super::binary::add_scaled;
 use super::copy::{clone, to_dtype, try_cast};
 use super::elementwise::{lock_pair, update, PARALLEL_MIN_ELEMENTS};
 use super::scatter::{scatter_add, scatter_from, scatter_reduce, Reduction, Source};
@@ -117,8 +117,8 @@ fn check_result(t: &Tensor, shape: &[usize], dtype: DType) -> Result<()> {
         bail!(
             Runtime,
             "result type {} can't be cast to the desired output type {}",
-            dtype_display(dtype),
-            dtype_display(t.dtype())
+            DType::scalar_type_name(dtype),
+            DType::scalar_type_name(t.dtype())
         );
     }
     Ok(())

@@ -4,7 +4,7 @@
 //! parallel over the batch); each backward rule is written with
 //! differentiable ops, so second derivatives follow.
 
-use super::binary::{add, dtype_display, eq, mul, sub};
+use super::binary::{add, eq, mul, sub};
 use super::creation::eye;
 use super::index::{tril, triu};
 use super::matmul::matmul;
@@ -44,7 +44,7 @@ macro_rules! with_linalg_float {
                 NotImplemented,
                 "\"{}\" not implemented for '{}'",
                 $kernel,
-                dtype_display(other)
+                DType::scalar_type_name(other)
             ),
         }
     };
@@ -66,7 +66,7 @@ fn check_matrix(a: &Tensor, op: &str, name: &str) -> Result<(usize, usize)> {
         bail!(
             Runtime,
             "{op}: Expected a floating point or complex tensor as input. Got {}",
-            dtype_display(a.dtype())
+            DType::scalar_type_name(a.dtype())
         );
     }
     let s = a.shape();
@@ -90,8 +90,8 @@ fn check_same_dtype(a: &Tensor, b: &Tensor, op: &str) -> Result<()> {
         bail!(
             Runtime,
             "{op}: Expected A and B to have the same dtype, but found A of type {} and B of type {} instead",
-            dtype_display(a.dtype()),
-            dtype_display(b.dtype())
+            DType::scalar_type_name(a.dtype()),
+            DType::scalar_type_name(b.dtype())
         );
     }
     Ok(())

@@ -3,7 +3,7 @@
 //! back, where composing it from indexing, weighting and a reduction took
 //! a dozen ops and as many graph nodes.
 
-use super::binary::{dtype_display, mul};
+use super::binary::mul;
 use super::num::{Arith, Float, RealFloat};
 use super::scatter::scatter_add_zeros;
 use super::shape::unsqueeze;
@@ -39,14 +39,14 @@ fn check_nll(input: &Tensor, target: &Tensor, weight: Option<&Tensor>) -> Result
         bail!(
             Runtime,
             "\"nll_loss_out_frame\" not implemented for '{}'",
-            dtype_display(input.dtype())
+            DType::scalar_type_name(input.dtype())
         );
     }
     if target.dtype() != DType::Int64 {
         bail!(
             Runtime,
             "expected target dtype to be Long or Byte, but got {}",
-            dtype_display(target.dtype())
+            DType::scalar_type_name(target.dtype())
         );
     }
     if input.ndim() != 2 {
@@ -82,8 +82,8 @@ fn check_nll(input: &Tensor, target: &Tensor, weight: Option<&Tensor>) -> Result
             bail!(
                 Runtime,
                 "expected scalar type {} but found {}",
-                dtype_display(input.dtype()),
-                dtype_display(w.dtype())
+                DType::scalar_type_name(input.dtype()),
+                DType::scalar_type_name(w.dtype())
             );
         }
         if w.requires_grad() && is_grad_enabled() {

@@ -2,7 +2,7 @@
 //! `mv`, `mm`, `bmm`), plus `addmm` and `outer`. Floating dtypes run on the
 //! `gemm` crate with the operands' own strides (transposes are not copied).
 
-use super::binary::{add, dtype_display, mul};
+use super::binary::{add, mul};
 use super::copy::contiguous;
 use super::num::Arith;
 use super::reduce::sum;
@@ -11,6 +11,7 @@ use super::shape::{expand_to, reshape, squeeze_dims, transpose, unsqueeze, view}
 use super::unary::conj;
 use crate::autograd::{record, SavedTensor};
 use crate::tensor::layout::{broadcast_shapes, Layout};
+use crate::tensor::storage::{try_buffer, try_filled};
 use crate::tensor::{DType, Element, Scalar, Shape, Tensor};
 use crate::{bail, grads, with_float, Result};
 
@@ -31,13 +32,13 @@ fn bmm_raw(a: &Tensor, la: &Layout, b: &Tensor, lb: &Layout) -> Result<Tensor> {
         }
     }
     match dtype {
-        DType::UInt8 => Ok(loop_kernel::<u8>(a, la, b, lb)),
-        DType::Int8 => Ok(loop_kernel::<i8>(a, la, b, lb)),
-        DType::Int16 => Ok(loop_kernel::<i16>(a, la, b, lb)),
-        DType::Int32 => Ok(loop_kernel::<i32>(a, la, b, lb)),
-        DType::Int64 => Ok(loop_kernel::<i64>(a, la, b, lb)),
+        DType::UInt8 => loop_kernel::<u8>(a, la, b, lb),
+        DType::Int8 => loop_kernel::<i8>(a, la, b, lb),
+        DType::Int16 => loop_kernel::<i16>(a, la, b, lb),
+        DType::Int32 => loop_kernel::<i32>(a, la, b, lb),
+        DType::Int64 => loop_kernel::<i64>(a, la, b, lb),
         DType::Bool => bail!(Runtime, "\"addmm_impl_cpu_\" not implemented for 'Bool'"),
-        _ => with_float!(dtype, T => Ok(gemm_kernel::<T>(a, la, b, lb)), unreachable!()),
+        _ => with_float!(dtype, T => gemm_kernel::<T>(a, la, b, lb), unreachable!()),
     }
 }
 
@@ -84,17 +85,22 @@ fn batch_layout(l: &Layout) -> Layout {
     }
 }
 
-fn gemm_kernel<T: Element + Arith>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Layout) -> Tensor {
+fn gemm_kernel<T: Element + Arith>(
+    a: &Tensor,
+    la: &Layout,
+    b: &Tensor,
+    lb: &Layout,
+) -> Result<Tensor> {
     let (bsz, m, k, n) = (la.shape[0], la.shape[1], la.shape[2], lb.shape[2]);
     let len = bsz * m * n;
     if k == 0 || len == 0 {
-        return Tensor::from_vec(vec![T::zero(); len], &[bsz, m, n]).expect("sized");
+        return Tensor::from_vec(try_filled(T::zero(), len)?, &[bsz, m, n]);
     }
     // The output and scratch buffers start uninitialised: gemm (which
     // never reads its destination here) and the band transposes write
     // every element, and zero-filling them first measured about 3% of a
     // training step.
-    let mut out: Vec<T> = Vec::with_capacity(len);
+    let mut out: Vec<T> = try_buffer(len)?;
     let (da, db) = (a.storage().read::<T>(), b.storage().read::<T>());
     // gemm streams a right operand stored by columns slowly once it is
     // wide; then compute `out^T = b^T @ a^T` into a scratch block, each
@@ -109,7 +115,7 @@ fn gemm_kernel<T: Element + Arith>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Lay
     let rhs_by_columns = lb.strides[1] == 1 && lb.strides[2] != 1;
     let lhs_by_rows = la.strides[2] == 1 && la.strides[1] != 1;
     let swap = rhs_by_columns && (!lhs_by_rows || (n > m && m <= SWAP_MAX_ROWS));
-    let mut scratch: Vec<T> = Vec::with_capacity(if swap { len } else { 0 });
+    let mut scratch: Vec<T> = try_buffer(if swap { len } else { 0 })?;
     let out_ptr = out.spare_capacity_mut().as_mut_ptr().cast::<T>();
     let dst = match swap {
         true => scratch.spare_capacity_mut().as_mut_ptr().cast::<T>(),
@@ -179,7 +185,7 @@ fn gemm_kernel<T: Element + Arith>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Lay
     // SAFETY: gemm, or the band transposes from the scratch blocks, wrote
     // every element of every block (`k > 0`).
     unsafe { out.set_len(len) };
-    Tensor::from_vec(out, &[bsz, m, n]).expect("sized")
+    Tensor::from_vec(out, &[bsz, m, n])
 }
 
 /// Products smaller than this many multiply-adds (about 20 µs on one
@@ -327,10 +333,15 @@ unsafe fn transpose_block<T: Copy>(
 }
 
 /// Integer products: a plain loop (gemm has no integer kernels).
-fn loop_kernel<T: Element + Arith>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Layout) -> Tensor {
+fn loop_kernel<T: Element + Arith>(
+    a: &Tensor,
+    la: &Layout,
+    b: &Tensor,
+    lb: &Layout,
+) -> Result<Tensor> {
     let (bsz, m, k, n) = (la.shape[0], la.shape[1], la.shape[2], lb.shape[2]);
     let (da, db) = (a.storage().read::<T>(), b.storage().read::<T>());
-    let mut out = Vec::with_capacity(bsz * m * n);
+    let mut out = try_buffer(bsz * m * n)?;
     for (oa, ob) in batch_layout(la).offsets().zip(batch_layout(lb).offsets()) {
         for i in 0..m {
             for j in 0..n {
@@ -348,7 +359,7 @@ fn loop_kernel<T: Element + Arith>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Lay
             }
         }
     }
-    Tensor::from_vec(out, &[bsz, m, n]).expect("sized")
+    Tensor::from_vec(out, &[bsz, m, n])
 }
 
 /// A 2-D layout as a batch of one.
@@ -493,8 +504,8 @@ pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         bail!(
             Runtime,
             "expected scalar type {} but found {}",
-            dtype_display(a.dtype()),
-            dtype_display(b.dtype())
+            DType::scalar_type_name(a.dtype()),
+            DType::scalar_type_name(b.dtype())
         );
     }
     let out = bmm_raw(a, a.layout(), b, b.layout())?;
@@ -525,8 +536,8 @@ pub fn dot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         bail!(
             Runtime,
             "dot : expected both vectors to have same dtype, but found {} and {}",
-            dtype_display(a.dtype()),
-            dtype_display(b.dtype())
+            DType::scalar_type_name(a.dtype()),
+            DType::scalar_type_name(b.dtype())
         );
     }
     let row = a.alias(Layout {
@@ -584,9 +595,9 @@ pub fn mv(a: &Tensor, v: &Tensor) -> Result<Tensor> {
         bail!(
             Runtime,
             "addmv input tensors must have the same dtype, but got {}, {}, and {}",
-            dtype_display(result_type(&[a, v])),
-            dtype_display(a.dtype()),
-            dtype_display(v.dtype())
+            DType::scalar_type_name(result_type(&[a, v])),
+            DType::scalar_type_name(a.dtype()),
+            DType::scalar_type_name(v.dtype())
         );
     }
     let col = v.alias(Layout {
@@ -755,7 +766,7 @@ pub fn addmm(
     let scaled = times(mm_raw(m1, m2)?, &alpha_t, unit_alpha)?;
     // beta == 0 ignores `input` entirely (NaNs in it do not propagate).
     let out = if beta.as_complex() == num_complex::Complex64::new(0.0, 0.0) {
-        super::copy::cast(&scaled, result_type(&[input, m1, m2]))
+        super::copy::try_cast(&scaled, result_type(&[input, m1, m2]))?
     } else {
         add(&times(inp, &beta_t, unit_beta)?, &scaled)?
     };

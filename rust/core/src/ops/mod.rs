@@ -50,7 +50,7 @@ pub(crate) fn check_real_float(dtype: DType, kernel: &str) -> Result<()> {
         _ => bail!(
             NotImplemented,
             "\"{kernel}\" not implemented for '{}'",
-            binary::dtype_display(dtype)
+            dtype.scalar_type_name()
         ),
     }
 }

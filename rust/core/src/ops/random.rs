@@ -392,7 +392,7 @@ pub fn multinomial(p: &Tensor, num_samples: i64, replacement: bool) -> Result<Te
         bail!(
             Runtime,
             "multinomial only supports floating-point dtypes for input, got: {}",
-            super::binary::dtype_display(p.dtype())
+            DType::scalar_type_name(p.dtype())
         );
     }
     if num_samples <= 0 {

@@ -349,7 +349,7 @@ pub fn mean(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         bail!(
             Runtime,
             "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
-            super::binary::dtype_display(t.dtype())
+            DType::scalar_type_name(t.dtype())
         );
     }
     let name = if dims.is_empty() {
@@ -442,7 +442,7 @@ fn extreme_raw(
         Runtime,
         "\"{}\" not implemented for '{}'",
         op,
-        super::binary::dtype_display(t.dtype())
+        DType::scalar_type_name(t.dtype())
     ))
 }
 
@@ -706,7 +706,7 @@ fn check_float(t: &Tensor, kernel: &str) -> Result<()> {
             Runtime,
             "\"{}\" not implemented for '{}'",
             kernel,
-            super::binary::dtype_display(t.dtype())
+            DType::scalar_type_name(t.dtype())
         );
     }
     Ok(())
@@ -1032,7 +1032,7 @@ pub fn norm2(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         bail!(
             Runtime,
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}",
-            super::binary::dtype_display(t.dtype())
+            DType::scalar_type_name(t.dtype())
         );
     }
     use super::binary::{div, mul};

@@ -4,7 +4,7 @@
 //! `dim = 1`, `out[i][index[i][j]] = src[i][j]`, combined by the reduction
 //! where several elements land on one position.
 
-use super::binary::{bitwise_and, div, dtype_display, eq, floor_divide, mul};
+use super::binary::{bitwise_and, div, eq, floor_divide, mul};
 use super::copy::{clone, try_cast};
 use super::index::{gather, gather_offsets, masked_fill};
 use super::num::{Arith, Real};
@@ -66,7 +66,7 @@ impl Reduction {
         crate::Error::NotImplemented(format!(
             "\"scatter_gather_tensor_cpu_reduce_{}\" not implemented for '{}'",
             self.name(),
-            dtype_display(dtype)
+            DType::scalar_type_name(dtype)
         ))
     }
 }

@@ -81,6 +81,23 @@ impl DType {
         }
     }
 
+    /// PyTorch's name of the scalar type, as its "not implemented for"
+    /// messages print it.
+    pub fn scalar_type_name(self) -> &'static str {
+        match self {
+            DType::Bool => "Bool",
+            DType::UInt8 => "Byte",
+            DType::Int8 => "Char",
+            DType::Int16 => "Short",
+            DType::Int32 => "Int",
+            DType::Int64 => "Long",
+            DType::Float32 => "Float",
+            DType::Float64 => "Double",
+            DType::Complex64 => "ComplexFloat",
+            DType::Complex128 => "ComplexDouble",
+        }
+    }
+
     /// The C++ element type PyTorch's messages name (`mm`, `masked_fill_`).
     pub fn cpp_name(self) -> &'static str {
         match self {
@@ -98,13 +115,7 @@ impl DType {
     }
 
     pub fn itemsize(self) -> usize {
-        match self {
-            DType::Bool | DType::UInt8 | DType::Int8 => 1,
-            DType::Int16 => 2,
-            DType::Int64 | DType::Float64 | DType::Complex64 => 8,
-            DType::Int32 | DType::Float32 => 4,
-            DType::Complex128 => 16,
-        }
+        crate::with_dtype!(self, T => std::mem::size_of::<T>())
     }
 
     pub fn category(self) -> Category {
