@@ -194,3 +194,20 @@ def test_set_printoptions():
             torch.set_printoptions(profile="default")
     assert repr(x) == "tensor([1.2346, 2.0000])"
     assert "..." not in repr(fg.arange(10))
+
+
+@pytest.mark.parametrize(
+    "name, alias",
+    [("int32", "int"), ("int16", "short"), ("int64", "long"), ("float32", "float"), ("float64", "double")]
+    + [("complex64", "cfloat"), ("complex128", "cdouble")],
+)
+def test_each_dtype_is_one_object(name, alias):
+    """`x.dtype is T.float32` holds, and aliases are the same object, as in PyTorch."""
+    for T in _modules():
+        d = getattr(T, name)
+        assert getattr(T, alias) is d
+        x = T.zeros(2, dtype=d)
+        assert x.dtype is d and (x + x).dtype is d
+        assert pickle.loads(pickle.dumps(d)) is d
+    assert fg.promote_types(fg.int32, fg.float64) is fg.float64
+    assert fg.get_default_dtype() is fg.float32

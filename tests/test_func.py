@@ -428,10 +428,11 @@ def test_nested_vmap_is_an_outer_product():
 
     def run(T):
         x, y = tensors(T, *arrays)
-        return T.func.vmap(T.func.vmap(lambda a, b: a * b, in_dims=(None, 0)), in_dims=(0, None))(x, y)
+        return T.vmap(T.func.vmap(lambda a, b: a * b, in_dims=(None, 0)), in_dims=(0, None))(x, y)
 
     out = same(run)
     assert tuple(out.shape) == (4, 5)
+    assert fg.vmap is fg.func.vmap
 
 
 def test_vmap_of_jacrev_and_grad_of_vmap():

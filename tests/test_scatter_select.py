@@ -430,6 +430,23 @@ def test_nonzero_and_argwhere(shape):
         np.testing.assert_array_equal(nz.numpy(), torch.nonzero(torch.tensor(a)).numpy())
 
 
+@pytest.mark.parametrize("shape", [(), (0,), (5,), (3, 4), (2, 0, 3)])
+def test_where_with_the_condition_alone_gives_its_nonzero_indices(shape):
+    rng = np.random.default_rng(3)
+    cond = rng.random(shape) > 0.5
+    got = fg.where(fg.tensor(cond))
+    expected = np.nonzero(np.atleast_1d(cond))
+    assert isinstance(got, tuple) and len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert g.dtype == fg.int64
+        np.testing.assert_array_equal(g.numpy(), e)
+    _raises(
+        lambda T: T.where(T.tensor(cond), T.ones(shape)),
+        TypeError,
+        "where\\(\\) received an invalid combination",
+    )
+
+
 @given(st.lists(st.integers(-3, 3), max_size=12), st.booleans(), st.booleans())
 @settings(max_examples=40, deadline=None)
 def test_unique_matches_numpy(values, inv, cnt):

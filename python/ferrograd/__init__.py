@@ -276,7 +276,7 @@ def _method_function(name: str):
 for _name in (
     "add sub mul multiply div true_divide pow maximum minimum eq ne lt le gt ge "
     "logical_and logical_or logical_xor logical_not neg negative abs exp log sqrt sin cos tanh "
-    "sigmoid relu sgn conj round clamp clip isnan isfinite isinf sum mean view_as reshape "
+    "sigmoid relu sgn conj round clamp clamp_min clamp_max clip isnan isfinite isinf sum mean view_as reshape "
     "permute transpose swapaxes t unsqueeze squeeze flatten narrow select as_strided clone detach "
     "matmul mm bmm dot mv outer ger "
     "max min amax amin argmax argmin all any softmax log_softmax logsumexp var std norm "
@@ -303,8 +303,21 @@ def imag(input: Tensor) -> Tensor:
     return input.imag
 
 
-def where(condition: Tensor, input, other) -> Tensor:
-    """Elements of ``input`` where ``condition`` holds, else of ``other``."""
+def where(condition: Tensor, input=None, other=None):
+    """Elements of ``input`` where ``condition`` holds, else of ``other``; with ``condition`` alone,
+    the indices of its nonzero elements (``condition.nonzero(as_tuple=True)``)."""
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    if input is None or other is None:
+        got = ", ".join(type(a).__name__ for a in (condition, input, other) if a is not None)
+        raise TypeError(
+            f"where() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+            " * (Tensor condition)\n"
+            " * (Tensor condition, Tensor input, Tensor other, *, Tensor out = None)\n"
+            " * (Tensor condition, Number self, Tensor other)\n"
+            " * (Tensor condition, Tensor input, Number other)\n"
+            " * (Tensor condition, Number self, Number other)\n"
+        )
     if not isinstance(input, Tensor):
         input = tensor(input, dtype=other.dtype if isinstance(other, Tensor) else None)
     return input.where(condition, other)
@@ -439,6 +452,8 @@ import builtins as _builtins  # noqa: E402
 builtins_bool = _builtins.bool
 
 from . import _dtype_info, autograd, cuda, distributions, func, linalg, nn, optim, special, utils  # noqa: E402,F401
+
+vmap = func.vmap
 from ._dtype_info import (  # noqa: E402,F401
     can_cast,
     finfo,

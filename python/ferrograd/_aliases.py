@@ -34,22 +34,6 @@ _cummin_t = _return_type("cummin")
 # --------------------------------------------------------------------------- comparisons
 
 
-def _bound(input: Tensor, bound, above: builtins.bool) -> Tensor:
-    if isinstance(bound, Tensor):
-        return input.maximum(bound) if above else input.minimum(bound)
-    return input.clamp(min=bound) if above else input.clamp(max=bound)
-
-
-def clamp_min(input: Tensor, min) -> Tensor:
-    """``input`` with every element below ``min`` (a number or a tensor) raised to it."""
-    return _bound(input, min, True)
-
-
-def clamp_max(input: Tensor, max) -> Tensor:
-    """``input`` with every element above ``max`` (a number or a tensor) lowered to it."""
-    return _bound(input, max, False)
-
-
 def positive(input: Tensor) -> Tensor:
     """``+input``: the tensor itself (bool tensors have no ``+``)."""
     if input.dtype == _C.bool:
@@ -1140,8 +1124,6 @@ _FUNCTIONS_AND_METHODS = {
     "less_equal": Tensor.le,
     "not_equal": Tensor.ne,
     "swapdims": Tensor.transpose,
-    "clamp_min": clamp_min,
-    "clamp_max": clamp_max,
     "positive": positive,
     "ravel": ravel,
     "split_with_sizes": split_with_sizes,
@@ -1258,8 +1240,6 @@ for _name, _fn in {
     "logical_or": Tensor.logical_or,
     "logical_xor": Tensor.logical_xor,
     "logical_not": Tensor.logical_not,
-    "clamp_min": clamp_min,
-    "clamp_max": clamp_max,
     "cumsum": Tensor.cumsum,
     "cumprod": Tensor.cumprod,
     "tril": Tensor.tril,

@@ -185,3 +185,74 @@ pub fn shape_size<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py, 
     })?;
     from_ints.bind(py).call1((shape_tuple(py, shape)?,))
 }
+
+/// The `min`/`max` arguments of `clamp`: numbers, or tensors (PyTorch takes
+/// no mix of the two).
+pub enum ClampBounds {
+    Numbers(Option<Scalar>, Option<Scalar>),
+    Tensors(Option<Tensor>, Option<Tensor>),
+}
+
+impl ClampBounds {
+    pub fn extract(
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let (min, max) = (min.filter(|v| !v.is_none()), max.filter(|v| !v.is_none()));
+        let is_tensor =
+            |v: Option<&Bound<'_, PyAny>>| v.is_some_and(|v| v.is_instance_of::<PyTensor>());
+        let tensor = |v: Option<&Bound<'_, PyAny>>| -> PyResult<Option<Tensor>> {
+            v.map(|v| Ok(v.downcast::<PyTensor>()?.get().t.clone()))
+                .transpose()
+        };
+        match (is_tensor(min), is_tensor(max)) {
+            (false, false) => Ok(Self::Numbers(
+                min.map(scalar).transpose()?,
+                max.map(scalar).transpose()?,
+            )),
+            (true, true) => Ok(Self::Tensors(tensor(min)?, tensor(max)?)),
+            (true, false) if max.is_none() => Ok(Self::Tensors(tensor(min)?, None)),
+            (false, true) if min.is_none() => Ok(Self::Tensors(None, tensor(max)?)),
+            _ => {
+                let name = |v: Option<&Bound<'_, PyAny>>| -> PyResult<String> {
+                    Ok(v.map(|v| v.get_type().name().map(|n| n.to_string()))
+                        .transpose()?
+                        .unwrap_or_default())
+                };
+                Err(PyTypeError::new_err(format!(
+                    "clamp() received an invalid combination of arguments - got (Tensor, min={}, max={}), \
+                     but expected one of:\n \
+                     * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n \
+                     * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n",
+                    name(min)?,
+                    name(max)?
+                )))
+            }
+        }
+    }
+
+    /// The bound tensors, which an in-place clamp records as operands.
+    pub fn tensors(&self) -> Vec<&Tensor> {
+        match self {
+            Self::Numbers(..) => Vec::new(),
+            Self::Tensors(lo, hi) => lo.iter().chain(hi).collect(),
+        }
+    }
+
+    pub fn clamp(&self, t: &Tensor) -> ferrograd_core::Result<Tensor> {
+        use ferrograd_core::ops::unary;
+        match self {
+            Self::Numbers(lo, hi) => unary::clamp(t, *lo, *hi),
+            Self::Tensors(lo, hi) => unary::clamp_tensor(t, lo.as_ref(), hi.as_ref()),
+        }
+    }
+}
+
+/// The bound of `clamp_min`/`clamp_max`: a tensor, or a number.
+pub fn clamp_bound(obj: &Bound<'_, PyAny>) -> PyResult<ferrograd_core::ops::unary::Bound> {
+    use ferrograd_core::ops::unary::Bound as ClampBound;
+    match obj.downcast::<PyTensor>() {
+        Ok(t) => Ok(ClampBound::Tensor(t.get().t.clone())),
+        Err(_) => scalar(obj).map(ClampBound::Number),
+    }
+}

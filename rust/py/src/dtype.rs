@@ -4,6 +4,7 @@ use crate::convert::dtype_arg;
 use crate::errors::IntoPyResult;
 use ferrograd_core::DType;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 
 #[pyclass(name = "dtype", module = "ferrograd", frozen, eq, hash)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -47,8 +48,10 @@ impl PyDType {
         self.0.itemsize()
     }
 
-    fn __reduce__(&self) -> (String, ()) {
-        (self.0.name().to_string(), ())
+    /// Pickles as a reference to the module attribute of the same name,
+    /// which unpickles to the very same object.
+    fn __reduce__(&self) -> &'static str {
+        self.0.name()
     }
 }
 
@@ -60,8 +63,8 @@ fn set_default_dtype(d: &Bound<'_, PyAny>) -> PyResult<()> {
 }
 
 #[pyfunction]
-fn get_default_dtype() -> PyDType {
-    PyDType(DType::default_float())
+fn get_default_dtype(py: Python<'_>) -> PyResult<Py<PyDType>> {
+    dtype_object(py, DType::default_float())
 }
 
 /// NumPy's `__array_interface__` type strings of the dtypes.
@@ -92,8 +95,25 @@ pub fn dtype_from_typestr(s: &str) -> Option<DType> {
 
 /// `promote_types(type1, type2)`.
 #[pyfunction]
-fn promote_types(type1: PyDType, type2: PyDType) -> PyDType {
-    PyDType(DType::promote(type1.0, type2.0))
+fn promote_types(py: Python<'_>, type1: PyDType, type2: PyDType) -> PyResult<Py<PyDType>> {
+    dtype_object(py, DType::promote(type1.0, type2.0))
+}
+
+/// The one Python object of each dtype, so that `x.dtype is ferrograd.float32`
+/// holds as it does in PyTorch.
+pub fn dtype_object(py: Python<'_>, d: DType) -> PyResult<Py<PyDType>> {
+    static OBJECTS: PyOnceLock<Vec<Py<PyDType>>> = PyOnceLock::new();
+    let objects = OBJECTS.get_or_try_init(py, || {
+        TYPESTRS
+            .iter()
+            .map(|&(d, _)| Py::new(py, PyDType(d)))
+            .collect::<PyResult<Vec<_>>>()
+    })?;
+    let index = TYPESTRS
+        .iter()
+        .position(|(t, _)| *t == d)
+        .expect("every dtype has a type string");
+    Ok(objects[index].clone_ref(py))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -120,7 +140,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("cdouble", DType::Complex128),
     ];
     for (name, d) in aliases {
-        m.add(name, PyDType(d))?;
+        m.add(name, dtype_object(m.py(), d)?)?;
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! Tensor methods and operators that call core ops. Each line converts the
 //! arguments, calls one core op and maps its error.
 
-use crate::convert::{dims, operand, scalar, sizes, try_operand};
+use crate::convert::{clamp_bound, dims, operand, scalar, sizes, try_operand, ClampBounds};
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor, TRANSCENDENTAL_COST};
 use ferrograd_core::ops::{binary, reduce, shape, unary};
@@ -53,6 +53,17 @@ fn transcendental_op(
 ) -> PyResult<PyTensor> {
     let work = a.numel().saturating_mul(TRANSCENDENTAL_COST);
     Ok(maybe_detach(py, work, || op(a)).py()?.into())
+}
+
+/// `clamp_min`/`clamp_max` with a number or tensor bound.
+fn clamp_one_side(
+    py: Python<'_>,
+    a: &Tensor,
+    bound: &Bound<'_, PyAny>,
+    op: fn(&Tensor, &unary::Bound) -> Result<Tensor>,
+) -> PyResult<PyTensor> {
+    let bound = clamp_bound(bound)?;
+    Ok(maybe_detach(py, a.numel(), || op(a, &bound)).py()?.into())
 }
 
 fn to_i64s(v: &[usize]) -> Vec<i64> {
@@ -330,13 +341,16 @@ impl PyTensor {
         min: Option<&Bound<'_, PyAny>>,
         max: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        let lo = min.filter(|m| !m.is_none()).map(scalar).transpose()?;
-        let hi = max.filter(|m| !m.is_none()).map(scalar).transpose()?;
-        Ok(
-            maybe_detach(py, self.t.numel(), || unary::clamp(&self.t, lo, hi))
-                .py()?
-                .into(),
-        )
+        let bounds = ClampBounds::extract(min, max)?;
+        Ok(maybe_detach(py, self.t.numel(), || bounds.clamp(&self.t))
+            .py()?
+            .into())
+    }
+    fn clamp_min(&self, py: Python<'_>, min: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        clamp_one_side(py, &self.t, min, unary::clamp_min)
+    }
+    fn clamp_max(&self, py: Python<'_>, max: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        clamp_one_side(py, &self.t, max, unary::clamp_max)
     }
     #[pyo3(signature = (min=None, max=None))]
     fn clip(

@@ -1,6 +1,6 @@
 //! In-place tensor methods. Each returns the very object it was called on.
 
-use crate::convert::{operand, scalar};
+use crate::convert::{clamp_bound, operand, scalar, ClampBounds};
 use crate::errors::IntoPyResult;
 use crate::factories::drawing_from;
 use crate::ops::rounded_division;
@@ -24,10 +24,6 @@ fn unary<'py>(slf: &Slf<'py>, op: fn(&Tensor) -> Result<Tensor>) -> PyResult<Slf
 
 fn alpha_arg(alpha: Option<&Bound<'_, PyAny>>) -> PyResult<Scalar> {
     Ok(alpha.map(scalar).transpose()?.unwrap_or(Scalar::Int(1)))
-}
-
-fn opt_scalar(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Scalar>> {
-    v.filter(|v| !v.is_none()).map(scalar).transpose()
 }
 
 macro_rules! unary_inplace {
@@ -120,8 +116,26 @@ impl PyTensor {
         min: Option<&Bound<'_, PyAny>>,
         max: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Slf<'py>> {
-        let (lo, hi) = (opt_scalar(min)?, opt_scalar(max)?);
-        run(slf, |t| inplace::unary_(t, |s| unary::clamp(s, lo, hi)))
+        let bounds = ClampBounds::extract(min, max)?;
+        run(slf, |t| {
+            inplace::nary_(t, &bounds.tensors(), |s| bounds.clamp(s))
+        })
+    }
+    fn clamp_min_<'py>(slf: &Slf<'py>, min: &Bound<'_, PyAny>) -> PyResult<Slf<'py>> {
+        let bound = clamp_bound(min)?;
+        run(slf, |t| {
+            inplace::nary_(t, bound.as_tensor().as_slice(), |s| {
+                unary::clamp_min(s, &bound)
+            })
+        })
+    }
+    fn clamp_max_<'py>(slf: &Slf<'py>, max: &Bound<'_, PyAny>) -> PyResult<Slf<'py>> {
+        let bound = clamp_bound(max)?;
+        run(slf, |t| {
+            inplace::nary_(t, bound.as_tensor().as_slice(), |s| {
+                unary::clamp_max(s, &bound)
+            })
+        })
     }
     #[pyo3(signature = (min=None, max=None))]
     fn clip_<'py>(

@@ -212,8 +212,8 @@ impl PyTensor {
     }
 
     #[getter]
-    fn dtype(&self) -> PyDType {
-        PyDType(self.t.dtype())
+    fn dtype(&self, py: Python<'_>) -> PyResult<Py<PyDType>> {
+        crate::dtype::dtype_object(py, self.t.dtype())
     }
 
     #[getter]

@@ -352,6 +352,16 @@ pub fn unary_(t: &Tensor, op: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<
     apply(t, &[], op)
 }
 
+/// An in-place op with further tensor operands that `op` captures
+/// (`clamp_` with tensor bounds); they are recorded as its inputs.
+pub fn nary_(
+    t: &Tensor,
+    others: &[&Tensor],
+    op: impl FnOnce(&Tensor) -> Result<Tensor>,
+) -> Result<()> {
+    apply(t, others, op)
+}
+
 /// A tensor of `t`'s shape filled with `value`, recorded as `name`: the
 /// old values get no gradient.
 fn filled(t: &Tensor, value: Scalar, name: &'static str) -> Result<Tensor> {

@@ -383,15 +383,65 @@ logical! {
     logical_xor => ^;
 }
 
-/// `clamp(min, max)` with optional bounds; the gradient passes where the
-/// input was inside the bounds.
+/// A bound of `clamp_min`/`clamp_max`: a number or a tensor.
+pub enum Bound {
+    Number(Scalar),
+    Tensor(Tensor),
+}
+
+impl Bound {
+    pub fn as_tensor(&self) -> Option<&Tensor> {
+        match self {
+            Bound::Number(_) => None,
+            Bound::Tensor(t) => Some(t),
+        }
+    }
+}
+
+/// `clamp(min, max)` with optional number bounds; the gradient passes
+/// where the input was inside the bounds.
 pub fn clamp(a: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
-    if min.is_none() && max.is_none() {
+    clamp_numbers(a, min, max, "ClampBackward1")
+}
+
+/// `clamp(min, max)` with optional tensor bounds, broadcast with `a`.
+pub fn clamp_tensor(a: &Tensor, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
+    clamp_tensors(a, min, max, "ClampBackward0")
+}
+
+/// `clamp_min(bound)`: `a` with every element below `bound` raised to it.
+pub fn clamp_min(a: &Tensor, bound: &Bound) -> Result<Tensor> {
+    match bound {
+        Bound::Number(s) => clamp_numbers(a, Some(*s), None, "ClampMinBackward0"),
+        Bound::Tensor(t) => clamp_tensors(a, Some(t), None, "ClampMinBackward1"),
+    }
+}
+
+/// `clamp_max(bound)`: `a` with every element above `bound` lowered to it.
+pub fn clamp_max(a: &Tensor, bound: &Bound) -> Result<Tensor> {
+    match bound {
+        Bound::Number(s) => clamp_numbers(a, None, Some(*s), "ClampMaxBackward0"),
+        Bound::Tensor(t) => clamp_tensors(a, None, Some(t), "ClampMaxBackward1"),
+    }
+}
+
+fn check_bounds_given(given: bool) -> Result<()> {
+    if !given {
         bail!(
             Runtime,
             "torch.clamp: At least one of 'min' or 'max' must not be None"
         );
     }
+    Ok(())
+}
+
+fn clamp_numbers(
+    a: &Tensor,
+    min: Option<Scalar>,
+    max: Option<Scalar>,
+    name: &'static str,
+) -> Result<Tensor> {
+    check_bounds_given(min.is_some() || max.is_some())?;
     let dtype = {
         let mut ops = vec![a.clone()];
         ops.extend(min.into_iter().chain(max).map(Tensor::wrapped_number));
@@ -406,9 +456,9 @@ pub fn clamp(a: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Ten
             let x = match lo { Some(l) if x < l => l, _ => x };
             match hi { Some(h) if x > h => h, _ => x }
         })?
-    }, bail!(Runtime, "clamp is not supported for complex types"));
+    }, bail!(NotImplemented, "clamp is not supported for complex types"));
     record(
-        "ClampBackward1",
+        name,
         &[a],
         &out,
         || SavedTensor::input(a),
@@ -422,6 +472,73 @@ pub fn clamp(a: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Ten
                 keep = logical_and(&keep, &super::binary::le(&a, &Tensor::wrapped_number(h))?)?;
             }
             Ok(grads![Some(mul(g, &try_cast(&keep, g.dtype())?)?)])
+        },
+    );
+    Ok(out)
+}
+
+/// `min(max(a, min), max)` elementwise, all three broadcast together and
+/// promoted to one dtype; a NaN in any of them gives NaN. Where the bounds
+/// cross (`min > max`) the result is `max`, whose gradient it then gets.
+fn clamp_tensors(
+    a: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+    name: &'static str,
+) -> Result<Tensor> {
+    check_bounds_given(min.is_some() || max.is_some())?;
+    let operands: Vec<&Tensor> = std::iter::once(a).chain(min).chain(max).collect();
+    let dtype = super::result_type(&operands);
+    if dtype.is_complex() {
+        bail!(NotImplemented, "clamp is not supported for complex types");
+    }
+    // Each operand in the common dtype first: promoting pairwise, as two
+    // chained `maximum`/`minimum` would, can pick another dtype.
+    let cast = |t: &Tensor| try_cast(&t.detach(), dtype);
+    let mut out = cast(a)?;
+    if let Some(lo) = min {
+        out = super::binary::maximum(&out, &cast(lo)?)?;
+    }
+    if let Some(hi) = max {
+        out = super::binary::minimum(&out, &cast(hi)?)?;
+    }
+    record(
+        name,
+        &operands,
+        &out,
+        || {
+            let save = SavedTensor::input;
+            (save(a), min.map(save), max.map(save))
+        },
+        move |ctx, (sa, slo, shi), g| {
+            use super::binary::{ge, gt, le, lt};
+            let a = sa.unpack(ctx)?;
+            let lo = slo.as_ref().map(|s| s.unpack(ctx)).transpose()?;
+            let hi = shi.as_ref().map(|s| s.unpack(ctx)).transpose()?;
+            let pass = |mask: &Tensor| where_(mask, g, &zero_of(g));
+            let above_min = lo.as_ref().map(|l| ge(&a, l)).transpose()?;
+            let below_max = hi.as_ref().map(|h| le(&a, h)).transpose()?;
+            let inside = match (above_min, below_max) {
+                (Some(x), Some(y)) => logical_and(&x, &y)?,
+                (Some(x), None) | (None, Some(x)) => x,
+                (None, None) => return Ok(grads![Some(g.clone())]),
+            };
+            let mut grads = grads![Some(pass(&inside)?)];
+            if let Some(l) = &lo {
+                let mut below = lt(&a, l)?;
+                if let Some(h) = &hi {
+                    below = logical_and(&below, &lt(l, h)?)?;
+                }
+                grads.push(Some(pass(&below)?));
+            }
+            if let Some(h) = &hi {
+                let mut above = gt(&a, h)?;
+                if let Some(l) = &lo {
+                    above = logical_or(&above, &lt(h, l)?)?;
+                }
+                grads.push(Some(pass(&above)?));
+            }
+            Ok(grads)
         },
     );
     Ok(out)
