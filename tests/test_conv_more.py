@@ -725,6 +725,71 @@ ERRORS = {
         RuntimeError,
         "divisor must be not zero",
     ),
+    "avg_pool1d padding names the width": (
+        lambda F, T: F.avg_pool1d(T.zeros(1, 1, 4), 2, padding=5),
+        RuntimeError,
+        "pad should be at most half of effective kernel size, but got pad=5, kernel_size=2 and dilation=1",
+    ),
+    "avg_pool2d padding of the second dim": (
+        lambda F, T: F.avg_pool2d(T.zeros(1, 1, 4, 4), (4, 2), padding=(1, 5)),
+        RuntimeError,
+        "but got pad=5, kernel_size=2 and dilation=1",
+    ),
+    "avg_pool1d negative padding": (
+        lambda F, T: F.avg_pool1d(T.zeros(1, 1, 4), 2, padding=-1),
+        RuntimeError,
+        "pad must be non-negative, but got pad: -1",
+    ),
+    "avg_pool1d zero kernel": (
+        lambda F, T: F.avg_pool1d(T.zeros(1, 1, 4), 0),
+        RuntimeError,
+        "stride should not be zero",
+    ),
+    "avg_pool2d zero stride": (
+        lambda F, T: F.avg_pool2d(T.zeros(1, 1, 4, 4), 2, stride=0),
+        RuntimeError,
+        "stride should not be zero",
+    ),
+    "avg_pool3d zero stride": (
+        lambda F, T: F.avg_pool3d(T.zeros(1, 1, 4, 4, 4), 2, stride=0),
+        RuntimeError,
+        "stride should not be zero",
+    ),
+    "max_pool2d zero stride": (
+        lambda F, T: F.max_pool2d(T.zeros(1, 1, 4, 4), 2, stride=(1, 0)),
+        RuntimeError,
+        "stride should not be zero",
+    ),
+    "max_pool2d negative padding": (
+        lambda F, T: F.max_pool2d(T.zeros(1, 1, 4, 4), 2, padding=-1),
+        RuntimeError,
+        "pad must be non-negative, but got pad: -1",
+    ),
+    "max_pool3d zero stride": (
+        lambda F, T: F.max_pool3d(T.zeros(1, 1, 4, 4, 4), 2, stride=0),
+        RuntimeError,
+        "stride should not be zero",
+    ),
+    "max_pool1d zero kernel": (
+        lambda F, T: F.max_pool1d(T.zeros(1, 1, 4), 0),
+        RuntimeError,
+        r"max_pool1d\(\) kernel_size must be greater than zero, but got 0",
+    ),
+    "max_pool1d zero stride": (
+        lambda F, T: F.max_pool1d(T.zeros(1, 1, 4), 2, stride=0),
+        RuntimeError,
+        r"max_pool1d\(\) stride must be greater than zero, but got 0",
+    ),
+    "max_pool1d negative padding": (
+        lambda F, T: F.max_pool1d(T.zeros(1, 1, 4), 2, padding=-1),
+        RuntimeError,
+        r"max_pool1d\(\) padding must be non-negative, but got -1",
+    ),
+    "max_pool1d zero dilation": (
+        lambda F, T: F.max_pool1d(T.zeros(1, 1, 4), 2, dilation=0),
+        RuntimeError,
+        r"max_pool1d\(\) dilation must be greater than zero, but got 0",
+    ),
     "adaptive_avg_pool1d dims": (
         lambda F, T: F.adaptive_avg_pool1d(T.zeros(1, 1, 1, 4), 2),
         RuntimeError,

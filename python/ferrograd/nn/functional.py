@@ -774,6 +774,7 @@ def max_pool2d(
         else _pair(stride, "stride")
     )
     padding, dilation = _pair(padding, "padding"), _pair(dilation, "dilation")
+    _check_pool_windows(kernel, strides, padding, dilation)
     out, indices = _C._max_pool2d(input, kernel, strides, padding, dilation, ceil_mode)
     return (out, indices) if return_indices else out
 
@@ -834,13 +835,9 @@ def avg_pool2d(
         else _pair(stride, "stride")
     )
     padding = _pair(padding, "padding")
-    if 2 * padding[0] > kernel[0] or 2 * padding[1] > kernel[1]:
-        raise RuntimeError(
-            f"pad should be at most half of effective kernel size, but got pad={padding[0]}, "
-            f"kernel_size={kernel[0]} and dilation=1"
-        )
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
+    _check_pool_windows(kernel, strides, padding)
     n, c, h, w = input.shape
     oh = _pool_output_size(h, kernel[0], padding[0], strides[0], 1, ceil_mode)
     ow = _pool_output_size(w, kernel[1], padding[1], strides[1], 1, ceil_mode)
@@ -1217,6 +1214,20 @@ def conv_transpose3d(
     )
 
 
+def _check_pool_windows(kernel, strides, pads, dilations=None) -> None:
+    """PyTorch's checks of a pooling window, one spatial dim after another (H before W)."""
+    for k, s, p, d in zip(kernel, strides, pads, dilations or (1,) * len(kernel)):
+        if s == 0:
+            raise RuntimeError("stride should not be zero")
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+        if p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and "
+                f"dilation={d}"
+            )
+
+
 def _pool_output_size(size: int, kernel: int, pad_: int, stride: int, dilation: int, ceil_mode: bool) -> int:
     span = dilation * (kernel - 1) + 1
     out = (size + 2 * pad_ - span + (stride - 1 if ceil_mode else 0)) // stride + 1
@@ -1246,18 +1257,25 @@ def max_pool1d(
         if stride is None or (not isinstance(stride, int) and len(stride) == 0)
         else _ntuple(stride, 1, "stride")[0]
     )
-    pad_ = _ntuple(padding, 1, "padding")[0]
-    if 2 * pad_ > kernel:
-        raise RuntimeError(
-            f"max_pool1d() padding should be at most half of kernel size, but got padding={pad_} and "
-            f"kernel_size={kernel}"
-        )
+    pad_, dilation_ = _ntuple(padding, 1, "padding")[0], _ntuple(dilation, 1, "dilation")[0]
+    for bad, message in [
+        (kernel <= 0, f"kernel_size must be greater than zero, but got {kernel}"),
+        (strides <= 0, f"stride must be greater than zero, but got {strides}"),
+        (pad_ < 0, f"padding must be non-negative, but got {pad_}"),
+        (
+            2 * pad_ > kernel,
+            f"padding should be at most half of kernel size, but got padding={pad_} and kernel_size={kernel}",
+        ),
+        (dilation_ <= 0, f"dilation must be greater than zero, but got {dilation_}"),
+    ]:
+        if bad:
+            raise RuntimeError(f"max_pool1d() {message}")
     result = max_pool2d(
         input.unsqueeze(-2),
         (1, kernel),
         (1, strides),
         (0, pad_),
-        (1, _ntuple(dilation, 1, "dilation")[0]),
+        (1, dilation_),
         ceil_mode,
         return_indices,
     )
@@ -3162,12 +3180,7 @@ def _pool3d_args(input: Tensor, kernel_size, stride, padding, dilation=1):
     empty = stride is None or (not isinstance(stride, int) and len(stride) == 0)
     strides = kernel if empty else _ntuple(stride, 3, "stride")
     pads, dilations = _ntuple(padding, 3, "padding"), _ntuple(dilation, 3, "dilation")
-    for k, p, d in zip(kernel, pads, dilations):
-        if 2 * p > d * (k - 1) + 1:
-            raise RuntimeError(
-                f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and "
-                f"dilation={d}"
-            )
+    _check_pool_windows(kernel, strides, pads, dilations)
     return kernel, strides, pads, dilations
 
 
