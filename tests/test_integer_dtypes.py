@@ -185,9 +185,7 @@ def test_promote_types_matches_torch():
     torch = _torch()
     for a in ALL:
         for b in ALL:
-            expected = torch.promote_types(
-                getattr(torch, a.__reduce__()), getattr(torch, b.__reduce__())
-            )
+            expected = torch.promote_types(getattr(torch, a.__reduce__()), getattr(torch, b.__reduce__()))
             assert fg.promote_types(a, b).__reduce__() == str(expected).removeprefix("torch."), (a, b)
 
 
