@@ -104,16 +104,13 @@ fn promote_types(py: Python<'_>, type1: PyDType, type2: PyDType) -> PyResult<Py<
 pub fn dtype_object(py: Python<'_>, d: DType) -> PyResult<Py<PyDType>> {
     static OBJECTS: PyOnceLock<Vec<Py<PyDType>>> = PyOnceLock::new();
     let objects = OBJECTS.get_or_try_init(py, || {
-        TYPESTRS
+        DType::ALL
             .iter()
-            .map(|&(d, _)| Py::new(py, PyDType(d)))
+            .map(|&d| Py::new(py, PyDType(d)))
             .collect::<PyResult<Vec<_>>>()
     })?;
-    let index = TYPESTRS
-        .iter()
-        .position(|(t, _)| *t == d)
-        .expect("every dtype has a type string");
-    Ok(objects[index].clone_ref(py))
+    // `DType::ALL` lists the dtypes in declaration order.
+    Ok(objects[d as usize].clone_ref(py))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -2,7 +2,7 @@
 
 use super::num::Arith;
 use crate::tensor::layout::check_numel;
-use crate::tensor::storage::{try_buffer, try_filled};
+use crate::tensor::storage::{try_collect, try_filled};
 use crate::tensor::{DType, Scalar, ScalarConvert, Tensor};
 use crate::{bail, with_dtype, with_real_float, Result};
 
@@ -40,8 +40,7 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) ->
     };
     check_numel(&[n])?;
     Ok(with_dtype!(dtype, T => {
-        let mut v: Vec<T> = try_buffer(n)?;
-        v.extend((0..n).map(|i| T::from_scalar(Scalar::Float(s + i as f64 * st))));
+        let v: Vec<T> = try_collect(n, (0..n).map(|i| T::from_scalar(Scalar::Float(s + i as f64 * st))))?;
         Tensor::from_vec(v, &[n])?
     }))
 }
@@ -58,37 +57,35 @@ pub fn linspace(start: Scalar, end: Scalar, steps: i64, dtype: DType) -> Result<
     let half = if n == 1 { 1 } else { n / 2 };
     let fill = |s: f64, e: f64| -> Result<Vec<f64>> {
         let step = if n > 1 { (e - s) / (n - 1) as f64 } else { 0.0 };
-        let mut v = try_buffer(n)?;
-        v.extend((0..n).map(|i| {
-            if i < half {
-                s + step * i as f64
-            } else {
-                e - step * (n - i - 1) as f64
-            }
-        }));
-        Ok(v)
+        try_collect(
+            n,
+            (0..n).map(|i| {
+                if i < half {
+                    s + step * i as f64
+                } else {
+                    e - step * (n - i - 1) as f64
+                }
+            }),
+        )
     };
     // Floating outputs compute in their own precision, as PyTorch does.
     let out = with_real_float!(dtype, T => {
         let (s, e) = (T::from_scalar(start), T::from_scalar(end));
         let step = if n > 1 { (e - s) / (n - 1) as T } else { T::zero() };
-        let mut v: Vec<T> = try_buffer(n)?;
-        v.extend((0..n).map(|i| if i < half { s + step * i as T } else { e - step * (n - i - 1) as T }));
+        let v: Vec<T> = try_collect(n, (0..n).map(|i| if i < half { s + step * i as T } else { e - step * (n - i - 1) as T }))?;
         Tensor::from_vec(v, &[n])?
     }, {
         if dtype.is_complex() {
             let (s, e) = (start.as_complex(), end.as_complex());
             let (re, im) = (fill(s.re, e.re)?, fill(s.im, e.im)?);
             with_dtype!(dtype, T => {
-                let mut v: Vec<T> = try_buffer(n)?;
-                v.extend(re.iter().zip(&im).map(|(&r, &i)| T::from_scalar(Scalar::Complex(num_complex::Complex64::new(r, i)))));
+                let v: Vec<T> = try_collect(n, re.iter().zip(&im).map(|(&r, &i)| T::from_scalar(Scalar::Complex(num_complex::Complex64::new(r, i)))))?;
                 Tensor::from_vec(v, &[n])?
             })
         } else {
             let xs = fill(start.as_f64(), end.as_f64())?;
             with_dtype!(dtype, T => {
-                let mut v: Vec<T> = try_buffer(n)?;
-                v.extend(xs.iter().map(|&x| T::from_scalar(Scalar::Int(x as i64))));
+                let v: Vec<T> = try_collect(n, xs.iter().map(|&x| T::from_scalar(Scalar::Int(x as i64))))?;
                 Tensor::from_vec(v, &[n])?
             })
         }

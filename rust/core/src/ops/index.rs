@@ -7,7 +7,7 @@ use super::num::Arith;
 use super::shape::slice;
 use crate::autograd::record;
 use crate::tensor::layout::{wrap_dim, Layout, Strides};
-use crate::tensor::storage::{try_buffer, try_filled};
+use crate::tensor::storage::{try_buffer, try_collect, try_filled};
 use crate::tensor::{DType, Scalar, Shape, Tensor};
 use crate::{bail, grads, with_dtype, Result};
 
@@ -137,8 +137,7 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     let offsets = gather_offsets(t.layout(), d, index)?;
     let out = with_dtype!(t.dtype(), T => {
         let data = t.storage().read::<T>();
-        let mut out: Vec<T> = try_buffer(offsets.len())?;
-        out.extend(offsets.iter().map(|&o| data[o]));
+        let out: Vec<T> = try_collect(offsets.len(), offsets.iter().map(|&o| data[o]))?;
         Tensor::from_vec(out, index.shape())?
     });
     let (in_shape, idx): (Shape, Tensor) = (t.shape().into(), index.clone());

@@ -9,7 +9,7 @@
 use super::copy::try_cast;
 use super::elementwise::PARALLEL_MIN_ELEMENTS;
 use crate::autograd::record;
-use crate::tensor::storage::{try_buffer, try_filled};
+use crate::tensor::storage::{try_buffer, try_collect, try_filled};
 use crate::tensor::{DType, Element, Scalar, ScalarConvert, Tensor};
 use crate::{bail, grads, with_dtype, Result};
 use parking_lot::Mutex;
@@ -374,8 +374,7 @@ pub fn randperm(n: i64, dtype: DType) -> Result<Tensor> {
         bail!(Runtime, "n must be non-negative, got{n}");
     }
     crate::tensor::layout::check_numel(&[n as usize])?;
-    let mut v: Vec<i64> = try_buffer(n as usize)?;
-    v.extend(0..n);
+    let mut v: Vec<i64> = try_collect(n as usize, 0..n)?;
     let mut rng = StdRng::seed_from_u64(next_seed());
     for i in (1..v.len()).rev() {
         v.swap(i, rng.gen_range(0..=i));

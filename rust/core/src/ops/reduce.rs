@@ -6,7 +6,7 @@ use super::num::{Arith, Real, RealFloat};
 use super::shape::{expand_to, reshape};
 use crate::autograd::{is_grad_enabled, record, SavedTensor};
 use crate::tensor::layout::{wrap_dim, Layout, Shape};
-use crate::tensor::storage::{try_buffer, try_filled};
+use crate::tensor::storage::{try_buffer, try_collect, try_filled};
 use crate::tensor::{DType, Element, Scalar, Tensor};
 use crate::{bail, grads, with_dtype, with_real, with_real_float, Result};
 use std::cmp::Ordering;
@@ -185,9 +185,7 @@ pub fn reduce<T: Element, O: Element>(
         let bases = outer.offset_vec()?;
         crate::parallel::map_indices(bases.len(), |i| group(bases[i]))?
     } else {
-        let mut out = try_buffer(outer.numel())?;
-        out.extend(outer.offsets().map(group));
-        out
+        try_collect(outer.numel(), outer.offsets().map(group))?
     };
     drop(data);
     Tensor::from_vec(out, &out_shape)

@@ -8,7 +8,7 @@ use super::num::Real;
 use super::scatter::scatter_add_zeros;
 use crate::autograd::record;
 use crate::tensor::layout::wrap_dim;
-use crate::tensor::storage::{try_buffer, try_filled};
+use crate::tensor::storage::{try_collect, try_filled};
 use crate::tensor::{Shape, Tensor};
 use crate::{bail, grads, with_real, Result};
 
@@ -76,9 +76,7 @@ fn ordered(
             let picked = indices.chunks(k.max(1)).enumerate().flat_map(|(r, row)| {
                 row.iter().map(move |&i| xs[r * size + i as usize])
             });
-            let mut values: Vec<T> = try_buffer(indices.len())?;
-            values.extend(picked);
-            Tensor::from_vec(values, &shape)
+            Tensor::from_vec(try_collect(indices.len(), picked)?, &shape)
         })?
     }, bail!(Runtime, " {} does not support complex dtypes on CPU", op));
     let values = move_dim(&values, last, d as i64)?;

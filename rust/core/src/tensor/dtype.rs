@@ -324,6 +324,13 @@ mod tests {
     use super::DType::*;
     use super::*;
 
+    #[test]
+    fn all_lists_the_dtypes_in_declaration_order() {
+        for (i, d) in DType::ALL.iter().enumerate() {
+            assert_eq!(*d as usize, i);
+        }
+    }
+
     // Tests run in parallel threads of one process, so this one only tries
     // the choices that leave the process-wide default as it is.
     #[test]

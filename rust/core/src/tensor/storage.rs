@@ -30,6 +30,14 @@ pub fn try_buffer<T>(len: usize) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// `items`, `len` of them, collected into a buffer allocated as
+/// [`try_buffer`] does.
+pub fn try_collect<T>(len: usize, items: impl IntoIterator<Item = T>) -> Result<Vec<T>> {
+    let mut v = try_buffer(len)?;
+    v.extend(items);
+    Ok(v)
+}
+
 /// `len` copies of `value`, allocated as [`try_buffer`] does. A value of
 /// all-zero bytes takes zeroed memory, as `vec![value; len]` does: fresh
 /// pages come zeroed, so large zero buffers are never written twice.
@@ -286,6 +294,7 @@ mod tests {
         // Just below `isize::MAX`, where a cached size class would round past it.
         assert!(msg(try_filled(0.0, isize::MAX as usize / 8)).contains("not enough memory"));
         assert!(try_buffer::<u8>(isize::MAX as usize).is_err());
+        assert_eq!(try_collect(3, 0..3).unwrap(), [0, 1, 2]);
         let v = try_filled(2.5f32, 5).unwrap();
         assert_eq!(v, [2.5; 5]);
         assert!(try_buffer::<u8>(7).unwrap().capacity() >= 7);
