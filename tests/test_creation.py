@@ -143,6 +143,32 @@ def test_distribution_moments():
     assert (m.numpy() == 0).all()
 
 
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_samples_draw_both_parts(dtype):
+    """As in PyTorch: `randn` gives unit variance in all (half in each
+    part), `normal_(mean, std)` puts `mean` in both parts, and `rand` and
+    `uniform_` draw both parts from the range."""
+    fg.manual_seed(0)
+    dt = getattr(fg, dtype)
+    z = fg.randn(200000, dtype=dt)
+    assert z.dtype == dt
+    re, im = z.real.numpy(), z.imag.numpy()
+    assert abs(re.mean()) < 0.01 and abs(im.mean()) < 0.01
+    assert abs(re.std() - 0.5**0.5) < 0.01 and abs(im.std() - 0.5**0.5) < 0.01
+    assert abs(np.corrcoef(re, im)[0, 1]) < 0.01
+    n = fg.empty(200000, dtype=dt).normal_(2.0, 3.0)
+    assert abs(n.real.numpy().mean() - 2) < 0.05 and abs(n.imag.numpy().mean() - 2) < 0.05
+    assert abs(n.real.numpy().std() - 3 * 0.5**0.5) < 0.05
+    u = fg.rand(100000, dtype=dt)
+    for part in (u.real.numpy(), u.imag.numpy()):
+        assert part.min() >= 0 and part.max() < 1 and abs(part.mean() - 0.5) < 0.01
+    v = fg.empty(1000, dtype=dt).uniform_(1, 2)
+    assert (v.real.numpy() >= 1).all() and (v.imag.numpy() < 2).all()
+    leaf = fg.randn(3, dtype=dt, requires_grad=True)
+    (leaf.abs() ** 2).sum().backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), 2 * leaf.detach().numpy(), rtol=1e-6)
+
+
 def test_in_place_initialisers_on_views():
     x = fg.zeros(4, 6)
     x.t().uniform_(5, 6)

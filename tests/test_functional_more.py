@@ -381,6 +381,74 @@ def test_embedding_picks_rows_and_skips_the_padding_gradient():
     np.testing.assert_array_equal(emb.weight.detach().numpy()[4], [0, 0])
 
 
+@pytest.mark.parametrize("norm_type", [2.0, 1.0])
+def test_embedding_max_norm_renormalises_the_picked_rows_in_place(norm_type):
+    weight = np.array([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0], [1.0, -2.0]])
+    idx = [[0, 1], [1, 3]]
+    results = []
+    for T in MODULES:
+        w = T.tensor(weight, requires_grad=True)
+        out = T.nn.functional.embedding(T.tensor(idx, dtype=T.int32), w, max_norm=1.0, norm_type=norm_type)
+        (out * T.tensor([1.0, 2.0])).sum().backward()
+        results.append((w.detach().numpy().copy(), out.detach().numpy(), w.grad.numpy()))
+    w, out, grad = results[0]
+    norms = np.linalg.norm(weight, ord=norm_type, axis=1)
+    expected = weight * np.where(norms > 1.0, 1.0 / (norms + 1e-7), 1.0)[:, None]
+    expected[2] = weight[2]  # row 2 is not picked, so it keeps its norm
+    np.testing.assert_allclose(w, expected, rtol=1e-12)
+    np.testing.assert_allclose(out, expected[np.array(idx)], rtol=1e-12)
+    np.testing.assert_array_equal(grad, [[1, 2], [2, 4], [0, 0], [1, 2]])
+    for other in results[1:]:
+        for got, want in zip(results[0], other):
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_embedding_scale_grad_by_freq_divides_by_the_count_of_each_index():
+    for T in MODULES:
+        emb = T.nn.Embedding(5, 2, scale_grad_by_freq=True, padding_idx=1)
+        out = emb(T.tensor([[0, 0, 1], [2, 0, 4]]))
+        (out * T.tensor([1.0, 3.0])).sum().backward()
+        grad = emb.weight.grad.numpy()
+        # index 0 occurs three times: 3 * (1/3); padding row 1 gets nothing
+        np.testing.assert_allclose(grad, [[1, 3], [0, 0], [1, 3], [0, 0], [1, 3]], rtol=1e-6)
+
+
+def test_embedding_from_pretrained_and_repr():
+    table = fg.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    frozen = fg.nn.Embedding.from_pretrained(table, padding_idx=1)
+    assert not frozen.weight.requires_grad and frozen.padding_idx == 1
+    assert frozen.weight.data_ptr() == table.data_ptr()  # the table itself, padding row not zeroed
+    assert frozen(fg.tensor([1, 2])).tolist() == [[3.0, 4.0], [5.0, 6.0]]
+    trainable = fg.nn.Embedding.from_pretrained(table, freeze=False)
+    trainable(fg.tensor([2, 2])).sum().backward()
+    assert trainable.weight.grad.tolist() == [[0.0, 0.0], [0.0, 0.0], [2.0, 2.0]]
+    with pytest.raises(AssertionError, match="Embeddings parameter is expected to be 2-dimensional"):
+        fg.nn.Embedding.from_pretrained(fg.ones(3))
+    with pytest.raises(AssertionError, match="Shape of weight does not match"):
+        fg.nn.Embedding(2, 2, _weight=fg.ones(3, 2))
+    with pytest.raises(NotImplementedError, match="sparse"):
+        fg.nn.Embedding(3, 2, sparse=True)(fg.tensor([0]))
+    args = dict(padding_idx=0, max_norm=2.0, norm_type=1.0, scale_grad_by_freq=True, sparse=True)
+    text = repr(fg.nn.Embedding(4, 3, **args))
+    assert (
+        text
+        == "Embedding(4, 3, padding_idx=0, max_norm=2.0, norm_type=1.0, scale_grad_by_freq=True, sparse=True)"
+    )
+    if torch is not None:
+        assert text == repr(torch.nn.Embedding(4, 3, **args))
+
+
+def test_embedding_bag_max_norm():
+    weight = np.array([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]])
+    for T in MODULES:
+        w = T.tensor(weight)
+        out = T.nn.functional.embedding_bag(
+            T.tensor([0, 1, 2, 1]), w, T.tensor([0, 2]), max_norm=1.0, mode="sum"
+        )
+        np.testing.assert_allclose(out.numpy(), [[0.9, 1.2], [0.9, 1.2]], rtol=1e-5)
+        np.testing.assert_allclose(w.numpy()[2], [0.6, 0.8], rtol=1e-5)
+
+
 def test_one_hot_and_normalize():
     for T in MODULES:
         F = T.nn.functional

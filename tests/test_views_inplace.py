@@ -415,6 +415,45 @@ def test_data_shares_storage_not_version_or_history():
     assert y._version == v0 + 1 and det._base is None
 
 
+def _sgd_through_data(T):
+    """The update of older training code: `p.data -= lr * p.grad` writes
+    through the alias `p.data` and then assigns the alias back."""
+    p = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (p * p).sum().backward()
+    ptr, version = p.data_ptr(), p._version
+    p.data -= 0.25 * p.grad
+    p.data *= 3
+    p.data = p.data
+    assert p.data_ptr() == ptr and p.is_leaf and p.requires_grad
+    return p.tolist(), p._version - version
+
+
+def test_data_assignment_of_its_own_alias_keeps_the_update():
+    assert _sgd_through_data(fg) == ([1.5, 3.0, 4.5], 0)
+
+
+@needs_torch
+def test_data_assignment_of_its_own_alias_matches_torch():
+    assert _sgd_through_data(fg) == _sgd_through_data(torch)
+
+
+@pytest.mark.parametrize(
+    "replacement",
+    [lambda p: fg.zeros(3), lambda p: p.data[:2], lambda p: p.data.double()],
+)
+def test_data_assignment_of_other_elements_raises_and_changes_nothing(replacement):
+    p = fg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with pytest.raises(NotImplementedError, match=r"copy_"):
+        p.data = replacement(p)
+    assert p.tolist() == [1.0, 2.0, 3.0] and p.dtype == fg.float32
+
+
+def test_data_assignment_of_a_non_tensor_is_a_type_error():
+    p = fg.ones(2)
+    with pytest.raises(TypeError):
+        p.data = [0.0, 0.0]
+
+
 def test_base_and_version():
     b = fg.zeros(2, 3)
     assert b._base is None

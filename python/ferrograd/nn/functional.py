@@ -590,10 +590,14 @@ def embedding(
     scale_grad_by_freq: bool = False,
     sparse: bool = False,
 ) -> Tensor:
-    """Rows of ``weight`` picked by the int64 ``input``; rows at ``padding_idx`` get no gradient."""
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
-    if input.dtype != ferrograd.int64:
+    """Rows of ``weight`` picked by the integer ``input``; rows at ``padding_idx`` get no gradient.
+
+    With ``max_norm``, the picked rows of ``weight`` whose ``norm_type``-norm exceeds it are first
+    scaled down to it in place; with ``scale_grad_by_freq``, the gradient of each row is divided by
+    how often its index occurs in ``input``."""
+    if sparse:
+        raise NotImplementedError("embedding: sparse gradients are not supported")
+    if input.dtype not in (ferrograd.int64, ferrograd.int32):
         raise RuntimeError(
             f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
             f"but got {input.dtype} instead (while checking arguments for embedding)"
@@ -601,13 +605,42 @@ def embedding(
     rows = weight.shape[0]
     if input.numel() and (int(input.max()) >= rows or int(input.min()) < 0):
         raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
     out = weight[input]
+    if scale_grad_by_freq:
+        counts = ferrograd.bincount(input.reshape(-1).long(), minlength=rows)[input]
+        out = _ScaleGrad.apply(out, counts.unsqueeze(-1).to(out.dtype).reciprocal())
     if padding_idx is None:
         return out
     if padding_idx < 0:
         padding_idx += rows
     padding = (input == padding_idx).unsqueeze(-1)
     return ferrograd.where(padding, out.detach(), out)
+
+
+def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
+    """Scales the rows of ``weight`` that ``input`` picks down to a ``norm_type``-norm of
+    ``max_norm`` where they exceed it, in place and unrecorded."""
+    with ferrograd.no_grad():
+        picked = ferrograd.unique(input.reshape(-1).long())
+        selected = weight[picked]
+        norms = ferrograd.linalg.vector_norm(selected, norm_type, dim=1, keepdim=True)
+        scale = ferrograd.where(norms > max_norm, max_norm / (norms + 1e-7), ferrograd.ones_like(norms))
+        weight[picked] = selected * scale
+
+
+class _ScaleGrad(ferrograd.autograd.Function):
+    """Identity whose backward multiplies the gradient by ``scale``."""
+
+    @staticmethod
+    def forward(ctx: Any, tensor: Tensor, scale: Tensor) -> Tensor:
+        ctx.scale = scale
+        return tensor
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
+        return grad * ctx.scale, None
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
@@ -3120,8 +3153,8 @@ def embedding_bag(
             raise ValueError("max mode does not support sparse weights")
     elif mode not in ("sum", "mean"):
         raise ValueError("mode has to be one of sum, mean or max")
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding_bag: max_norm, scale_grad_by_freq and sparse are not supported")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse are not supported")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(
             "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' "
@@ -3142,6 +3175,8 @@ def embedding_bag(
             raise RuntimeError(
                 f"Index {position} of input takes value {index} which is not in the valid range [0, {rows})"
             )
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
     starts = offsets[:-1] if include_last_offset else offsets
     bags = starts.shape[0]
     with ferrograd.no_grad():

@@ -24,6 +24,7 @@ import ferrograd
 
 from . import functional as F
 from . import init
+from ._backward_hook import BackwardHook
 from .parameter import Parameter, UninitializedBuffer, UninitializedParameter, is_lazy
 
 __all__ = [
@@ -265,6 +266,8 @@ class Module:
             "_forward_hooks_always_called",
             "_forward_pre_hooks",
             "_forward_pre_hooks_with_kwargs",
+            "_backward_hooks",
+            "_backward_pre_hooks",
         ):
             setattr_(name, OrderedDict())
 
@@ -276,7 +279,9 @@ class Module:
     # ---- calling, hooks -------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not (self._forward_hooks or self._forward_pre_hooks):
+        if not (
+            self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks
+        ):
             return self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
@@ -291,6 +296,12 @@ class Module:
                 res = hook(self, args)
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
+        backward_hook = None
+        if self._backward_hooks or self._backward_pre_hooks:
+            backward_hook = BackwardHook(
+                self, list(self._backward_hooks.values()), list(self._backward_pre_hooks.values())
+            )
+            args = backward_hook.setup_input_hook(args)
         result, called = None, set()
 
         def run_hook(hook_id: int, hook: Callable[..., Any]) -> None:
@@ -312,7 +323,29 @@ class Module:
                 if hook_id in self._forward_hooks_always_called and hook_id not in called:
                     run_hook(hook_id, hook)
             raise
+        if backward_hook is not None:
+            result = backward_hook.setup_output_hook(result)
         return result
+
+    def register_full_backward_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """`hook(module, grad_output)` runs when the gradients of the module's
+        outputs are known; it may return replacements for them."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """`hook(module, grad_input, grad_output)` runs when the gradients of
+        the module's inputs are known; it may return replacements for them."""
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
 
     def register_forward_pre_hook(
         self,
@@ -1517,12 +1550,32 @@ class LocalResponseNorm(Module):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
+def _embedding_options_repr(m: Embedding | EmbeddingBag) -> str:
+    """The renormalisation and gradient-scaling options that differ from the defaults."""
+    text = ""
+    if m.max_norm is not None:
+        text += f", max_norm={m.max_norm}"
+    if m.norm_type != 2:
+        text += f", norm_type={m.norm_type}"
+    if m.scale_grad_by_freq:
+        text += f", scale_grad_by_freq={m.scale_grad_by_freq}"
+    return text
+
+
 class Embedding(Module):
+    """A lookup table of ``num_embeddings`` rows of ``embedding_dim`` values (``F.embedding``)."""
+
     def __init__(
         self,
         num_embeddings: int,
         embedding_dim: int,
         padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: ferrograd.Tensor | None = None,
+        _freeze: bool = False,
         device=None,
         dtype=None,
     ) -> None:
@@ -1534,8 +1587,17 @@ class Embedding(Module):
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.padding_idx = padding_idx
-        self.weight = Parameter(ferrograd.empty((num_embeddings, embedding_dim), dtype=dtype))
-        self.reset_parameters()
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
+        self.sparse = sparse
+        if _weight is None:
+            self.weight = Parameter(
+                ferrograd.empty((num_embeddings, embedding_dim), dtype=dtype), requires_grad=not _freeze
+            )
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
@@ -1544,11 +1606,51 @@ class Embedding(Module):
                 self.weight[self.padding_idx] = 0.0
 
     def forward(self, input: ferrograd.Tensor) -> ferrograd.Tensor:
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(
+            input,
+            self.weight,
+            self.padding_idx,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.sparse,
+        )
 
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
-        return text if self.padding_idx is None else text + f", padding_idx={self.padding_idx}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        text += _embedding_options_repr(self)
+        if self.sparse:
+            text += ", sparse=True"
+        return text
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings: ferrograd.Tensor,
+        freeze: bool = True,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+    ) -> Embedding:
+        """An ``Embedding`` whose weight is ``embeddings`` (trainable unless ``freeze``)."""
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(
+            rows,
+            cols,
+            padding_idx,
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            sparse,
+            _weight=embeddings,
+            _freeze=freeze,
+        )
 
 
 class EmbeddingBag(Module):
@@ -1611,12 +1713,7 @@ class EmbeddingBag(Module):
 
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            text += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            text += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        text += _embedding_options_repr(self)
         text += f", mode={self.mode!r}"
         if self.padding_idx is not None:
             text += f", padding_idx={self.padding_idx}"

@@ -302,6 +302,11 @@ impl PyTensor {
         self.t.data().into()
     }
 
+    #[setter]
+    fn set_data(&self, value: PyRef<'_, PyTensor>) -> PyResult<()> {
+        self.t.set_data(&value.t).py()
+    }
+
     /// The tensor this one is a view of (the root of a chain of views).
     #[getter]
     fn _base(&self) -> Option<PyTensor> {

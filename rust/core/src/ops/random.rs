@@ -12,12 +12,14 @@ use crate::autograd::record;
 use crate::tensor::storage::{try_buffer, try_collect, try_filled};
 use crate::tensor::{DType, Element, Scalar, ScalarConvert, Tensor};
 use crate::{bail, grads, with_dtype, Result};
+use num_complex::{Complex32, Complex64};
 use parking_lot::Mutex;
 use rand::rngs::{SmallRng, StdRng};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha12Rng;
 use rand_distr::StandardNormal;
 use std::cell::RefCell;
+use std::f64::consts::FRAC_1_SQRT_2;
 use std::sync::{Arc, LazyLock};
 
 /// PyTorch's default seed for its CPU generator.
@@ -236,6 +238,16 @@ pub fn uniform_(t: &Tensor, from: f64, to: f64) -> Result<()> {
             fill_with::<f32>(t, |r, _| a + s * r.gen::<f32>())?;
         }
         DType::Float64 => fill_with::<f64>(t, |r, _| from + span * r.gen::<f64>())?,
+        // Both parts of a complex element are drawn from the range.
+        DType::Complex64 => {
+            let (a, s) = (from as f32, span as f32);
+            fill_with::<Complex32>(t, |r, _| {
+                Complex32::new(a + s * r.gen::<f32>(), a + s * r.gen::<f32>())
+            })?;
+        }
+        DType::Complex128 => fill_with::<Complex64>(t, |r, _| {
+            Complex64::new(from + span * r.gen::<f64>(), from + span * r.gen::<f64>())
+        })?,
         d => return Err(not_implemented("check_uniform_bounds", d)),
     }
     Ok(())
@@ -253,6 +265,22 @@ pub fn normal_(t: &Tensor, mean: f64, std: f64) -> Result<()> {
         }
         DType::Float64 => {
             fill_with::<f64>(t, |r, _| mean + std * r.sample::<f64, _>(StandardNormal))?;
+        }
+        // As in PyTorch: `mean` in both parts, and each part with variance
+        // `std^2 / 2`, so the complex samples have variance `std^2`.
+        DType::Complex64 => {
+            let (m, s) = (mean as f32, (std * FRAC_1_SQRT_2) as f32);
+            fill_with::<Complex32>(t, |r, _| {
+                let (re, im): (f32, f32) = (r.sample(StandardNormal), r.sample(StandardNormal));
+                Complex32::new(m + s * re, m + s * im)
+            })?;
+        }
+        DType::Complex128 => {
+            let s = std * FRAC_1_SQRT_2;
+            fill_with::<Complex64>(t, |r, _| {
+                let (re, im): (f64, f64) = (r.sample(StandardNormal), r.sample(StandardNormal));
+                Complex64::new(mean + s * re, mean + s * im)
+            })?;
         }
         d => return Err(not_implemented("normal_kernel_cpu", d)),
     }

@@ -341,6 +341,21 @@ impl Tensor {
         Tensor::from_parts(self.0.storage.clone(), self.0.layout.clone())
     }
 
+    /// `x.data = new`. A tensor cannot swap its storage or layout, so this
+    /// accepts only `new` that already is `x`'s data: the same elements of
+    /// the same storage, as `x.data -= y` assigns back after writing through
+    /// the alias.
+    pub fn set_data(&self, new: &Tensor) -> Result<()> {
+        if Arc::ptr_eq(&self.0.storage, &new.0.storage) && self.0.layout == new.0.layout {
+            return Ok(());
+        }
+        bail!(
+            NotImplemented,
+            "ferrograd cannot replace a tensor's storage through `.data = ...`; write the new values in \
+             place instead, with `with ferrograd.no_grad(): x.copy_(new)`"
+        )
+    }
+
     /// `body` of the elements of a contiguous tensor, as one slice.
     pub fn with_contiguous<T: Element, R>(&self, body: impl FnOnce(&[T]) -> R) -> R {
         debug_assert!(self.is_contiguous(), "with_contiguous of a strided tensor");
