@@ -198,6 +198,91 @@ def test_no_grad_enable_grad_set_grad_enabled():
     assert not torch.is_inference_mode_enabled()
 
 
+def _inference_program(T):
+    """What tensors made in inference mode may and may not do afterwards."""
+    log = []
+
+    def attempt(name, fn):
+        try:
+            fn()
+            log.append((name, "ok"))
+        except RuntimeError as e:
+            log.append((name, str(e).split(".")[0]))
+
+    x = T.ones(2, requires_grad=True)
+    with T.inference_mode():
+        made = T.ones(2)
+        from_grad = x * 2
+        made.add_(1)  # inside inference mode any tensor may be written
+        inside_normal = T.ones(1)
+    log.append(("flags", made.is_inference(), made[0].is_inference(), made.detach().is_inference()))
+    log.append(("data", made.data.is_inference(), made.clone().is_inference(), (made * 2).is_inference()))
+    log.append(("from_grad", from_grad.requires_grad, from_grad.is_inference(), x.is_inference()))
+    log.append(("plain", inside_normal.is_inference(), T.ones(1).is_inference()))
+    with T.no_grad():
+        log.append(("no_grad", T.ones(1).is_inference()))
+    with T.inference_mode():
+        with T.inference_mode(False):
+            log.append(("nested", T.ones(1).is_inference()))
+    attempt("saved", lambda: (made * x).sum().backward())
+    attempt("saved view", lambda: (made[0] * x).sum().backward())
+    attempt("not saved", lambda: (made + x).sum().backward())
+    attempt("clone saved", lambda: (made.clone() * x).sum().backward())
+    attempt("inplace", lambda: made.add_(1))
+    attempt("inplace view", lambda: made[0].zero_())
+    attempt("requires_grad", lambda: made.requires_grad_())
+    attempt("version", lambda: made._version)
+    attempt("copy from", lambda: T.zeros(2).copy_(made))
+    return log
+
+
+def test_inference_tensors():
+    log = dict((entry[0], entry[1:]) for entry in _inference_program(torch))
+    assert log["flags"] == (True, True, True)
+    assert log["data"] == (True, False, False)
+    assert log["from_grad"] == (False, True, False)
+    assert log["plain"] == (True, False) and log["no_grad"] == (False,) and log["nested"] == (False,)
+    assert log["saved"] == log["saved view"] == ("Inference tensors cannot be saved for backward",)
+    assert log["not saved"] == log["clone saved"] == log["copy from"] == ("ok",)
+    assert (
+        log["inplace"]
+        == log["inplace view"]
+        == ("Inplace update to inference tensor outside InferenceMode is not allowed",)
+    )
+    assert log["requires_grad"] == (
+        "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed",
+    )
+    assert log["version"] == ("Inference tensors do not track version counter",)
+
+
+@pytest.mark.skipif(not has_torch, reason="torch is the reference")
+def test_inference_tensors_match_torch():
+    import torch as reference
+
+    assert _inference_program(torch) == _inference_program(reference)
+
+
+def test_custom_function_cannot_save_an_inference_tensor():
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, factor):
+            ctx.save_for_backward(factor)
+            return x * factor
+
+        @staticmethod
+        def backward(ctx, grad):
+            (factor,) = ctx.saved_tensors
+            return grad * factor, None
+
+    with torch.inference_mode():
+        factor = torch.full((2,), 3.0)
+    x = torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+        Scale.apply(x, factor)
+    # Nothing is recorded without a gradient to compute, so nothing is saved.
+    assert Scale.apply(torch.ones(2), factor).tolist() == [3.0, 3.0]
+
+
 def test_grad_mode_is_per_thread():
     seen = {}
 

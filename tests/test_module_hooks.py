@@ -180,3 +180,49 @@ def test_backward_hooks_match_torch():
         assert g[0] == w[0]
         for gv, wv in zip(g[1:], w[1:]):
             np.testing.assert_allclose(np.array(gv, dtype=float), np.array(wv, dtype=float), rtol=1e-5)
+
+
+def _deprecated_hook_program(T):
+    log = []
+    lin = _linear(T)
+    lin.register_backward_hook(
+        lambda m, gi, go: log.append(([None if g is None else g.tolist() for g in gi], _values(go)))
+    )
+    x = T.tensor([[1.0, 2.0, 3.0], [0.0, 1.0, -1.0]], requires_grad=True)
+    (lin(x) * T.tensor([2.0, 3.0])).sum().backward()
+    seq = T.nn.Sequential(T.nn.Linear(2, 2), T.nn.ReLU())
+    seq.register_backward_hook(lambda m, gi, go: log.append(("seq", len(gi), len(go))))
+    seq(T.ones(1, 2)).sum().backward()
+    return log
+
+
+def test_deprecated_backward_hook_runs_on_the_output_node():
+    log = _deprecated_hook_program(fg)
+    # The hook sees the gradients of the inputs of the last op (the product
+    # with bias): the bias, the input and the transposed weight.
+    grad_inputs, grad_outputs = log[0]
+    assert grad_outputs == [[[2.0, 3.0], [2.0, 3.0]]]
+    assert grad_inputs[0] == [4.0, 6.0]
+    assert grad_inputs[1] == [[-1.0, 5.5, 12.0]] * 2
+    assert log[1] == ("seq", 1, 1)  # ReLU's node: one input
+
+
+def test_regular_and_full_backward_hooks_do_not_mix():
+    for first, second in [
+        ("register_backward_hook", "register_full_backward_hook"),
+        ("register_full_backward_hook", "register_backward_hook"),
+    ]:
+        lin = fg.nn.Linear(2, 2)
+        getattr(lin, first)(lambda *args: None)
+        with pytest.raises(
+            RuntimeError, match="Cannot use both regular backward hooks and full backward hooks"
+        ):
+            getattr(lin, second)(lambda *args: None)
+
+
+@needs_torch
+def test_deprecated_backward_hook_matches_torch():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = _deprecated_hook_program(torch)
+    assert _deprecated_hook_program(fg) == want

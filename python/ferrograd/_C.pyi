@@ -37,6 +37,7 @@ __all__: list[str] = [
     "_set_inference_mode",
     "_sgd_momentum_",
     "_unfold",
+    "_version_at_saving",
     "addmm",
     "arange",
     "are_deterministic_algorithms_enabled",
@@ -497,7 +498,7 @@ class Tensor:
     is_cpu: Any
     is_cuda: Any
     def is_floating_point(self, /) -> Any: ...
-    def is_inference(self, *args: Any, **kwargs: Any) -> Any: ...
+    def is_inference(self, /) -> Any: ...
     is_ipu: Any
     is_leaf: Any
     is_maia: Any
@@ -861,6 +862,7 @@ def _sgd_momentum_(
     maximize: Any,
 ) -> Any: ...
 def _unfold(input: Any, kernel: Any, dilation: Any, padding: Any, stride: Any) -> Any: ...
+def _version_at_saving(t: Any, recording: Any) -> Any: ...
 def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any: ...
 def arange(
     start: Any,

@@ -1217,8 +1217,6 @@ METHODS = {
     "H": property(_H, doc="The conjugate transpose of a matrix."),
     "is_cpu": property(lambda self: True, doc="Always True: ferrograd tensors live in CPU memory."),
     "layout": property(lambda self: strided, doc="Always ``ferrograd.strided``."),
-    # Tensors do not record the mode they were made in, so none counts as an inference tensor.
-    "is_inference": lambda self: False,
     "put_": _put_,
     "sum_to_size": sum_to_size,
     "multinomial": lambda self, num_samples, replacement=False, *, generator=None: _C.multinomial(

@@ -67,7 +67,7 @@ class FunctionCtx:
             tensors.append(t)
         return tuple(tensors)
 
-    def _save_variables(self, outputs: tuple) -> None:
+    def _save_variables(self, outputs: tuple, recording: bool) -> None:
         """Once forward returned (and dirty outputs were marked): the version
         of each saved tensor is recorded, saved outputs are kept detached
         (the output's node holds this ctx, and a reference back would make
@@ -76,7 +76,7 @@ class FunctionCtx:
             return
         hooks = _C._current_saved_tensors_hooks()
         for k, (t, _, _, _) in enumerate(self._saved):
-            version = t._version if t is not None else 0
+            version = _C._version_at_saving(t, recording) if t is not None else 0
             nr = next((i for i, o in enumerate(outputs) if o is t), None)
             if nr is not None:
                 t = t.detach()
@@ -130,7 +130,7 @@ class Function:
         if _C.is_grad_enabled() and any(t.is_leaf and t.requires_grad for t in ctx._dirty):
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         wired = _C._function_record(cls, ctx, args, outputs, list(ctx._dirty), list(ctx._non_differentiable))
-        ctx._save_variables(outputs)
+        ctx._save_variables(outputs, _C.is_grad_enabled() and any(ctx.needs_input_grad))
         return wired if is_tuple else wired[0]
 
 

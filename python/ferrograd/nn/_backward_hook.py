@@ -157,3 +157,21 @@ class BackwardHook:
         )
         self.grad_outputs = None
         return tuple(grad_inputs[i] for i in self.input_indices)
+
+
+def register_on_output_node(module: Any, hooks: Sequence[Callable[..., Any]], result: Any) -> None:
+    """The deprecated `register_backward_hook`: each hook runs as
+    `hook(module, grad_input, grad_output)` on the node that produced the
+    module's first output tensor."""
+    output = result
+    while not isinstance(output, ferrograd.Tensor):
+        if isinstance(output, dict):
+            output = next(v for v in output.values() if isinstance(v, ferrograd.Tensor))
+        else:
+            output = output[0]
+    if output.grad_fn is None:
+        return
+    for hook in hooks:
+        output.grad_fn.register_hook(
+            lambda grad_inputs, grad_outputs, hook=hook: hook(module, grad_inputs, grad_outputs)
+        )

@@ -24,7 +24,7 @@ import ferrograd
 
 from . import functional as F
 from . import init
-from ._backward_hook import BackwardHook
+from ._backward_hook import BackwardHook, register_on_output_node
 from .parameter import Parameter, UninitializedBuffer, UninitializedParameter, is_lazy
 
 __all__ = [
@@ -270,6 +270,9 @@ class Module:
             "_backward_pre_hooks",
         ):
             setattr_(name, OrderedDict())
+        # Whether `_backward_hooks` holds full hooks (True) or the deprecated
+        # ones of `register_backward_hook` (False); None while it is empty.
+        setattr_("_is_full_backward_hook", None)
 
     def forward(self, *input: Any) -> Any:
         raise NotImplementedError(
@@ -297,10 +300,9 @@ class Module:
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
         backward_hook = None
-        if self._backward_hooks or self._backward_pre_hooks:
-            backward_hook = BackwardHook(
-                self, list(self._backward_hooks.values()), list(self._backward_pre_hooks.values())
-            )
+        full_hooks = list(self._backward_hooks.values()) if self._is_full_backward_hook else []
+        if full_hooks or self._backward_pre_hooks:
+            backward_hook = BackwardHook(self, full_hooks, list(self._backward_pre_hooks.values()))
             args = backward_hook.setup_input_hook(args)
         result, called = None, set()
 
@@ -325,6 +327,8 @@ class Module:
             raise
         if backward_hook is not None:
             result = backward_hook.setup_output_hook(result)
+        if self._backward_hooks and self._is_full_backward_hook is False:
+            register_on_output_node(self, list(self._backward_hooks.values()), result)
         return result
 
     def register_full_backward_pre_hook(
@@ -341,11 +345,29 @@ class Module:
     def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """`hook(module, grad_input, grad_output)` runs when the gradients of
         the module's inputs are known; it may return replacements for them."""
+        self._set_backward_hook_kind(full=True)
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         if prepend:
             self._backward_hooks.move_to_end(handle.id, last=False)
         return handle
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Deprecated in favour of `register_full_backward_hook`: `hook(module,
+        grad_input, grad_output)` runs on the node that produced the module's
+        output, so `grad_input` are the gradients of that last op's inputs."""
+        self._set_backward_hook_kind(full=False)
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
+    def _set_backward_hook_kind(self, full: bool) -> None:
+        if self._is_full_backward_hook is (not full):
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                "Please use only one of them."
+            )
+        super().__setattr__("_is_full_backward_hook", full)
 
     def register_forward_pre_hook(
         self,

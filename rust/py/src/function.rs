@@ -4,8 +4,11 @@
 use crate::errors::{external, IntoPyResult};
 use crate::tensor::PyTensor;
 use ferrograd_core::autograd::node::OutputMeta;
-use ferrograd_core::autograd::{any_requires_grad, BackwardCtx, BackwardFn, Grads, Node};
+use ferrograd_core::autograd::{
+    any_requires_grad, grad_mode, saved, BackwardCtx, BackwardFn, Grads, Node,
+};
 use ferrograd_core::{bail, Result, Scalar, Tensor};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
@@ -240,6 +243,16 @@ fn _function_record<'py>(
     PyTuple::new(py, result)
 }
 
+/// The version at which a custom Function saves `t` for its backward;
+/// saving an inference tensor for a recorded node fails as in the core.
+#[pyfunction]
+fn _version_at_saving(t: PyRef<'_, PyTensor>, recording: bool) -> PyResult<u64> {
+    if recording && t.t.is_inference() && !grad_mode::is_inference_mode_enabled() {
+        return Err(PyRuntimeError::new_err(saved::INFERENCE_SAVED));
+    }
+    Ok(t.t.version())
+}
+
 /// The version a tensor's storage is at, for saved-tensor checks in Python.
 #[pyfunction]
 fn _check_saved_version(
@@ -276,6 +289,7 @@ fn _check_saved_version(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_function_record, m)?)?;
     m.add_function(wrap_pyfunction!(_check_saved_version, m)?)?;
+    m.add_function(wrap_pyfunction!(_version_at_saving, m)?)?;
     m.add_function(wrap_pyfunction!(_saved_output, m)?)?;
     Ok(())
 }

@@ -243,8 +243,18 @@ impl PyTensor {
     }
 
     #[getter]
-    fn _version(&self) -> u64 {
-        self.t.version()
+    fn _version(&self) -> PyResult<u64> {
+        if self.t.is_inference() {
+            return Err(PyRuntimeError::new_err(
+                "Inference tensors do not track version counter.",
+            ));
+        }
+        Ok(self.t.version())
+    }
+
+    /// Whether the tensor was created in inference mode (or views one).
+    fn is_inference(&self) -> bool {
+        self.t.is_inference()
     }
 
     #[getter]

@@ -564,12 +564,6 @@ impl GraphTask {
             true => super::anomaly::check(node, node.apply(grads, self.create_graph))?,
             false => node.apply(grads, self.create_graph)?,
         };
-        if let Some(received) = received {
-            node.run_post_hooks(&received, &mut outputs)?;
-        }
-        if !self.retain_graph {
-            node.release_saved();
-        }
         let edges = node.next_edges();
         if outputs.len() != edges.len() {
             bail!(
@@ -579,6 +573,19 @@ impl GraphTask {
                 edges.len(),
                 outputs.len()
             );
+        }
+        if let Some(received) = received {
+            // As in PyTorch, post hooks see the gradients already summed
+            // down to (and cast to) the tensors they are for.
+            for (k, (g, edge)) in outputs.iter_mut().zip(edges).enumerate() {
+                if let (Some(grad), Some(edge)) = (g.as_ref(), edge) {
+                    *g = Some(validate(node, k, grad.clone(), edge)?);
+                }
+            }
+            node.run_post_hooks(&received, &mut outputs)?;
+        }
+        if !self.retain_graph {
+            node.release_saved();
         }
         for (k, (g, edge)) in outputs.into_iter().zip(edges).enumerate() {
             let (Some(j), Some(edge)) = (self.children[i][k], edge) else {

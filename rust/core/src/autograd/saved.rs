@@ -5,6 +5,7 @@
 //! tensor by whatever `pack` returns; the core holds that packed form as a
 //! [`PackedSaved`] without knowing what it is, and unpacks it on use.
 
+use super::grad_mode::is_inference_mode_enabled;
 use super::node::{BackwardCtx, Edge};
 use crate::tensor::{Tensor, TensorImpl};
 use crate::{bail, Result};
@@ -52,6 +53,16 @@ pub fn pop_saved_tensors_hooks() -> bool {
 /// The innermost hooks in force, if any.
 pub fn current_saved_tensors_hooks() -> Option<Arc<dyn SavedTensorsHooks>> {
     HOOKS.with_borrow(|h| h.last().cloned())
+}
+
+pub const INFERENCE_SAVED: &str = "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use it in autograd, or use `ferrograd.no_grad()` instead of `ferrograd.inference_mode()`.";
+
+/// A tensor that could not be saved: the op that saved it reports `e`.
+fn failed(e: crate::Error) -> Data {
+    PACK_ERROR.with_borrow_mut(|p| {
+        p.get_or_insert(e.clone());
+    });
+    Data::Failed(e)
 }
 
 /// The error of a pack hook that failed while an op saved its tensors on
@@ -127,30 +138,29 @@ impl SavedTensor {
 
     fn new(original: &Tensor, kept: Tensor, output_nr: Option<u32>) -> SavedTensor {
         let saved_version = original.version();
-        let data = match current_saved_tensors_hooks() {
-            None => {
-                COLLECTING.with_borrow_mut(|c| {
-                    if let Some(c) = c {
-                        c.push(Arc::downgrade(&kept.0));
-                    }
-                });
-                Data::Plain(kept)
-            }
-            Some(hooks) => match pack(&*hooks, &kept) {
-                Ok(packed) => Data::Packed {
-                    packed,
-                    edge: match output_nr {
-                        None => original.gradient_edge(),
-                        Some(_) => None,
-                    },
-                },
-                Err(e) => {
-                    PACK_ERROR.with_borrow_mut(|p| {
-                        p.get_or_insert(e.clone());
+        let data = if original.is_inference() && !is_inference_mode_enabled() {
+            failed(crate::Error::Runtime(INFERENCE_SAVED.into()))
+        } else {
+            match current_saved_tensors_hooks() {
+                None => {
+                    COLLECTING.with_borrow_mut(|c| {
+                        if let Some(c) = c {
+                            c.push(Arc::downgrade(&kept.0));
+                        }
                     });
-                    Data::Failed(e)
+                    Data::Plain(kept)
                 }
-            },
+                Some(hooks) => match pack(&*hooks, &kept) {
+                    Ok(packed) => Data::Packed {
+                        packed,
+                        edge: match output_nr {
+                            None => original.gradient_edge(),
+                            Some(_) => None,
+                        },
+                    },
+                    Err(e) => failed(e),
+                },
+            }
         };
         SavedTensor {
             data,

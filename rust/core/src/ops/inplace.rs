@@ -24,6 +24,7 @@ const CHUNK: usize = 1 << 14;
 /// Whether an in-place write to `t` must be recorded for autograd; errors
 /// where PyTorch refuses the write.
 fn must_record(t: &Tensor, others: &[&Tensor]) -> Result<bool> {
+    t.check_inference_write()?;
     check_no_overlap(t)?;
     for o in others {
         check_no_partial_overlap(t, o)?;

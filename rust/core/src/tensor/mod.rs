@@ -21,9 +21,12 @@ use std::sync::{Arc, Weak};
 pub type VersionCounter = Arc<Version>;
 
 /// A storage's version.
-#[derive(Default)]
 pub struct Version {
     count: AtomicU64,
+    /// Created in inference mode: such tensors (and their views) cannot be
+    /// saved for backward or written in place outside inference mode, as in
+    /// PyTorch, where they carry no version counter at all.
+    inference: bool,
     /// Set on the result of the out-of-place form of an in-place op once it
     /// was written into the target: the result then stands for the target,
     /// so later writes to the target count as writes to it (PyTorch's
@@ -32,7 +35,22 @@ pub struct Version {
     follows: std::sync::OnceLock<(VersionCounter, u64)>,
 }
 
+impl Default for Version {
+    /// The counter of a new storage, an inference one in inference mode.
+    fn default() -> Self {
+        Version::new(crate::autograd::is_inference_mode_enabled())
+    }
+}
+
 impl Version {
+    fn new(inference: bool) -> Self {
+        Version {
+            count: AtomicU64::new(0),
+            inference,
+            follows: std::sync::OnceLock::new(),
+        }
+    }
+
     fn get(&self) -> u64 {
         let own = self.count.load(Ordering::Acquire);
         match self.follows.get() {
@@ -212,6 +230,23 @@ impl Tensor {
         self.0.version.get()
     }
 
+    /// Whether this tensor was created in inference mode (or views one).
+    pub fn is_inference(&self) -> bool {
+        self.0.version.inference
+    }
+
+    /// PyTorch's refusal to write in place into an inference tensor from
+    /// outside inference mode.
+    pub fn check_inference_write(&self) -> Result<()> {
+        if self.is_inference() && !crate::autograd::is_inference_mode_enabled() {
+            bail!(
+                Runtime,
+                "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal tensor before doing inplace update."
+            );
+        }
+        Ok(())
+    }
+
     /// Marks the storage as modified in place.
     pub fn bump_version(&self) {
         self.0.version.count.fetch_add(1, Ordering::AcqRel);
@@ -272,6 +307,12 @@ impl Tensor {
             bail!(
                 Runtime,
                 "only Tensors of floating point and complex dtype can require gradients"
+            );
+        }
+        if flag && self.is_inference() && !crate::autograd::is_inference_mode_enabled() {
+            bail!(
+                Runtime,
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
             );
         }
         m.requires_grad = flag;
@@ -336,9 +377,16 @@ impl Tensor {
         self.alias(self.0.layout.clone())
     }
 
-    /// Same storage, a fresh version counter and no history: `.data`.
+    /// Same storage, a fresh version counter and no history: `.data`. The
+    /// data of an inference tensor is one too.
     pub fn data(&self) -> Tensor {
-        Tensor::from_parts(self.0.storage.clone(), self.0.layout.clone())
+        Tensor(Arc::new(TensorImpl {
+            storage: self.0.storage.clone(),
+            layout: self.0.layout.clone(),
+            version: Arc::new(Version::new(self.is_inference())),
+            autograd: Mutex::new(AutogradMeta::default()),
+            wrapped_number: false,
+        }))
     }
 
     /// `x.data = new`. A tensor cannot swap its storage or layout, so this
