@@ -3,6 +3,7 @@ accumulation, graph freeing, grad(), grad modes and their errors."""
 
 import gc
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -88,7 +89,8 @@ def test_grad_is_none_until_first_backward_and_leaves_only():
     assert x.grad is None
     y.sum().backward()
     assert x.grad.tolist() == [2.0]
-    assert y.grad is None  # non-leaf without retain_grad
+    with pytest.warns(UserWarning, match="not a leaf Tensor"):
+        assert y.grad is None  # non-leaf without retain_grad
 
 
 def test_retain_grad_keeps_non_leaf_gradients():
@@ -281,6 +283,21 @@ def test_custom_function_cannot_save_an_inference_tensor():
         Scale.apply(x, factor)
     # Nothing is recorded without a gradient to compute, so nothing is saved.
     assert Scale.apply(torch.ones(2), factor).tolist() == [3.0, 3.0]
+
+
+def test_reading_the_unfilled_grad_of_a_non_leaf_warns():
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    y.sum().backward()
+    with pytest.warns(UserWarning, match="not a leaf Tensor is being accessed"):
+        assert y.grad is None
+    kept = x * 3
+    kept.retain_grad()
+    kept.sum().backward()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert kept.grad.tolist() == [1.0, 1.0] and x.grad.tolist() == [5.0, 5.0]
+        assert torch.ones(1).grad is None  # a leaf that does not require grad
 
 
 def test_grad_mode_is_per_thread():

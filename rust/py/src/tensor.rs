@@ -9,7 +9,7 @@ use ferrograd_core::autograd::engine;
 use ferrograd_core::ops::{copy, shape as shape_ops};
 use ferrograd_core::tensor::Storage;
 use ferrograd_core::{DType, Scalar, Tensor};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyUserWarning};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyTuple, PyType};
@@ -25,6 +25,8 @@ impl From<Tensor> for PyTensor {
         PyTensor { t }
     }
 }
+
+const NON_LEAF_GRAD: &std::ffi::CStr = c"The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead.";
 
 /// Work on tensors at least this large runs with the GIL released: about
 /// 5 µs of a simple elementwise op, where releasing costs well under 1 µs.
@@ -288,9 +290,15 @@ impl PyTensor {
         self.t.output_nr()
     }
 
+    /// Warns, as PyTorch does, when the `.grad` of a non-leaf is read that
+    /// backward never fills.
     #[getter]
-    fn get_grad(&self) -> Option<PyTensor> {
-        self.t.grad().map(PyTensor::from)
+    fn get_grad(&self, py: Python<'_>) -> PyResult<Option<PyTensor>> {
+        let grad = self.t.grad();
+        if grad.is_none() && !self.t.is_leaf() && !self.t.retains_grad() {
+            PyErr::warn(py, &py.get_type::<PyUserWarning>(), NON_LEAF_GRAD, 1)?;
+        }
+        Ok(grad.map(PyTensor::from))
     }
 
     #[setter]
