@@ -15,6 +15,7 @@ pub mod copy;
 pub mod creation;
 mod double_double;
 pub mod elementwise;
+pub mod fft;
 pub mod fastmath;
 pub mod index;
 pub mod index_put;
