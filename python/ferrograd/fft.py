@@ -159,10 +159,10 @@ def _shifts(input: Tensor, dim: _Dims, inverse: bool) -> tuple[list[int], list[i
 def fftshift(input: Tensor, dim: _Dims = None) -> Tensor:
     """Moves the zero frequency to the centre of ``dim`` (all dims by default): a roll by half."""
     shifts, dims = _shifts(input, dim, inverse=False)
-    return _C.roll(input, shifts, dims)
+    return input.roll(shifts, dims)
 
 
 def ifftshift(input: Tensor, dim: _Dims = None) -> Tensor:
     """The inverse of :func:`fftshift`."""
     shifts, dims = _shifts(input, dim, inverse=True)
-    return _C.roll(input, shifts, dims)
+    return input.roll(shifts, dims)
