@@ -26,7 +26,12 @@ DTYPES = ["float32", "float64", "complex64", "complex128"]
 ONE_DIM = ["fft", "ifft", "rfft", "irfft"]
 MANY_DIMS = ["fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn", "irfftn"]
 REAL_IN = {"rfft", "rfft2", "rfftn"}
-COMPLEX_OUT = {"float32": np.complex64, "float64": np.complex128, "complex64": np.complex64, "complex128": np.complex128}
+COMPLEX_OUT = {
+    "float32": np.complex64,
+    "float64": np.complex128,
+    "complex64": np.complex64,
+    "complex128": np.complex128,
+}
 REAL_OUT = {"float32": np.float32, "float64": np.float64, "complex64": np.float32, "complex128": np.float64}
 
 
@@ -49,7 +54,9 @@ def _expected_dtype(name, dtype):
 def test_importable_as_module_and_attribute():
     assert fg.fft is ferrograd.fft
     assert callable(fg.fft.fft) and callable(ferrograd.fft.irfftn)
-    assert set(ferrograd.fft.__all__) >= set(ONE_DIM + MANY_DIMS + ["fftfreq", "rfftfreq", "fftshift", "ifftshift"])
+    assert set(ferrograd.fft.__all__) >= set(
+        ONE_DIM + MANY_DIMS + ["fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -95,7 +102,9 @@ def test_many_dims_values_match_numpy(shape, name, dtype, norm, data):
     ndim = len(shape)
     if name.endswith("2"):
         k = 2
-        dims = data.draw(st.one_of(st.just((-2, -1)), st.permutations(range(ndim)).map(lambda p: tuple(p[:2]))))
+        dims = data.draw(
+            st.one_of(st.just((-2, -1)), st.permutations(range(ndim)).map(lambda p: tuple(p[:2])))
+        )
     else:
         k = data.draw(st.integers(1, ndim))
         dims = data.draw(st.one_of(st.none(), st.permutations(range(ndim)).map(lambda p: tuple(p[:k]))))
@@ -116,10 +125,18 @@ def test_many_dims_values_match_numpy(shape, name, dtype, norm, data):
     np_kwargs = {"norm": norm}
     if s is not None:
         np_s = list(s)
-        np_axes = list(dims) if dims is not None else (list(range(ndim - len(s), ndim)) if name.endswith("n") else [-2, -1])
+        np_axes = (
+            list(dims)
+            if dims is not None
+            else (list(range(ndim - len(s), ndim)) if name.endswith("n") else [-2, -1])
+        )
         for i, v in enumerate(np_s):
             if v == -1:
-                np_s[i] = shape[np_axes[i]] if not (name.startswith("irfft") and i == len(np_s) - 1) else 2 * (shape[np_axes[i]] - 1)
+                np_s[i] = (
+                    shape[np_axes[i]]
+                    if not (name.startswith("irfft") and i == len(np_s) - 1)
+                    else 2 * (shape[np_axes[i]] - 1)
+                )
         np_kwargs["s"] = np_s
         np_kwargs["axes"] = np_axes
     elif dims is not None:
@@ -254,22 +271,74 @@ def test_grad_fn_names():
         (lambda T, x, z: T.fft.fft(z, n=0), RuntimeError, r"Invalid number of data points \(0\) specified"),
         (lambda T, x, z: T.fft.fft(x, n=-1), RuntimeError, r"Invalid number of data points \(-1\) specified"),
         (lambda T, x, z: T.fft.fft(z, norm="bad"), RuntimeError, 'Invalid normalization mode: "bad"'),
-        (lambda T, x, z: T.fft.rfft(z), RuntimeError, "rfft expects a real input tensor, but got ComplexFloat"),
-        (lambda T, x, z: T.fft.fft(z, dim=2), IndexError, r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"),
-        (lambda T, x, z: T.fft.fft(T.tensor(1.0)), IndexError, "Dimension specified as -1 but tensor has no dimensions"),
-        (lambda T, x, z: T.fft.irfft(z[:, :1]), RuntimeError, r"Invalid number of data points \(0\) specified"),
-        (lambda T, x, z: T.fft.fft(T.zeros(3, 0)), RuntimeError, r"Invalid number of data points \(0\) specified"),
-        (lambda T, x, z: T.fft.fftn(x, s=(3,), dim=(0, 1)), RuntimeError, "When given, dim and shape arguments must have the same length"),
-        (lambda T, x, z: T.fft.fftn(x, s=(3, 4, 5)), RuntimeError, "Got shape with 3 values but input tensor only has 2 dimensions."),
+        (
+            lambda T, x, z: T.fft.rfft(z),
+            RuntimeError,
+            "rfft expects a real input tensor, but got ComplexFloat",
+        ),
+        (
+            lambda T, x, z: T.fft.fft(z, dim=2),
+            IndexError,
+            r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)",
+        ),
+        (
+            lambda T, x, z: T.fft.fft(T.tensor(1.0)),
+            IndexError,
+            "Dimension specified as -1 but tensor has no dimensions",
+        ),
+        (
+            lambda T, x, z: T.fft.irfft(z[:, :1]),
+            RuntimeError,
+            r"Invalid number of data points \(0\) specified",
+        ),
+        (
+            lambda T, x, z: T.fft.fft(T.zeros(3, 0)),
+            RuntimeError,
+            r"Invalid number of data points \(0\) specified",
+        ),
+        (
+            lambda T, x, z: T.fft.fftn(x, s=(3,), dim=(0, 1)),
+            RuntimeError,
+            "When given, dim and shape arguments must have the same length",
+        ),
+        (
+            lambda T, x, z: T.fft.fftn(x, s=(3, 4, 5)),
+            RuntimeError,
+            "Got shape with 3 values but input tensor only has 2 dimensions.",
+        ),
         (lambda T, x, z: T.fft.fftn(x, dim=(0, 0)), RuntimeError, "FFT dims must be unique"),
-        (lambda T, x, z: T.fft.fft2(T.zeros(3)), IndexError, r"Dimension out of range \(expected to be in range of \[-1, 0\], but got -2\)"),
-        (lambda T, x, z: T.fft.rfftn(z), RuntimeError, "rfftn expects a real-valued input tensor, but got ComplexFloat"),
+        (
+            lambda T, x, z: T.fft.fft2(T.zeros(3)),
+            IndexError,
+            r"Dimension out of range \(expected to be in range of \[-1, 0\], but got -2\)",
+        ),
+        (
+            lambda T, x, z: T.fft.rfftn(z),
+            RuntimeError,
+            "rfftn expects a real-valued input tensor, but got ComplexFloat",
+        ),
         (lambda T, x, z: T.fft.rfftn(x, dim=()), RuntimeError, "rfftn must transform at least one axis"),
         (lambda T, x, z: T.fft.irfftn(z, dim=()), RuntimeError, "irfftn must transform at least one axis"),
-        (lambda T, x, z: T.fft.fftn(x, s=(0, 3)), RuntimeError, r"Invalid number of data points \(0\) specified"),
-        (lambda T, x, z: T.fft.irfftn(z[:, :1]), RuntimeError, r"Invalid number of data points \(0\) specified"),
-        (lambda T, x, z: T.fft.fftfreq(5, dtype=T.int64), RuntimeError, "fftfreq requires a floating point or complex dtype"),
-        (lambda T, x, z: T.fft.fftshift(x, dim=5), IndexError, r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 5\)"),
+        (
+            lambda T, x, z: T.fft.fftn(x, s=(0, 3)),
+            RuntimeError,
+            r"Invalid number of data points \(0\) specified",
+        ),
+        (
+            lambda T, x, z: T.fft.irfftn(z[:, :1]),
+            RuntimeError,
+            r"Invalid number of data points \(0\) specified",
+        ),
+        (
+            lambda T, x, z: T.fft.fftfreq(5, dtype=T.int64),
+            RuntimeError,
+            "fftfreq requires a floating point or complex dtype",
+        ),
+        (
+            lambda T, x, z: T.fft.fftshift(x, dim=5),
+            IndexError,
+            r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 5\)",
+        ),
     ],
 )
 def test_errors_match_pytorch(call, kind, message):
@@ -340,8 +409,12 @@ def test_values_gradients_and_names_match_torch(name, dtype, kwargs):
     assert out.shape == tuple(tout.shape)
     assert out.grad_fn.name() == tout.grad_fn.name()
     atol = 1e-4 if dtype in ("float32", "complex64") else 1e-10
-    np.testing.assert_allclose(out.detach().numpy(), tout.detach().resolve_conj().numpy(), atol=atol, rtol=1e-4)
-    v = _data(np.random.default_rng(6), tuple(tout.shape), "complex128" if tout.dtype.is_complex else "float64")
+    np.testing.assert_allclose(
+        out.detach().numpy(), tout.detach().resolve_conj().numpy(), atol=atol, rtol=1e-4
+    )
+    v = _data(
+        np.random.default_rng(6), tuple(tout.shape), "complex128" if tout.dtype.is_complex else "float64"
+    )
     v = v.astype(tout.detach().resolve_conj().numpy().dtype)
     out.backward(fg.tensor(v))
     tout.backward(torch.tensor(v))

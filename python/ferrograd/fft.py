@@ -10,6 +10,7 @@ transforms so that they differentiate again. ``fftfreq``, ``rfftfreq``, ``fftshi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Union
 
 from . import _C
 from ._C import Tensor
@@ -33,7 +34,8 @@ __all__ = [
     "rfftn",
 ]
 
-_Dims = int | Sequence[int] | None
+# A runtime alias: ``X | Y`` between types needs Python 3.10.
+_Dims = Union[int, Sequence[int], None]
 
 
 def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
@@ -84,7 +86,9 @@ def fftn(input: Tensor, s: Sequence[int] | None = None, dim: _Dims = None, norm:
     return _C.fft_fftn(input, s, dim, norm)
 
 
-def ifftn(input: Tensor, s: Sequence[int] | None = None, dim: _Dims = None, norm: str | None = None) -> Tensor:
+def ifftn(
+    input: Tensor, s: Sequence[int] | None = None, dim: _Dims = None, norm: str | None = None
+) -> Tensor:
     """The n-dimensional inverse discrete Fourier transform."""
     return _C.fft_ifftn(input, s, dim, norm)
 
@@ -103,12 +107,16 @@ def irfft2(
     return _C.fft_irfftn(input, s, dim, norm)
 
 
-def rfftn(input: Tensor, s: Sequence[int] | None = None, dim: _Dims = None, norm: str | None = None) -> Tensor:
+def rfftn(
+    input: Tensor, s: Sequence[int] | None = None, dim: _Dims = None, norm: str | None = None
+) -> Tensor:
     """The n-dimensional transform of a real signal; the last dim keeps ``n // 2 + 1`` frequencies."""
     return _C.fft_rfftn(input, s, dim, norm)
 
 
-def irfftn(input: Tensor, s: Sequence[int] | None = None, dim: _Dims = None, norm: str | None = None) -> Tensor:
+def irfftn(
+    input: Tensor, s: Sequence[int] | None = None, dim: _Dims = None, norm: str | None = None
+) -> Tensor:
     """The inverse of :func:`rfftn`: the last dim gets ``s[-1]`` points (default ``2 * (size - 1)``)."""
     return _C.fft_irfftn(input, s, dim, norm)
 

@@ -23,7 +23,9 @@ fn run(
     x: &Tensor,
     op: impl FnOnce() -> Result<Tensor> + Send,
 ) -> PyResult<PyTensor> {
-    Ok(maybe_detach(py, x.numel().saturating_mul(4), op).py()?.into())
+    Ok(maybe_detach(py, x.numel().saturating_mul(4), op)
+        .py()?
+        .into())
 }
 
 fn one_dim(
@@ -41,12 +43,18 @@ fn many_dims(
     py: Python<'_>,
     name: &str,
     input: &Bound<'_, PyAny>,
-    (s, dim, norm): (Option<&Bound<'_, PyAny>>, Option<&Bound<'_, PyAny>>, Option<String>),
+    (s, dim, norm): (
+        Option<&Bound<'_, PyAny>>,
+        Option<&Bound<'_, PyAny>>,
+        Option<String>,
+    ),
     op: ManyDims,
 ) -> PyResult<PyTensor> {
     let x = input_arg(input, name)?;
     let (s, dim) = (dims(s)?, dims(dim)?);
-    run(py, &x, || op(&x, s.as_deref(), dim.as_deref(), norm.as_deref()))
+    run(py, &x, || {
+        op(&x, s.as_deref(), dim.as_deref(), norm.as_deref())
+    })
 }
 
 /// `ferrograd.fft.fft(input, n, dim, norm)`.

@@ -455,7 +455,13 @@ fn one_dim_input(x: &Tensor, n: Option<i64>, d: usize) -> Result<Tensor> {
 
 /// `torch.fft.fft` (`forward`) and `torch.fft.ifft`: a real input takes
 /// the two-sided real transform, as in PyTorch.
-fn c2c_1d(x: &Tensor, n: Option<i64>, dim: i64, norm: Option<&str>, forward: bool) -> Result<Tensor> {
+fn c2c_1d(
+    x: &Tensor,
+    n: Option<i64>,
+    dim: i64,
+    norm: Option<&str>,
+    forward: bool,
+) -> Result<Tensor> {
     if x.dtype().is_complex() {
         let d = fft_dim(dim, x.ndim())?;
         let x = one_dim_input(x, n, d)?;
@@ -519,7 +525,11 @@ pub fn irfft(x: &Tensor, n: Option<i64>, dim: i64, norm: Option<&str>) -> Result
 
 /// PyTorch's `canonicalize_fft_shape_and_dim_args`: the dims to transform
 /// and the signal size along each (`-1` in `s` meaning the input's).
-fn shape_and_dims(x: &Tensor, s: Option<&[i64]>, dim: Option<&[i64]>) -> Result<(Vec<i64>, Vec<usize>)> {
+fn shape_and_dims(
+    x: &Tensor,
+    s: Option<&[i64]>,
+    dim: Option<&[i64]>,
+) -> Result<(Vec<i64>, Vec<usize>)> {
     let ndim = x.ndim();
     let mut dims = Vec::new();
     if let Some(dim) = dim {
@@ -592,7 +602,12 @@ pub fn fftn(
 
 /// `torch.fft.rfftn` (and `rfft2`): the real transform over `dim`, the
 /// last of which keeps its non-negative frequencies.
-pub fn rfftn(x: &Tensor, s: Option<&[i64]>, dim: Option<&[i64]>, norm: Option<&str>) -> Result<Tensor> {
+pub fn rfftn(
+    x: &Tensor,
+    s: Option<&[i64]>,
+    dim: Option<&[i64]>,
+    norm: Option<&str>,
+) -> Result<Tensor> {
     if x.dtype().is_complex() {
         bail!(
             Runtime,
@@ -612,7 +627,12 @@ pub fn rfftn(x: &Tensor, s: Option<&[i64]>, dim: Option<&[i64]>, norm: Option<&s
 
 /// `torch.fft.irfftn` (and `irfft2`): the inverse of [`rfftn`]; the last
 /// transformed dim gets `s[-1]` points (default `2 * (size - 1)`).
-pub fn irfftn(x: &Tensor, s: Option<&[i64]>, dim: Option<&[i64]>, norm: Option<&str>) -> Result<Tensor> {
+pub fn irfftn(
+    x: &Tensor,
+    s: Option<&[i64]>,
+    dim: Option<&[i64]>,
+    norm: Option<&str>,
+) -> Result<Tensor> {
     let (mut shape, dims) = shape_and_dims(x, s, dim)?;
     let (Some(&last), Some(last_shape)) = (dims.last(), shape.last_mut()) else {
         bail!(Runtime, "irfftn must transform at least one axis");
