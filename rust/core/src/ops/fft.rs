@@ -176,9 +176,13 @@ fn c2c_kernel(x: &Tensor, dims: &[usize], norm: FftNorm, forward: bool) -> Resul
 
 /// The real-to-complex transforms of `x` (real of `T`) over `dims`; the
 /// last of `dims` keeps its first `n/2 + 1` frequencies when `onesided`.
-fn r2c_typed<T: FftNum>(x: &Tensor, dims: &[usize], factor: f64, onesided: bool) -> Result<Tensor>
+fn r2c_typed<T: FftNum + Element>(
+    x: &Tensor,
+    dims: &[usize],
+    factor: f64,
+    onesided: bool,
+) -> Result<Tensor>
 where
-    T: Element,
     Complex<T>: Element,
 {
     let full = map::<T, Complex<T>>(x, |v| Complex::new(v, T::zero()))?;
@@ -217,9 +221,13 @@ fn r2c_kernel(x: &Tensor, dims: &[usize], norm: FftNorm, onesided: bool) -> Resu
 /// transforms over all of `dims` but the last, then along the last one the
 /// inverse transform of the Hermitian signal of `n` points whose first
 /// half `x` holds (imaginary parts that symmetry makes zero are ignored).
-fn c2r_typed<T: FftNum>(x: &Tensor, dims: &[usize], factor: f64, n: usize) -> Result<Tensor>
+fn c2r_typed<T: FftNum + Element>(
+    x: &Tensor,
+    dims: &[usize],
+    factor: f64,
+    n: usize,
+) -> Result<Tensor>
 where
-    T: Element,
     Complex<T>: Element,
 {
     let (&last, rest) = dims.split_last().expect("c2r over at least one dim");
