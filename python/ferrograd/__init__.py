@@ -451,7 +451,7 @@ import builtins as _builtins  # noqa: E402
 
 builtins_bool = _builtins.bool
 
-from . import _dtype_info, autograd, cuda, distributions, func, linalg, nn, optim, special, utils  # noqa: E402,F401
+from . import _dtype_info, autograd, cuda, distributions, fft, func, linalg, nn, optim, special, utils  # noqa: E402,F401
 
 vmap = func.vmap
 from ._dtype_info import (  # noqa: E402,F401

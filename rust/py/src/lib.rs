@@ -15,6 +15,7 @@ mod ops;
 mod ops_complex;
 mod ops_conv;
 mod ops_decomp;
+mod ops_fft;
 mod ops_index;
 mod ops_inplace;
 mod ops_linalg;
@@ -41,6 +42,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops_complex::register(m)?;
     ops_conv::register(m)?;
     ops_decomp::register(m)?;
+    ops_fft::register(m)?;
     ops_linalg::register(m)?;
     ops_index::register(m)?;
     ops_math::register(m)?;

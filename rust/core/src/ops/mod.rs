@@ -16,6 +16,7 @@ pub mod creation;
 mod double_double;
 pub mod elementwise;
 pub mod fastmath;
+pub mod fft;
 pub mod index;
 pub mod index_put;
 pub mod inplace;
