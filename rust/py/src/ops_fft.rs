@@ -109,24 +109,6 @@ fn fft_irfft(
     one_dim(py, "fft_irfft", input, (n, dim, norm), fft::irfft)
 }
 
-fn forward_fftn(
-    x: &Tensor,
-    s: Option<&[i64]>,
-    dim: Option<&[i64]>,
-    norm: Option<&str>,
-) -> Result<Tensor> {
-    fft::fftn(x, s, dim, norm, true)
-}
-
-fn inverse_fftn(
-    x: &Tensor,
-    s: Option<&[i64]>,
-    dim: Option<&[i64]>,
-    norm: Option<&str>,
-) -> Result<Tensor> {
-    fft::fftn(x, s, dim, norm, false)
-}
-
 /// `ferrograd.fft.fftn(input, s, dim, norm)` (and `fft2`).
 #[pyfunction]
 #[pyo3(signature = (input, s=None, dim=None, norm=None))]
@@ -137,7 +119,7 @@ fn fft_fftn(
     dim: Option<&Bound<'_, PyAny>>,
     norm: Option<String>,
 ) -> PyResult<PyTensor> {
-    many_dims(py, "fft_fftn", input, (s, dim, norm), forward_fftn)
+    many_dims(py, "fft_fftn", input, (s, dim, norm), fft::fftn)
 }
 
 /// `ferrograd.fft.ifftn(input, s, dim, norm)` (and `ifft2`).
@@ -150,7 +132,7 @@ fn fft_ifftn(
     dim: Option<&Bound<'_, PyAny>>,
     norm: Option<String>,
 ) -> PyResult<PyTensor> {
-    many_dims(py, "fft_ifftn", input, (s, dim, norm), inverse_fftn)
+    many_dims(py, "fft_ifftn", input, (s, dim, norm), fft::ifftn)
 }
 
 /// `ferrograd.fft.rfftn(input, s, dim, norm)` (and `rfft2`).

@@ -591,10 +591,29 @@ fn as_sizes(shape: &[i64]) -> Vec<usize> {
     shape.iter().map(|&n| n as usize).collect()
 }
 
-/// `torch.fft.fftn` (`forward`) and `torch.fft.ifftn` (and so `fft2`,
-/// `ifft2`): complex transforms over `dim` (default: all, or the last
-/// `len(s)`), each resized to its entry of `s`.
+/// `torch.fft.fftn` (and `fft2`).
 pub fn fftn(
+    x: &Tensor,
+    s: Option<&[i64]>,
+    dim: Option<&[i64]>,
+    norm: Option<&str>,
+) -> Result<Tensor> {
+    c2c_n(x, s, dim, norm, true)
+}
+
+/// `torch.fft.ifftn` (and `ifft2`).
+pub fn ifftn(
+    x: &Tensor,
+    s: Option<&[i64]>,
+    dim: Option<&[i64]>,
+    norm: Option<&str>,
+) -> Result<Tensor> {
+    c2c_n(x, s, dim, norm, false)
+}
+
+/// Complex transforms over `dim` (default: all, or the last `len(s)`),
+/// each resized to its entry of `s`; inverse ones unless `forward`.
+fn c2c_n(
     x: &Tensor,
     s: Option<&[i64]>,
     dim: Option<&[i64]>,
