@@ -109,14 +109,15 @@ impl PyTensor {
 
 #[pymethods]
 impl PyTensor {
-    /// `Tensor(data)`: lets subclasses such as `nn.Parameter` wrap a tensor.
+    /// `Tensor(data)`: an alias of `data` that keeps its history
+    /// (`AliasBackward0`); also how subclass instances are made.
     #[new]
     #[pyo3(signature = (data=None))]
     fn new(data: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         match data {
             None => Ok(Tensor::zeros(&[0], DType::default_float()).into()),
             Some(d) => match d.downcast::<PyTensor>() {
-                Ok(t) => Ok(t.get().t.detach().into()),
+                Ok(t) => Ok(shape_ops::alias(&t.get().t).into()),
                 Err(_) => Err(PyTypeError::new_err(
                     "Tensor(data) expects a Tensor; use ferrograd.tensor(data) to convert data",
                 )),
@@ -133,15 +134,38 @@ impl PyTensor {
         require_grad: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = cls.py();
+        let detached = PyTensor::from(data.get().t.detach());
         let obj = py
             .get_type::<PyTensor>()
-            .call_method1("__new__", (cls, data))?;
+            .call_method1("__new__", (cls, detached))?;
         obj.downcast::<PyTensor>()?
             .get()
             .t
             .set_requires_grad(require_grad)
             .py()?;
         Ok(obj)
+    }
+
+    /// An instance of `cls` over this tensor's elements that stays attached
+    /// to its history; neither `cls.__new__` nor `cls.__init__` runs.
+    fn as_subclass<'py>(
+        slf: &Bound<'py, Self>,
+        cls: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let Ok(cls) = cls.downcast::<PyType>() else {
+            return Err(PyTypeError::new_err(format!(
+                "cls must be a type (got {})",
+                cls.get_type().name()?
+            )));
+        };
+        if !cls.is_subclass_of::<PyTensor>()? {
+            return Err(PyTypeError::new_err(
+                "Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. Make sure your class inherits from Tensor.",
+            ));
+        }
+        slf.py()
+            .get_type::<PyTensor>()
+            .call_method1("__new__", (cls, slf))
     }
 
     #[getter]

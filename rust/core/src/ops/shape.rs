@@ -175,6 +175,12 @@ fn make_view_recorded(t: &Tensor, layout: Layout, name: &'static str) -> Tensor 
     out
 }
 
+/// A new tensor object over the same elements, attached to `t`'s history
+/// through a pass-through node, as `Tensor(t)` and `as_subclass` give.
+pub fn alias(t: &Tensor) -> Tensor {
+    make_view_recorded(t, t.layout().clone(), "AliasBackward0")
+}
+
 pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
     let n = t.ndim();
     if dims.len() != n {
