@@ -3,8 +3,9 @@
 The transforms (``fft``, ``ifft``, ``rfft``, ``irfft`` and their ``2``/``n`` forms) run in the Rust
 core on ``rustfft`` plans of any length, batched over the other dimensions, with PyTorch's backward
 rules (``FftC2CBackward0``, ``FftR2CBackward0``, ``FftC2RBackward0``), themselves written with
-transforms so that they differentiate again. ``fftfreq``, ``rfftfreq``, ``fftshift`` and
-``ifftshift`` are compositions of existing ops. This module only handles arguments.
+transforms so that they differentiate again. The Hermitian transforms (``hfft``, ``ihfft`` and their
+``2``/``n`` forms), ``fftfreq``, ``rfftfreq``, ``fftshift`` and ``ifftshift`` are compositions of
+those and other ops. This module only handles arguments.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Union
 
 from . import _C
 from ._C import Tensor
+from ._compat import _require_tensor
+from ._functions import _wrap_dim
 
 __all__ = [
     "fft",
@@ -21,10 +24,16 @@ __all__ = [
     "fftfreq",
     "fftn",
     "fftshift",
+    "hfft",
+    "hfft2",
+    "hfftn",
     "ifft",
     "ifft2",
     "ifftn",
     "ifftshift",
+    "ihfft",
+    "ihfft2",
+    "ihfftn",
     "irfft",
     "irfft2",
     "irfftn",
@@ -119,6 +128,130 @@ def irfftn(
 ) -> Tensor:
     """The inverse of :func:`rfftn`: the last dim gets ``s[-1]`` points (default ``2 * (size - 1)``)."""
     return _C.fft_irfftn(input, s, dim, norm)
+
+
+# The Hermitian transforms are the real ones on conjugates. The forward transform of a signal is the
+# conjugate of the unscaled inverse transform of its conjugate, so ``hfft`` (whose result is real) is
+# ``irfft`` of ``input.conj()`` and ``ihfft`` is ``rfft(input).conj()``, each scaled as ``norm`` says
+# for the direction it stands for: the real transform underneath takes the mode that scales the
+# opposite direction alike.
+_OPPOSITE_NORM = {None: "forward", "backward": "forward", "forward": "backward"}
+_NORMS = (None, "backward", "ortho", "forward")
+
+
+def _opposite(norm: str | None) -> str | None:
+    """The norm mode that scales the other direction as ``norm`` scales this one ("ortho" and
+    invalid modes pass through, the latter to be refused by the core)."""
+    return _OPPOSITE_NORM.get(norm, norm)
+
+
+def _listed(value: int | Sequence[int]) -> list[int]:
+    return [value] if isinstance(value, int) else list(value)
+
+
+def _fft_dim(dim: int, ndim: int) -> int:
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _wrap_dim(dim, ndim)
+
+
+def _sizes_and_dims(input: Tensor, s: Sequence[int] | None, dim: _Dims) -> tuple[list[int], list[int]]:
+    """The signal size along each transformed dim, and those dims, checked in the order and with the
+    messages of the core's transforms (``-1`` in ``s`` keeps a size; without ``dim``, ``s`` covers
+    the last dims)."""
+    ndim = input.dim()
+    dims = None
+    if dim is not None:
+        dims = [_fft_dim(d, ndim) for d in _listed(dim)]
+        if len(set(dims)) < len(dims):
+            raise RuntimeError("FFT dims must be unique")
+    if s is None:
+        dims = list(range(ndim)) if dims is None else dims
+        sizes = [input.size(d) for d in dims]
+    else:
+        s = _listed(s)
+        if dims is not None and len(dims) != len(s):
+            raise RuntimeError("When given, dim and shape arguments must have the same length")
+        if len(s) > ndim:
+            raise RuntimeError(f"Got shape with {len(s)} values but input tensor only has {ndim} dimensions.")
+        dims = list(range(ndim - len(s), ndim)) if dims is None else dims
+        sizes = [input.size(d) if n == -1 else n for n, d in zip(s, dims)]
+    for n in sizes:
+        if n < 1:
+            raise RuntimeError(f"Invalid number of data points ({n}) specified")
+    return sizes, dims
+
+
+def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The transform of a signal with a Hermitian spectrum, given by its first half: a real signal
+    of ``n`` points (default ``2 * (size - 1)``). Real inputs are taken as complex."""
+    _require_tensor("fft_hfft", "input", 1, input)
+    return irfft(input.conj(), n, dim, _opposite(norm))
+
+
+def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The inverse of :func:`hfft`: the ``n // 2 + 1`` first points of the (Hermitian) inverse
+    transform of a real signal (``"backward"`` scales by ``1/n``)."""
+    _require_tensor("fft_ihfft", "input", 1, input)
+    if input.is_complex():
+        raise RuntimeError(f"ihfft expects a real input tensor, but got {input.dtype._scalar_type_name}")
+    return rfft(input, n, dim, _opposite(norm)).conj()
+
+
+def _hfftn(input: Tensor, s: Sequence[int] | None, dim: _Dims, norm: str | None) -> Tensor:
+    if not _sizes_and_dims(input, s, dim)[1]:
+        raise RuntimeError("hfftn must transform at least one axis")
+    return irfftn(input.conj(), s, dim, _opposite(norm))
+
+
+def _ihfftn(input: Tensor, s: Sequence[int] | None, dim: _Dims, norm: str | None) -> Tensor:
+    sizes, dims = _sizes_and_dims(input, s, dim)
+    if not dims:
+        raise RuntimeError("ihfftn must transform at least one axis")
+    # PyTorch checks the mode, and only then that the input is real.
+    if isinstance(norm, str) and norm not in _NORMS:
+        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
+    if input.is_complex():
+        raise RuntimeError(f"Only supports floating-point dtypes, but found: {input.dtype._scalar_type_name}")
+    # The one-sided transform along the last dim, then (as PyTorch does, hence its grad_fn) the
+    # inverse complex transforms along the others.
+    half = rfft(input, sizes[-1], dims[-1], _opposite(norm)).conj()
+    return ifftn(half, sizes[:-1], dims[:-1], norm) if len(dims) > 1 else half
+
+
+def hfft2(
+    input: Tensor, s: Sequence[int] | None = None, dim: _Dims = (-2, -1), norm: str | None = None
+) -> Tensor:
+    """The two-dimensional :func:`hfftn`."""
+    _require_tensor("fft_hfft2", "input", 1, input)
+    return _hfftn(input, s, dim, norm)
+
+
+def ihfft2(
+    input: Tensor, s: Sequence[int] | None = None, dim: _Dims = (-2, -1), norm: str | None = None
+) -> Tensor:
+    """The two-dimensional :func:`ihfftn`."""
+    _require_tensor("fft_ihfft2", "input", 1, input)
+    return _ihfftn(input, s, dim, norm)
+
+
+def hfftn(
+    input: Tensor, s: Sequence[int] | None = None, dim: _Dims = None, norm: str | None = None
+) -> Tensor:
+    """The n-dimensional transform of a signal whose spectrum is Hermitian in the last of ``dim``,
+    where ``input`` holds its first half: a real result with ``s[-1]`` points there (default
+    ``2 * (size - 1)``). Real inputs are taken as complex."""
+    _require_tensor("fft_hfftn", "input", 1, input)
+    return _hfftn(input, s, dim, norm)
+
+
+def ihfftn(
+    input: Tensor, s: Sequence[int] | None = None, dim: _Dims = None, norm: str | None = None
+) -> Tensor:
+    """The inverse of :func:`hfftn` for a real ``input``: the last of ``dim`` keeps ``n // 2 + 1``
+    points."""
+    _require_tensor("fft_ihfftn", "input", 1, input)
+    return _ihfftn(input, s, dim, norm)
 
 
 def fftfreq(n: int, d: float = 1.0, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
