@@ -535,6 +535,21 @@ def test_grad_fn_names():
             "fftfreq requires a floating point or complex dtype",
         ),
         (
+            lambda T, x, z: T.fft.rfftfreq(-4),
+            RuntimeError,
+            r"Trying to create tensor with negative dimension -1: \[-1\]",
+        ),
+        (
+            lambda T, x, z: T.fft.rfftfreq(2.5),
+            TypeError,
+            r"fft_rfftfreq\(\): argument 'n' \(position 1\) must be int, not float",
+        ),
+        (
+            lambda T, x, z: T.fft.fftshift([1.0, 2.0]),
+            TypeError,
+            r"fft_fftshift\(\): argument 'input' \(position 1\) must be Tensor, not list",
+        ),
+        (
             lambda T, x, z: T.fft.fftshift(x, dim=5),
             IndexError,
             r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 5\)",
@@ -566,6 +581,33 @@ def test_frequencies_match_numpy(n, d):
         np.testing.assert_allclose(f.numpy(), np.fft.fftfreq(n, d), rtol=1e-6)
         np.testing.assert_allclose(r.numpy(), np.fft.rfftfreq(n, d), rtol=1e-12)
     assert fg.fft.fftfreq(n, requires_grad=True).requires_grad
+
+
+@pytest.mark.parametrize("n", [0, 1, 4, 5])
+@pytest.mark.parametrize("d", [0.0, -0.0, 0.5])
+def test_frequencies_divide_as_floats_do(n, d):
+    # 1 / (n * d) in IEEE arithmetic: infinite for a zero spacing (or n = 0), NaN where it meets 0.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.float64(1.0) / np.float64(n * d)
+        want_f = np.concatenate([np.arange((n + 1) // 2), np.arange(-(n // 2), 0)]) * scale
+        want_r = np.arange(n // 2 + 1) * scale
+    got_f = fg.fft.fftfreq(n, d, dtype=fg.float64, layout=None)
+    got_r = fg.fft.rfftfreq(n, d, dtype=fg.float64)
+    np.testing.assert_array_equal(got_f.numpy(), want_f)
+    np.testing.assert_array_equal(got_r.numpy(), want_r)
+    if has_torch:
+        np.testing.assert_array_equal(got_f.numpy(), torch.fft.fftfreq(n, d, dtype=torch.float64).numpy())
+        np.testing.assert_array_equal(got_r.numpy(), torch.fft.rfftfreq(n, d, dtype=torch.float64).numpy())
+
+
+@pytest.mark.parametrize("n", [-1, -2, -3])
+def test_rfftfreq_of_a_negative_length_halves_it_towards_zero(n):
+    # PyTorch sizes the result n / 2 + 1 with the division rounded towards zero.
+    got = fg.fft.rfftfreq(n, dtype=fg.float64)
+    assert got.shape == (int(n / 2) + 1,)
+    np.testing.assert_array_equal(got.numpy(), np.arange(int(n / 2) + 1) / n)
+    if has_torch:
+        np.testing.assert_array_equal(got.numpy(), torch.fft.rfftfreq(n, dtype=torch.float64).numpy())
 
 
 @pytest.mark.parametrize("shape", [(5,), (4, 5), (3, 1, 6)])

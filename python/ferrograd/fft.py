@@ -10,6 +10,8 @@ those and other ops. This module only handles arguments.
 
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Sequence
 from typing import Union
 
@@ -254,27 +256,48 @@ def ihfftn(
     return _ihfftn(input, s, dim, norm)
 
 
-def fftfreq(n: int, d: float = 1.0, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def fftfreq(
+    n: int, d: float = 1.0, *, dtype=None, layout=None, device=None, requires_grad: bool = False
+) -> Tensor:
     """The sample frequencies of :func:`fft` for a signal of ``n`` points spaced ``d`` apart:
     ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)``."""
-    del device
+    del layout, device
+    n = _int_argument("fft_fftfreq", n)
     _check_dtype("fftfreq", dtype)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     k = _C.arange(n, dtype=dtype or _C.get_default_dtype())
     k = _C.cat([k[: (n + 1) // 2], _C.arange(-(n // 2), 0, dtype=k.dtype)]) if n > 1 else k
-    return _finish(k * (1.0 / (n * d)) if n else k, requires_grad)
+    return _finish(k * _reciprocal(n * float(d)), requires_grad)
 
 
-def rfftfreq(n: int, d: float = 1.0, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def rfftfreq(
+    n: int, d: float = 1.0, *, dtype=None, layout=None, device=None, requires_grad: bool = False
+) -> Tensor:
     """The sample frequencies of :func:`rfft` for a signal of ``n`` points spaced ``d`` apart:
     ``[0, 1, ..., n // 2] / (d * n)``."""
-    del device
+    del layout, device
+    n = _int_argument("fft_rfftfreq", n)
     _check_dtype("rfftfreq", dtype)
-    if n < 0:
-        raise RuntimeError(f"Trying to create tensor with negative dimension {n // 2 + 1}: [{n // 2 + 1}]")
-    k = _C.arange(n // 2 + 1, dtype=dtype or _C.get_default_dtype())
-    return _finish(k * (1.0 / (n * d)) if n else k, requires_grad)
+    # n // 2 rounded towards zero, as PyTorch computes it (so n = -1 gives one frequency).
+    size = (n // 2 if n >= 0 else -(-n // 2)) + 1
+    if size < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {size}: [{size}]")
+    k = _C.arange(size, dtype=dtype or _C.get_default_dtype())
+    return _finish(k * _reciprocal(n * float(d)), requires_grad)
+
+
+def _int_argument(name: str, n) -> int:
+    try:
+        return operator.index(n)
+    except TypeError:
+        raise TypeError(f"{name}(): argument 'n' (position 1) must be int, not {type(n).__name__}") from None
+
+
+def _reciprocal(x: float) -> float:
+    """``1 / x`` in IEEE arithmetic, as PyTorch scales the frequencies: a zero spacing (or ``n``)
+    gives infinities, and NaN where they meet a zero."""
+    return 1.0 / x if x else math.copysign(math.inf, x)
 
 
 def _check_dtype(name: str, dtype) -> None:
@@ -299,11 +322,13 @@ def _shifts(input: Tensor, dim: _Dims, inverse: bool) -> tuple[list[int], list[i
 
 def fftshift(input: Tensor, dim: _Dims = None) -> Tensor:
     """Moves the zero frequency to the centre of ``dim`` (all dims by default): a roll by half."""
+    _require_tensor("fft_fftshift", "input", 1, input)
     shifts, dims = _shifts(input, dim, inverse=False)
     return input.roll(shifts, dims)
 
 
 def ifftshift(input: Tensor, dim: _Dims = None) -> Tensor:
     """The inverse of :func:`fftshift`."""
+    _require_tensor("fft_ifftshift", "input", 1, input)
     shifts, dims = _shifts(input, dim, inverse=True)
     return input.roll(shifts, dims)
