@@ -535,6 +535,16 @@ def test_grad_fn_names():
             "fftfreq requires a floating point or complex dtype",
         ),
         (
+            lambda T, x, z: T.fft.rfft2(x, dim=None),
+            TypeError,
+            r"fft_rfft2\(\): argument 'dim' must be tuple of ints, not NoneType",
+        ),
+        (
+            lambda T, x, z: T.fft.ihfft2(x, dim=None),
+            TypeError,
+            r"fft_ihfft2\(\): argument 'dim' must be tuple of ints, not NoneType",
+        ),
+        (
             lambda T, x, z: T.fft.rfftfreq(-4),
             RuntimeError,
             r"Trying to create tensor with negative dimension -1: \[-1\]",

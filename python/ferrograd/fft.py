@@ -74,10 +74,17 @@ def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
     return _C.fft_irfft(input, n, dim, norm)
 
 
+def _require_dims(name: str, dim: _Dims) -> None:
+    """The two-dimensional transforms, unlike the n-dimensional ones, take no ``dim=None``."""
+    if dim is None:
+        raise TypeError(f"{name}(): argument 'dim' must be tuple of ints, not NoneType")
+
+
 def fft2(
     input: Tensor, s: Sequence[int] | None = None, dim: _Dims = (-2, -1), norm: str | None = None
 ) -> Tensor:
     """The two-dimensional discrete Fourier transform over ``dim`` (the last two by default)."""
+    _require_dims("fft_fft2", dim)
     return _C.fft_fftn(input, s, dim, norm)
 
 
@@ -85,6 +92,7 @@ def ifft2(
     input: Tensor, s: Sequence[int] | None = None, dim: _Dims = (-2, -1), norm: str | None = None
 ) -> Tensor:
     """The two-dimensional inverse discrete Fourier transform."""
+    _require_dims("fft_ifft2", dim)
     return _C.fft_ifftn(input, s, dim, norm)
 
 
@@ -108,6 +116,7 @@ def rfft2(
     input: Tensor, s: Sequence[int] | None = None, dim: _Dims = (-2, -1), norm: str | None = None
 ) -> Tensor:
     """The two-dimensional transform of a real signal; the last dim keeps ``n // 2 + 1`` frequencies."""
+    _require_dims("fft_rfft2", dim)
     return _C.fft_rfftn(input, s, dim, norm)
 
 
@@ -115,6 +124,7 @@ def irfft2(
     input: Tensor, s: Sequence[int] | None = None, dim: _Dims = (-2, -1), norm: str | None = None
 ) -> Tensor:
     """The inverse of :func:`rfft2`."""
+    _require_dims("fft_irfft2", dim)
     return _C.fft_irfftn(input, s, dim, norm)
 
 
@@ -226,6 +236,7 @@ def hfft2(
 ) -> Tensor:
     """The two-dimensional :func:`hfftn`."""
     _require_tensor("fft_hfft2", "input", 1, input)
+    _require_dims("fft_hfft2", dim)
     return _hfftn(input, s, dim, norm)
 
 
@@ -234,6 +245,7 @@ def ihfft2(
 ) -> Tensor:
     """The two-dimensional :func:`ihfftn`."""
     _require_tensor("fft_ihfft2", "input", 1, input)
+    _require_dims("fft_ihfft2", dim)
     return _ihfftn(input, s, dim, norm)
 
 
