@@ -240,6 +240,14 @@ def test_integer_inputs_promote_to_complex64_and_float32():
     assert fg.fft.hfftn(fg.tensor(x.reshape(2, 3))).dtype == fg.float32
     np.testing.assert_allclose(fg.fft.hfft(fg.tensor(x)).numpy(), np.fft.hfft(x), atol=1e-4)
     np.testing.assert_allclose(fg.fft.ihfft(fg.tensor(x)).numpy(), np.fft.ihfft(x), atol=1e-5)
+    flags = x % 3 == 0
+    assert fg.fft.hfft(fg.tensor(flags)).dtype == fg.float32
+    np.testing.assert_allclose(fg.fft.hfft(fg.tensor(flags)).numpy(), np.fft.hfft(flags), atol=1e-5)
+    np.testing.assert_allclose(
+        fg.fft.ihfft2(fg.tensor(flags.reshape(2, 3))).numpy(),
+        np.fft.ifft(np.fft.ihfft(flags.reshape(2, 3)), axis=0),
+        atol=1e-6,
+    )
 
 
 def test_non_contiguous_inputs_and_large_batches():
@@ -694,3 +702,19 @@ def test_double_backward_matches_torch():
         results.append((g.detach().numpy(), gg.numpy()))
     np.testing.assert_allclose(results[0][0], results[1][0], atol=1e-9)
     np.testing.assert_allclose(results[0][1], results[1][1], atol=1e-8)
+
+
+@needs_torch
+@pytest.mark.parametrize("norm", NORMS)
+def test_hermitian_double_backward_matches_torch(norm):
+    z_np = _data(np.random.default_rng(9), (3, 4), "complex128")
+    results = []
+    for T in (fg, torch):
+        z = T.tensor(z_np, requires_grad=True)
+        signal = T.fft.hfft2(z, s=(3, 7), norm=norm)
+        y = T.fft.ihfftn(signal * signal, dim=(1, 0), norm=norm)
+        (g,) = T.autograd.grad((y.abs() ** 2).sum(), z, create_graph=True)
+        (gg,) = T.autograd.grad((g.abs() ** 2).sum(), z)
+        results.append((g.detach().resolve_conj().numpy(), gg.resolve_conj().numpy()))
+    np.testing.assert_allclose(results[0][0], results[1][0], atol=1e-9, rtol=1e-9)
+    np.testing.assert_allclose(results[0][1], results[1][1], atol=1e-8, rtol=1e-9)
