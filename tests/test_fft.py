@@ -266,6 +266,12 @@ def test_non_contiguous_inputs_and_large_batches():
     np.testing.assert_allclose(fg.fft.fftn(fg.tensor(big)).numpy(), np.fft.fftn(big), atol=1e-8)
     np.testing.assert_allclose(fg.fft.hfft(t, dim=0).numpy(), np.fft.hfft(x.T, axis=0), atol=1e-9)
     np.testing.assert_allclose(fg.fft.ihfft(t.real).numpy(), np.fft.ihfft(x.T.real), atol=1e-10)
+    permuted = fg.tensor(big).permute(2, 0, 1)
+    want = _hermitian_reference("ihfftn", big.transpose(2, 0, 1), (-1, 9), (0, 2), "ortho")
+    got = fg.fft.ihfftn(permuted, s=(-1, 9), dim=(0, 2), norm="ortho")
+    np.testing.assert_allclose(got.numpy(), want, atol=1e-10)
+    want = _hermitian_reference("hfftn", x.T, (-1, -1), (1, 0), None)
+    np.testing.assert_allclose(fg.fft.hfft2(t, dim=(1, 0)).numpy(), want, atol=1e-9)
 
 
 def test_round_trips():
