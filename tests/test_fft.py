@@ -25,7 +25,10 @@ NORMS = [None, "backward", "ortho", "forward"]
 DTYPES = ["float32", "float64", "complex64", "complex128"]
 ONE_DIM = ["fft", "ifft", "rfft", "irfft"]
 MANY_DIMS = ["fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn", "irfftn"]
-REAL_IN = {"rfft", "rfft2", "rfftn"}
+HERMITIAN = ["hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn"]
+REAL_IN = {"rfft", "rfft2", "rfftn", "ihfft", "ihfft2", "ihfftn"}
+# Functions that take the first half of a Hermitian spectrum and return real values.
+HALF_SPECTRUM_IN = {"irfft", "irfft2", "irfftn", "hfft", "hfft2", "hfftn"}
 COMPLEX_OUT = {
     "float32": np.complex64,
     "float64": np.complex128,
@@ -48,14 +51,14 @@ def _tol(dtype, ref):
 
 
 def _expected_dtype(name, dtype):
-    return REAL_OUT[dtype] if name.startswith("irfft") else COMPLEX_OUT[dtype]
+    return REAL_OUT[dtype] if name in HALF_SPECTRUM_IN else COMPLEX_OUT[dtype]
 
 
 def test_importable_as_module_and_attribute():
     assert fg.fft is ferrograd.fft
     assert callable(fg.fft.fft) and callable(ferrograd.fft.irfftn)
     assert set(ferrograd.fft.__all__) >= set(
-        ONE_DIM + MANY_DIMS + ["fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+        ONE_DIM + MANY_DIMS + HERMITIAN + ["fftfreq", "rfftfreq", "fftshift", "ifftshift"]
     )
 
 
@@ -149,6 +152,81 @@ def test_many_dims_values_match_numpy(shape, name, dtype, norm, data):
     np.testing.assert_allclose(got.numpy(), want, atol=atol, rtol=rtol)
 
 
+def _hermitian_reference(name, x, sizes, dims, norm):
+    """``hfftn``/``ihfftn`` from NumPy: the one-dimensional ``hfft``/``ihfft`` along the last of
+    ``dims`` and ``fftn``/``ifftn`` along the others (``-1`` in ``sizes`` keeping the default)."""
+    *rest, last = [d % x.ndim for d in dims]
+    rest_sizes = [x.shape[d] if n == -1 else n for d, n in zip(rest, sizes[:-1])]
+    n = sizes[-1]
+    if name.startswith("hfft"):
+        y = np.fft.fftn(x, s=rest_sizes, axes=rest, norm=norm) if rest else x
+        return np.fft.hfft(y, n=2 * (x.shape[last] - 1) if n == -1 else n, axis=last, norm=norm)
+    y = np.fft.ihfft(x, n=x.shape[last] if n == -1 else n, axis=last, norm=norm)
+    return np.fft.ifftn(y, s=rest_sizes, axes=rest, norm=norm) if rest else y
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    name=st.sampled_from(HERMITIAN),
+    dtype=st.sampled_from(DTYPES),
+    norm=st.sampled_from(NORMS),
+    negative_dims=st.booleans(),
+    data=st.data(),
+)
+def test_hermitian_values_match_numpy_and_torch(name, dtype, norm, negative_dims, data):
+    if name in REAL_IN and dtype.startswith("complex"):
+        dtype = dtype.replace("complex64", "float32").replace("complex128", "float64")
+    one_dim = name in ("hfft", "ihfft")
+    pair = name.endswith("2")
+    shape = data.draw(st.lists(st.integers(1, 5), min_size=2 if pair else 1, max_size=3))
+    ndim = len(shape)
+    k = 1 if one_dim else 2 if pair else data.draw(st.integers(1, ndim))
+    dims = data.draw(st.one_of(st.none(), st.permutations(range(ndim)).map(lambda p: tuple(p[:k]))))
+    if dims is not None and negative_dims:
+        dims = tuple(d - ndim for d in dims)
+    size = st.integers(1, 6) if one_dim else st.one_of(st.just(-1), st.integers(1, 6))
+    s = data.draw(st.one_of(st.none(), st.tuples(*[size] * k)))
+    if dims is None and s is None and name.endswith("n"):
+        k = ndim
+    transformed = dims if dims is not None else tuple(range(ndim - k, ndim))
+    if name.startswith("hfft") and shape[transformed[-1]] == 1 and (s is None or s[-1] == -1):
+        # The default length there, 2 * (1 - 1), is refused (see the error tests).
+        s = (s or (-1,) * k)[:-1] + (data.draw(st.integers(1, 6)),)
+    x = _data(np.random.default_rng(ndim * 13 + shape[-1]), shape, dtype)
+    if one_dim:
+        kwargs = {"n": None if s is None else s[0], "dim": transformed[0], "norm": norm}
+    else:
+        kwargs = {"s": s, "dim": dims, "norm": norm} if dims is not None else {"s": s, "norm": norm}
+    want = _hermitian_reference(name, x, s or (-1,) * k, transformed, norm)
+    got = getattr(fg.fft, name)(fg.tensor(x), **kwargs)
+    assert got.numpy().dtype == _expected_dtype(name, dtype)
+    assert got.shape == want.shape
+    atol, rtol = _tol(dtype, want)
+    np.testing.assert_allclose(got.numpy(), want, atol=atol, rtol=rtol)
+    if has_torch:
+        expected = getattr(torch.fft, name)(torch.tensor(x), **kwargs).resolve_conj().numpy()
+        assert got.numpy().dtype == expected.dtype
+        np.testing.assert_allclose(got.numpy(), expected, atol=atol, rtol=rtol)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 6])
+@pytest.mark.parametrize("norm", NORMS)
+def test_hfft_transforms_the_whole_hermitian_signal_and_ihfft_inverts_it(n, norm):
+    rng = np.random.default_rng(n)
+    half = rng.standard_normal((3, n // 2 + 1)) + 1j * rng.standard_normal((3, n // 2 + 1))
+    # The entries a Hermitian signal of n points has real: the first and, for even n, the middle.
+    half[:, 0] = half[:, 0].real
+    if n % 2 == 0:
+        half[:, -1] = half[:, -1].real
+    mirrored = np.conj(half[:, 1 : (n + 1) // 2][:, ::-1])
+    whole = np.concatenate([half, mirrored], axis=1)
+    spectrum = fg.fft.hfft(fg.tensor(half), n=n, norm=norm)
+    assert spectrum.dtype == fg.float64
+    np.testing.assert_allclose(spectrum.numpy(), np.fft.fft(whole, norm=norm).real, atol=1e-12)
+    back = fg.fft.ihfft(spectrum, norm=norm)
+    np.testing.assert_allclose(back.numpy(), half, atol=1e-12)
+
+
 def test_integer_inputs_promote_to_complex64_and_float32():
     x = np.arange(6)
     assert fg.fft.fft(fg.tensor(x)).dtype == fg.complex64
@@ -157,6 +235,19 @@ def test_integer_inputs_promote_to_complex64_and_float32():
     assert fg.fft.fftn(fg.tensor(x.reshape(2, 3))).dtype == fg.complex64
     np.testing.assert_allclose(fg.fft.fft(fg.tensor(x)).numpy(), np.fft.fft(x), atol=1e-5)
     np.testing.assert_allclose(fg.fft.irfft(fg.tensor(x)).numpy(), np.fft.irfft(x), atol=1e-5)
+    assert fg.fft.hfft(fg.tensor(x)).dtype == fg.float32
+    assert fg.fft.ihfft(fg.tensor(x)).dtype == fg.complex64
+    assert fg.fft.hfftn(fg.tensor(x.reshape(2, 3))).dtype == fg.float32
+    np.testing.assert_allclose(fg.fft.hfft(fg.tensor(x)).numpy(), np.fft.hfft(x), atol=1e-4)
+    np.testing.assert_allclose(fg.fft.ihfft(fg.tensor(x)).numpy(), np.fft.ihfft(x), atol=1e-5)
+    flags = x % 3 == 0
+    assert fg.fft.hfft(fg.tensor(flags)).dtype == fg.float32
+    np.testing.assert_allclose(fg.fft.hfft(fg.tensor(flags)).numpy(), np.fft.hfft(flags), atol=1e-5)
+    np.testing.assert_allclose(
+        fg.fft.ihfft2(fg.tensor(flags.reshape(2, 3))).numpy(),
+        np.fft.ifft(np.fft.ihfft(flags.reshape(2, 3)), axis=0),
+        atol=1e-6,
+    )
 
 
 def test_non_contiguous_inputs_and_large_batches():
@@ -173,6 +264,14 @@ def test_non_contiguous_inputs_and_large_batches():
     spec = np.fft.rfft(big, axis=1)
     np.testing.assert_allclose(fg.fft.irfft(fg.tensor(spec), n=33, dim=1).numpy(), big, atol=1e-10)
     np.testing.assert_allclose(fg.fft.fftn(fg.tensor(big)).numpy(), np.fft.fftn(big), atol=1e-8)
+    np.testing.assert_allclose(fg.fft.hfft(t, dim=0).numpy(), np.fft.hfft(x.T, axis=0), atol=1e-9)
+    np.testing.assert_allclose(fg.fft.ihfft(t.real).numpy(), np.fft.ihfft(x.T.real), atol=1e-10)
+    permuted = fg.tensor(big).permute(2, 0, 1)
+    want = _hermitian_reference("ihfftn", big.transpose(2, 0, 1), (-1, 9), (0, 2), "ortho")
+    got = fg.fft.ihfftn(permuted, s=(-1, 9), dim=(0, 2), norm="ortho")
+    np.testing.assert_allclose(got.numpy(), want, atol=1e-10)
+    want = _hermitian_reference("hfftn", x.T, (-1, -1), (1, 0), None)
+    np.testing.assert_allclose(fg.fft.hfft2(t, dim=(1, 0)).numpy(), want, atol=1e-9)
 
 
 def test_round_trips():
@@ -212,20 +311,36 @@ GRAD_CASES = [
     ("irfftn", "complex128", {"s": (4, 7), "norm": "ortho"}),
     ("irfftn", "complex128", {"dim": (1, 0)}),
 ]
+HERMITIAN_GRAD_CASES = [
+    ("hfft", "complex128", {}),
+    ("hfft", "complex128", {"n": 5, "norm": "ortho"}),
+    ("hfft", "complex128", {"n": 12, "dim": 0, "norm": "forward"}),
+    ("hfft", "float64", {"n": 6}),
+    ("ihfft", "float64", {}),
+    ("ihfft", "float64", {"n": 8, "norm": "forward"}),
+    ("ihfft", "float64", {"n": 3, "dim": 0, "norm": "ortho"}),
+    ("hfft2", "complex128", {}),
+    ("hfft2", "complex128", {"s": (3, 7), "norm": "ortho"}),
+    ("hfftn", "complex128", {"dim": (1, 0), "norm": "forward"}),
+    ("hfftn", "float64", {"s": (-1, 4)}),
+    ("ihfft2", "float64", {"norm": "ortho"}),
+    ("ihfftn", "float64", {"s": (6, 3)}),
+    ("ihfftn", "float64", {"dim": (0,), "norm": "forward"}),
+]
 
 
 def _grad_input(dtype, shape=(4, 5), seed=0):
     return fg.tensor(_data(np.random.default_rng(seed), shape, dtype), requires_grad=True)
 
 
-@pytest.mark.parametrize("name,dtype,kwargs", GRAD_CASES)
+@pytest.mark.parametrize("name,dtype,kwargs", GRAD_CASES + HERMITIAN_GRAD_CASES)
 def test_gradients_match_finite_differences(name, dtype, kwargs):
     f = getattr(fg.fft, name)
     x = _grad_input(dtype)
     assert gradcheck(lambda t: f(t, **kwargs), (x,))
 
 
-@pytest.mark.parametrize("name,dtype,kwargs", GRAD_CASES[::2])
+@pytest.mark.parametrize("name,dtype,kwargs", GRAD_CASES[::2] + HERMITIAN_GRAD_CASES)
 def test_second_derivatives_match_finite_differences(name, dtype, kwargs):
     f = getattr(fg.fft, name)
     x = _grad_input(dtype, shape=(3, 4), seed=1)
@@ -263,6 +378,13 @@ def test_grad_fn_names():
     assert padded.next_functions[0][0].name() == "ConstantPadNdBackward0"
     trimmed = fg.fft.fft(z, n=3).grad_fn
     assert trimmed.next_functions[0][0].name() == "SliceBackward0"
+    assert fg.fft.hfft(x).grad_fn.name() == "FftC2RBackward0"
+    assert fg.fft.hfft(z).grad_fn.next_functions[0][0].name() == "ConjBackward0"
+    assert fg.fft.hfftn(z).grad_fn.name() == "FftC2RBackward0"
+    assert fg.fft.ihfft(x).grad_fn.name() == "ConjBackward0"
+    # Over several dims, the inverse complex transforms come last.
+    assert fg.fft.ihfft2(x).grad_fn.name() == "FftC2CBackward0"
+    assert fg.fft.ihfftn(x, dim=(0,)).grad_fn.name() == "ConjBackward0"
 
 
 @pytest.mark.parametrize(
@@ -329,10 +451,127 @@ def test_grad_fn_names():
             RuntimeError,
             r"Invalid number of data points \(0\) specified",
         ),
+        (lambda T, x, z: T.fft.hfft(x, n=0), RuntimeError, r"Invalid number of data points \(0\) specified"),
+        (
+            lambda T, x, z: T.fft.hfft(z[:, :1]),
+            RuntimeError,
+            r"Invalid number of data points \(0\) specified",
+        ),
+        (lambda T, x, z: T.fft.hfft(z, norm="bad"), RuntimeError, 'Invalid normalization mode: "bad"'),
+        (
+            lambda T, x, z: T.fft.hfft(T.tensor(1.0)),
+            IndexError,
+            "Dimension specified as -1 but tensor has no dimensions",
+        ),
+        (
+            lambda T, x, z: T.fft.hfft2(T.zeros(3)),
+            IndexError,
+            r"Dimension out of range \(expected to be in range of \[-1, 0\], but got -2\)",
+        ),
+        (
+            lambda T, x, z: T.fft.hfft([1.0, 2.0]),
+            TypeError,
+            r"fft_hfft\(\): argument 'input' \(position 1\) must be Tensor, not list",
+        ),
+        (
+            lambda T, x, z: T.fft.ihfftn((1.0,)),
+            TypeError,
+            r"fft_ihfftn\(\): argument 'input' \(position 1\) must be Tensor, not tuple",
+        ),
+        # ihfft refuses a complex input before it looks at the other arguments.
+        (
+            lambda T, x, z: T.fft.ihfft(z),
+            RuntimeError,
+            "ihfft expects a real input tensor, but got ComplexFloat",
+        ),
+        (
+            lambda T, x, z: T.fft.ihfft(z.to(T.complex128), dim=2),
+            RuntimeError,
+            "ihfft expects a real input tensor, but got ComplexDouble",
+        ),
+        (
+            lambda T, x, z: T.fft.ihfft(x, dim=2),
+            IndexError,
+            r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)",
+        ),
+        (lambda T, x, z: T.fft.hfftn(x, dim=()), RuntimeError, "hfftn must transform at least one axis"),
+        (lambda T, x, z: T.fft.hfft2(z, dim=()), RuntimeError, "hfftn must transform at least one axis"),
+        (lambda T, x, z: T.fft.hfftn(x, s=()), RuntimeError, "hfftn must transform at least one axis"),
+        (lambda T, x, z: T.fft.hfftn(T.tensor(1.0)), RuntimeError, "hfftn must transform at least one axis"),
+        (
+            lambda T, x, z: T.fft.hfft2(x, s=()),
+            RuntimeError,
+            "When given, dim and shape arguments must have the same length",
+        ),
+        (
+            lambda T, x, z: T.fft.hfftn(x[:, :1]),
+            RuntimeError,
+            r"Invalid number of data points \(0\) specified",
+        ),
+        (lambda T, x, z: T.fft.ihfftn(x, s=()), RuntimeError, "ihfftn must transform at least one axis"),
+        (lambda T, x, z: T.fft.ihfft2(z, dim=()), RuntimeError, "ihfftn must transform at least one axis"),
+        # ihfftn checks its arguments, the norm mode included, before refusing a complex input.
+        (
+            lambda T, x, z: T.fft.ihfftn(z),
+            RuntimeError,
+            "Only supports floating-point dtypes, but found: ComplexFloat",
+        ),
+        (lambda T, x, z: T.fft.ihfft2(z, norm="bad"), RuntimeError, 'Invalid normalization mode: "bad"'),
+        (lambda T, x, z: T.fft.ihfftn(z, dim=(0, -2)), RuntimeError, "FFT dims must be unique"),
+        (
+            lambda T, x, z: T.fft.ihfftn(x, dim=(0, 5)),
+            IndexError,
+            r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 5\)",
+        ),
+        (
+            lambda T, x, z: T.fft.ihfftn(T.tensor(1.0), dim=0),
+            IndexError,
+            "Dimension specified as 0 but tensor has no dimensions",
+        ),
+        (
+            lambda T, x, z: T.fft.ihfftn(z, s=(1, 2, 3)),
+            RuntimeError,
+            "Got shape with 3 values but input tensor only has 2 dimensions.",
+        ),
+        (
+            lambda T, x, z: T.fft.ihfft2(x, s=(3,)),
+            RuntimeError,
+            "When given, dim and shape arguments must have the same length",
+        ),
+        (
+            lambda T, x, z: T.fft.ihfft2(x, s=(3, 0)),
+            RuntimeError,
+            r"Invalid number of data points \(0\) specified",
+        ),
         (
             lambda T, x, z: T.fft.fftfreq(5, dtype=T.int64),
             RuntimeError,
             "fftfreq requires a floating point or complex dtype",
+        ),
+        (
+            lambda T, x, z: T.fft.rfft2(x, dim=None),
+            TypeError,
+            r"fft_rfft2\(\): argument 'dim' must be tuple of ints, not NoneType",
+        ),
+        (
+            lambda T, x, z: T.fft.ihfft2(x, dim=None),
+            TypeError,
+            r"fft_ihfft2\(\): argument 'dim' must be tuple of ints, not NoneType",
+        ),
+        (
+            lambda T, x, z: T.fft.rfftfreq(-4),
+            RuntimeError,
+            r"Trying to create tensor with negative dimension -1: \[-1\]",
+        ),
+        (
+            lambda T, x, z: T.fft.rfftfreq(2.5),
+            TypeError,
+            r"fft_rfftfreq\(\): argument 'n' \(position 1\) must be int, not float",
+        ),
+        (
+            lambda T, x, z: T.fft.fftshift([1.0, 2.0]),
+            TypeError,
+            r"fft_fftshift\(\): argument 'input' \(position 1\) must be Tensor, not list",
         ),
         (
             lambda T, x, z: T.fft.fftshift(x, dim=5),
@@ -368,6 +607,33 @@ def test_frequencies_match_numpy(n, d):
     assert fg.fft.fftfreq(n, requires_grad=True).requires_grad
 
 
+@pytest.mark.parametrize("n", [0, 1, 4, 5])
+@pytest.mark.parametrize("d", [0.0, -0.0, 0.5])
+def test_frequencies_divide_as_floats_do(n, d):
+    # 1 / (n * d) in IEEE arithmetic: infinite for a zero spacing (or n = 0), NaN where it meets 0.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.float64(1.0) / np.float64(n * d)
+        want_f = np.concatenate([np.arange((n + 1) // 2), np.arange(-(n // 2), 0)]) * scale
+        want_r = np.arange(n // 2 + 1) * scale
+    got_f = fg.fft.fftfreq(n, d, dtype=fg.float64, layout=None)
+    got_r = fg.fft.rfftfreq(n, d, dtype=fg.float64)
+    np.testing.assert_array_equal(got_f.numpy(), want_f)
+    np.testing.assert_array_equal(got_r.numpy(), want_r)
+    if has_torch:
+        np.testing.assert_array_equal(got_f.numpy(), torch.fft.fftfreq(n, d, dtype=torch.float64).numpy())
+        np.testing.assert_array_equal(got_r.numpy(), torch.fft.rfftfreq(n, d, dtype=torch.float64).numpy())
+
+
+@pytest.mark.parametrize("n", [-1, -2, -3])
+def test_rfftfreq_of_a_negative_length_halves_it_towards_zero(n):
+    # PyTorch sizes the result n / 2 + 1 with the division rounded towards zero.
+    got = fg.fft.rfftfreq(n, dtype=fg.float64)
+    assert got.shape == (int(n / 2) + 1,)
+    np.testing.assert_array_equal(got.numpy(), np.arange(int(n / 2) + 1) / n)
+    if has_torch:
+        np.testing.assert_array_equal(got.numpy(), torch.fft.rfftfreq(n, dtype=torch.float64).numpy())
+
+
 @pytest.mark.parametrize("shape", [(5,), (4, 5), (3, 1, 6)])
 def test_shifts_match_numpy(shape):
     x = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
@@ -387,14 +653,22 @@ def test_shift_gradient_is_the_inverse_shift():
 
 
 # Against torch: values, gradients for a random cotangent and grad_fn names.
-TORCH_CASES = GRAD_CASES + [
-    ("fft", "float32", {"n": 10}),
-    ("rfft", "float32", {"norm": "ortho"}),
-    ("irfft", "complex64", {"n": 7}),
-    ("ifft2", "float64", {"s": (2, 9)}),
-    ("fftn", "complex64", {"dim": ()}),
-    ("irfftn", "float64", {}),
-]
+TORCH_CASES = (
+    GRAD_CASES
+    + HERMITIAN_GRAD_CASES
+    + [
+        ("fft", "float32", {"n": 10}),
+        ("rfft", "float32", {"norm": "ortho"}),
+        ("irfft", "complex64", {"n": 7}),
+        ("ifft2", "float64", {"s": (2, 9)}),
+        ("fftn", "complex64", {"dim": ()}),
+        ("irfftn", "float64", {}),
+        ("hfft", "complex64", {"n": 7}),
+        ("hfft2", "float32", {"dim": (1, 0)}),
+        ("ihfft", "float32", {"norm": "ortho"}),
+        ("ihfftn", "float32", {"s": (-1, 2)}),
+    ]
+)
 
 
 @needs_torch
@@ -434,3 +708,19 @@ def test_double_backward_matches_torch():
         results.append((g.detach().numpy(), gg.numpy()))
     np.testing.assert_allclose(results[0][0], results[1][0], atol=1e-9)
     np.testing.assert_allclose(results[0][1], results[1][1], atol=1e-8)
+
+
+@needs_torch
+@pytest.mark.parametrize("norm", NORMS)
+def test_hermitian_double_backward_matches_torch(norm):
+    z_np = _data(np.random.default_rng(9), (3, 4), "complex128")
+    results = []
+    for T in (fg, torch):
+        z = T.tensor(z_np, requires_grad=True)
+        signal = T.fft.hfft2(z, s=(3, 7), norm=norm)
+        y = T.fft.ihfftn(signal * signal, dim=(1, 0), norm=norm)
+        (g,) = T.autograd.grad((y.abs() ** 2).sum(), z, create_graph=True)
+        (gg,) = T.autograd.grad((g.abs() ** 2).sum(), z)
+        results.append((g.detach().resolve_conj().numpy(), gg.resolve_conj().numpy()))
+    np.testing.assert_allclose(results[0][0], results[1][0], atol=1e-9, rtol=1e-9)
+    np.testing.assert_allclose(results[0][1], results[1][1], atol=1e-8, rtol=1e-9)
