@@ -499,3 +499,110 @@ def test_sequential_arithmetic_matches_torch():
 
     got, want = _sequential_arithmetic_program(fg), _sequential_arithmetic_program(torch)
     assert [without_message(e) for e in got] == [without_message(e) for e in want]
+
+
+def _module_dict_update_program(T):
+    target = T.nn.ModuleDict({"q": T.nn.ReLU()})
+    target.update(T.nn.ModuleDict({"r": T.nn.Tanh(), "a": T.nn.Identity()}))
+    return [(key, type(module).__name__) for key, module in target.items()]
+
+
+def test_module_dict_updates_from_a_module_dict():
+    assert _module_dict_update_program(fg) == [("q", "ReLU"), ("r", "Tanh"), ("a", "Identity")]
+
+
+@needs_torch
+def test_module_dict_update_matches_torch():
+    assert _module_dict_update_program(fg) == _module_dict_update_program(torch)
+
+
+def _wrong_assignment_program(T):
+    lin = T.nn.Linear(1, 1)
+    return [
+        _outcome(lambda: lin.register_parameter("extra", T.ones(1))),
+        _outcome(lambda: setattr(lin, "weight", T.ones(1, 1, dtype=T.float64))),
+        _outcome(lambda: setattr(lin, "weight", 3)),
+    ]
+
+
+def test_wrong_assignments_name_the_tensor_type():
+    log = _wrong_assignment_program(fg)
+    assert log[0] == (
+        "raises",
+        "TypeError",
+        "cannot assign 'torch.FloatTensor' object to parameter 'extra' (torch.nn.Parameter or None required)",
+    )
+    assert "'torch.DoubleTensor' as parameter 'weight'" in log[1][2]
+    assert "'int' as parameter 'weight'" in log[2][2]
+
+
+@needs_torch
+def test_wrong_assignments_match_torch():
+    assert _wrong_assignment_program(fg) == _wrong_assignment_program(torch)
+
+
+def _batch_norm_state_program(T):
+    norm = T.nn.BatchNorm1d(2)
+    norm(T.ones(3, 2))  # counts one batch
+    saved = norm.state_dict()
+    without_count = {k: v for k, v in saved.items() if k != "num_batches_tracked"}
+    fresh = T.nn.BatchNorm1d(2)
+    with_metadata = type(saved)(without_count)
+    with_metadata._metadata = saved._metadata
+    return [
+        saved._metadata[""],
+        # A state dict without metadata (as from an old checkpoint) need not hold the count.
+        _outcome(lambda: (str(fresh.load_state_dict(without_count)), fresh.num_batches_tracked.item())),
+        _outcome(lambda: T.nn.BatchNorm1d(2).load_state_dict(with_metadata)),
+        _outcome(lambda: (str(fresh.load_state_dict(saved)), fresh.num_batches_tracked.item())),
+    ]
+
+
+def test_batch_norm_state_dicts_without_the_batch_count_load():
+    log = _batch_norm_state_program(fg)
+    assert log[0] == {"version": 2}
+    assert log[1] == ("value", ("<All keys matched successfully>", 0))
+    assert log[2][:2] == ("raises", "RuntimeError") and '"num_batches_tracked"' in log[2][2]
+    assert log[3] == ("value", ("<All keys matched successfully>", 1))
+
+
+@needs_torch
+def test_batch_norm_state_dicts_match_torch():
+    assert _batch_norm_state_program(fg) == _batch_norm_state_program(torch)
+
+
+def test_modules_pickled_without_newer_hook_dicts_unpickle_whole():
+    lin = fg.nn.Linear(2, 1)
+    reduced = lin.__reduce_ex__(2)
+    state = {
+        k: v for k, v in reduced[2].items() if k not in ("_state_dict_hooks", "_load_state_dict_post_hooks")
+    }
+    restored = reduced[0](*reduced[1])
+    restored.__setstate__(state)
+    assert sorted(restored.state_dict()) == ["bias", "weight"]
+    assert str(restored.load_state_dict(lin.state_dict())) == "<All keys matched successfully>"
+    assert restored._state_dict_hooks == {} and restored._load_state_dict_post_hooks == {}
+
+
+def _conversion_program(T):
+    net = T.nn.Sequential(T.nn.Linear(1, 1), T.nn.BatchNorm1d(1))
+    converted = net.type(T.float64)
+    return [
+        converted is net,
+        [str(t.dtype) for t in net.state_dict().values()],
+        net.share_memory() is net,
+        [str(p.dtype) for p in net.parameters()],
+    ]
+
+
+def test_type_converts_every_tensor_and_share_memory_returns_the_module():
+    log = _conversion_program(fg)
+    # `type` converts integer buffers too (the batch count), unlike `double()`.
+    assert log[0] and log[2]
+    assert set(log[1]) == {"ferrograd.float64"} and set(log[3]) == {"ferrograd.float64"}
+
+
+@needs_torch
+def test_conversions_match_torch():
+    got = _conversion_program(fg)
+    assert [str(x).replace("ferrograd", "torch") for x in got] == [str(x) for x in _conversion_program(torch)]

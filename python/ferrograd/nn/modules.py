@@ -210,6 +210,9 @@ class Buffer(ferrograd.Tensor, metaclass=_BufferMeta):
 
 
 def _typename(obj: object) -> str:
+    """The name errors give an object's type, as ``torch.typename``: a tensor's ``type()``."""
+    if isinstance(obj, ferrograd.Tensor):
+        return obj.type()
     cls = type(obj)
     return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
 
@@ -384,23 +387,33 @@ class Module:
         setattr_("_buffers", {})
         setattr_("_non_persistent_buffers_set", set())
         setattr_("_modules", {})
-        for name in (
-            "_forward_hooks",
-            "_forward_hooks_with_kwargs",
-            "_forward_hooks_always_called",
-            "_forward_pre_hooks",
-            "_forward_pre_hooks_with_kwargs",
-            "_backward_hooks",
-            "_backward_pre_hooks",
-            "_state_dict_hooks",
-            "_state_dict_pre_hooks",
-            "_load_state_dict_pre_hooks",
-            "_load_state_dict_post_hooks",
-        ):
+        for name in self._hook_dicts:
             setattr_(name, OrderedDict())
         # Whether `_backward_hooks` holds full hooks (True) or the deprecated
         # ones of `register_backward_hook` (False); None while it is empty.
         setattr_("_is_full_backward_hook", None)
+
+    _hook_dicts = (
+        "_forward_hooks",
+        "_forward_hooks_with_kwargs",
+        "_forward_hooks_always_called",
+        "_forward_pre_hooks",
+        "_forward_pre_hooks_with_kwargs",
+        "_backward_hooks",
+        "_backward_pre_hooks",
+        "_state_dict_hooks",
+        "_state_dict_pre_hooks",
+        "_load_state_dict_pre_hooks",
+        "_load_state_dict_post_hooks",
+    )
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        # A module pickled before a kind of hook existed gets that kind's empty dict.
+        for name in self._hook_dicts:
+            self.__dict__.setdefault(name, OrderedDict())
+        self.__dict__.setdefault("_non_persistent_buffers_set", set())
+        self.__dict__.setdefault("_is_full_backward_hook", None)
 
     def forward(self, *input: Any) -> Any:
         raise NotImplementedError(
@@ -1537,7 +1550,7 @@ class ModuleDict(Module):
                 "ModuleDict.update should be called with an iterable of key/value pairs, but got "
                 + type(modules).__name__
             )
-        pairs = modules.items() if isinstance(modules, Mapping) else modules
+        pairs = modules.items() if isinstance(modules, (Mapping, ModuleDict)) else modules
         for j, pair in enumerate(pairs):
             if not isinstance(pair, Iterable):
                 raise TypeError(
@@ -2900,6 +2913,9 @@ class AdaptiveLogSoftmaxWithLoss(Module):
 class _BatchNorm(Module):
     """Batch normalization over dim 1 with running statistics, as PyTorch's ``_BatchNorm``."""
 
+    # Version 2 added `num_batches_tracked`.
+    _version = 2
+
     def __init__(
         self,
         num_features: int,
@@ -2935,6 +2951,21 @@ class _BatchNorm(Module):
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
+
+    def _load_from_state_dict(
+        self, state_dict: dict[str, Any], prefix: str, local_metadata: dict[str, Any], *args: Any
+    ) -> None:
+        # A state dict of an older version, or one without metadata, may lack the batch
+        # count: the module keeps its own.
+        key = prefix + "num_batches_tracked"
+        version = local_metadata.get("version")
+        if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
+            state_dict[key] = (
+                self.num_batches_tracked
+                if self.num_batches_tracked is not None
+                else ferrograd.tensor(0, dtype=ferrograd.long)
+            )
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, *args)
 
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
