@@ -606,3 +606,16 @@ def test_type_converts_every_tensor_and_share_memory_returns_the_module():
 def test_conversions_match_torch():
     got = _conversion_program(fg)
     assert [str(x).replace("ferrograd", "torch") for x in got] == [str(x) for x in _conversion_program(torch)]
+
+
+def test_compile_leaves_the_module_unchanged_and_cuda_raises_as_a_cpu_build():
+    net = fg.nn.Sequential(fg.nn.Linear(2, 1))
+    x = fg.tensor([[1.0, 2.0]])
+    before = net(x).tolist()
+    assert net.compile(mode="max-autotune") is None
+    assert net(x).tolist() == before
+    with pytest.raises(AssertionError, match="not compiled with CUDA enabled"):
+        net.cuda()
+    if has_torch and torch.version.cuda is None:  # a CPU build, as the reference
+        with pytest.raises(AssertionError, match="not compiled with CUDA enabled"):
+            torch.nn.Linear(1, 1).cuda()

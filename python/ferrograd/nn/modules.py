@@ -968,6 +968,14 @@ class Module:
     def cpu(self) -> Module:
         return self
 
+    def cuda(self, device: Any = None) -> Module:
+        """ferrograd computes on the CPU only, so this raises as PyTorch built without CUDA does."""
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """ferrograd runs eagerly, so compiling a module in place leaves it unchanged."""
+        ferrograd.compile(self, *args, **kwargs)
+
     def type(self, dst_type: Any) -> Module:
         return self._apply(lambda t: t.type(dst_type))
 
