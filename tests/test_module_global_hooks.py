@@ -98,6 +98,7 @@ def test_module_submodule_is_importable_as_in_torch():
     assert m.register_module_forward_hook is register_module_forward_hook
     assert m.Module is fg.nn.Module and Linear is fg.nn.Linear
     assert "register_module_full_backward_hook" in m.__all__ and "Module" in m.__all__
+    assert m._EXTRA_STATE_KEY_SUFFIX == "_extra_state" and m._addindent is fg.nn.modules._addindent
     # A fresh interpreter importing the submodule first also gets the package set up.
     program = (
         "from ferrograd.nn.modules.module import register_module_forward_pre_hook, Module\n"

@@ -1280,6 +1280,7 @@ class _ModuleSubmodule(types.ModuleType):
             "Buffer",
             "Parameter",
             "RemovableHandle",
+            "_EXTRA_STATE_KEY_SUFFIX",
             "_IncompatibleKeys",
             "_addindent",
             *(name for name in globals() if name.startswith("_global_")),
