@@ -619,3 +619,23 @@ def test_compile_leaves_the_module_unchanged_and_cuda_raises_as_a_cpu_build():
     if has_torch and torch.version.cuda is None:  # a CPU build, as the reference
         with pytest.raises(AssertionError, match="not compiled with CUDA enabled"):
             torch.nn.Linear(1, 1).cuda()
+
+
+def _complex_module_program(T):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        module = T.nn.Linear(1, 1).to(T.complex64)
+    return [str(p.dtype).split(".")[-1] for p in module.parameters()], [
+        (w.category.__name__, str(w.message)) for w in caught
+    ]
+
+
+def test_converting_a_module_to_complex_warns():
+    dtypes, caught = _complex_module_program(fg)
+    assert dtypes == ["complex64", "complex64"]
+    assert len(caught) == 1 and caught[0][1].startswith("Complex modules are a new feature")
+
+
+@needs_torch
+def test_converting_a_module_to_complex_matches_torch():
+    assert _complex_module_program(fg) == _complex_module_program(torch)

@@ -948,6 +948,14 @@ class Module:
             raise TypeError(
                 f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}"
             )
+        if dtype.is_complex:
+            warnings.warn(
+                "Complex modules are a new feature under active development whose design may change, and some "
+                "modules might not work as expected when using complex tensors as parameters or buffers. Please "
+                "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml if a "
+                "complex module does not work as expected.",
+                stacklevel=2,
+            )
         return self._cast(dtype, complex_too=True)
 
     def float(self) -> Module:
