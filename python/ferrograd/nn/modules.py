@@ -12,9 +12,13 @@ Relies on
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import itertools
 import math
 import operator
+import sys
+import types
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -206,6 +210,9 @@ class Buffer(ferrograd.Tensor, metaclass=_BufferMeta):
 
 
 def _typename(obj: object) -> str:
+    """The name errors give an object's type, as ``torch.typename``: a tensor's ``type()``."""
+    if isinstance(obj, ferrograd.Tensor):
+        return obj.type()
     cls = type(obj)
     return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
 
@@ -224,6 +231,10 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
+
+
+# The state dict key, after a module's prefix, of what its `get_extra_state` returns.
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
 class RemovableHandle:
@@ -247,6 +258,122 @@ class RemovableHandle:
         self.remove()
 
 
+# ---- global module hooks ----------------------------------------------------------------
+# Hooks common to every module (``ferrograd.nn.modules.module.register_module_*``). In each
+# kind they run before the module's own hooks, as in PyTorch.
+
+_global_buffer_registration_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_module_registration_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_parameter_registration_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_forward_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_forward_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_forward_hooks_with_kwargs: OrderedDict[int, bool] = OrderedDict()
+_global_forward_hooks_always_called: OrderedDict[int, bool] = OrderedDict()
+_global_backward_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_backward_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+# Whether `_global_backward_hooks` holds full hooks (True) or deprecated ones (False); None
+# until one is registered.
+_global_is_full_backward_hook: bool | None = None
+# Every registered global forward (pre-)hook and backward (pre-)hook by id, so that a module
+# call without hooks pays one check for all of them.
+_global_call_hooks: dict[int, Callable[..., Any]] = {}
+
+
+def _add_global_call_hook(
+    hooks: dict[int, Callable[..., Any]], hook: Callable[..., Any], *flag_dicts: dict[int, bool]
+) -> RemovableHandle:
+    handle = RemovableHandle(hooks, _global_call_hooks, *flag_dicts)
+    hooks[handle.id] = hook
+    _global_call_hooks[handle.id] = hook
+    return handle
+
+
+def _add_hook(hooks: dict[int, Callable[..., Any]], hook: Callable[..., Any]) -> RemovableHandle:
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def _run_registration_hooks(
+    hooks: dict[int, Callable[..., Any]], module: Module, name: str, value: Any
+) -> Any:
+    """`value` as the hooks leave it: each runs as `hook(module, name, value)` and may return a
+    replacement."""
+    for hook in hooks.values():
+        replaced = hook(module, name, value)
+        if replaced is not None:
+            value = replaced
+    return value
+
+
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """`hook(module, args)` runs before every module's forward (before the module's own
+    pre-hooks) and may return replacement args (a value that is not a tuple is wrapped in one)."""
+    return _add_global_call_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(
+    hook: Callable[..., Any], *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
+    """`hook(module, args, output)` (`hook(module, args, kwargs, output)` with `with_kwargs`)
+    runs after every module's forward (before the module's own hooks) and may return a
+    replacement output; with `always_call` it also runs when the call raises."""
+    handle = _add_global_call_hook(
+        _global_forward_hooks, hook, _global_forward_hooks_with_kwargs, _global_forward_hooks_always_called
+    )
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def _set_global_backward_hook_kind(full: bool) -> None:
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is (not full):
+        raise RuntimeError(
+            "Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
+            "Please use only one of them."
+        )
+    _global_is_full_backward_hook = full
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Like `Module.register_full_backward_pre_hook`, for every module (before its own)."""
+    return _add_global_call_hook(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Like `Module.register_full_backward_hook`, for every module (before its own)."""
+    _set_global_backward_hook_kind(full=True)
+    return _add_global_call_hook(_global_backward_hooks, hook)
+
+
+def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Deprecated in favour of `register_module_full_backward_hook`: like
+    `Module.register_backward_hook`, for every module."""
+    _set_global_backward_hook_kind(full=False)
+    return _add_global_call_hook(_global_backward_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """`hook(module, name, buffer)` runs whenever a module registers a buffer and may return
+    the buffer to register instead."""
+    return _add_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """`hook(module, name, submodule)` runs whenever a module registers a submodule and may
+    return the submodule to register instead."""
+    return _add_hook(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """`hook(module, name, param)` runs whenever a module registers a parameter (not None) and
+    may return the parameter to register instead."""
+    return _add_hook(_global_parameter_registration_hooks, hook)
+
+
 class Module:
     """Base class for all neural network modules (torch.nn.Module)."""
 
@@ -260,19 +387,33 @@ class Module:
         setattr_("_buffers", {})
         setattr_("_non_persistent_buffers_set", set())
         setattr_("_modules", {})
-        for name in (
-            "_forward_hooks",
-            "_forward_hooks_with_kwargs",
-            "_forward_hooks_always_called",
-            "_forward_pre_hooks",
-            "_forward_pre_hooks_with_kwargs",
-            "_backward_hooks",
-            "_backward_pre_hooks",
-        ):
+        for name in self._hook_dicts:
             setattr_(name, OrderedDict())
         # Whether `_backward_hooks` holds full hooks (True) or the deprecated
         # ones of `register_backward_hook` (False); None while it is empty.
         setattr_("_is_full_backward_hook", None)
+
+    _hook_dicts = (
+        "_forward_hooks",
+        "_forward_hooks_with_kwargs",
+        "_forward_hooks_always_called",
+        "_forward_pre_hooks",
+        "_forward_pre_hooks_with_kwargs",
+        "_backward_hooks",
+        "_backward_pre_hooks",
+        "_state_dict_hooks",
+        "_state_dict_pre_hooks",
+        "_load_state_dict_pre_hooks",
+        "_load_state_dict_post_hooks",
+    )
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        # A module pickled before a kind of hook existed gets that kind's empty dict.
+        for name in self._hook_dicts:
+            self.__dict__.setdefault(name, OrderedDict())
+        self.__dict__.setdefault("_non_persistent_buffers_set", set())
+        self.__dict__.setdefault("_is_full_backward_hook", None)
 
     def forward(self, *input: Any) -> Any:
         raise NotImplementedError(
@@ -283,53 +424,97 @@ class Module:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not (
-            self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks
+            self._forward_hooks
+            or self._forward_pre_hooks
+            or self._backward_hooks
+            or self._backward_pre_hooks
+            or _global_call_hooks
         ):
             return self.forward(*args, **kwargs)
-        for hook_id, hook in list(self._forward_pre_hooks.items()):
-            if hook_id in self._forward_pre_hooks_with_kwargs:
-                res = hook(self, args, kwargs)
-                if res is not None:
-                    if not (isinstance(res, tuple) and len(res) == 2):
-                        raise RuntimeError(
-                            f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got {res}."
-                        )
-                    args, kwargs = res
-            else:
-                res = hook(self, args)
-                if res is not None:
-                    args = res if isinstance(res, tuple) else (res,)
-        backward_hook = None
-        full_hooks = list(self._backward_hooks.values()) if self._is_full_backward_hook else []
-        if full_hooks or self._backward_pre_hooks:
-            backward_hook = BackwardHook(self, full_hooks, list(self._backward_pre_hooks.values()))
-            args = backward_hook.setup_input_hook(args)
-        result, called = None, set()
+        return self._call_with_hooks(args, kwargs)
 
-        def run_hook(hook_id: int, hook: Callable[..., Any]) -> None:
+    def _call_with_hooks(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The call with its hooks, the global ones before the module's own in each kind; if it
+        raises, the forward hooks registered with ``always_call`` that have not run yet run then
+        (an error of theirs becomes a warning, so the original error is the one raised)."""
+        result = None
+        forward_hooks_run: set[int] = set()
+
+        def run_forward_hook(hook_id: int, hook: Callable[..., Any]) -> None:
             nonlocal result
-            called.add(hook_id)
-            if hook_id in self._forward_hooks_with_kwargs:
-                res = hook(self, args, kwargs, result)
+            forward_hooks_run.add(hook_id)
+            if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
+                replaced = hook(self, args, kwargs, result)
             else:
-                res = hook(self, args, result)
-            if res is not None:
-                result = res
+                replaced = hook(self, args, result)
+            if replaced is not None:
+                result = replaced
 
         try:
+            full_hooks, deprecated_hooks = self._backward_hooks_by_kind()
+            backward_pre_hooks = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+            for hook_id, hook in [*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()]:
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    replaced = hook(self, args, kwargs)
+                    if replaced is not None:
+                        if not (isinstance(replaced, tuple) and len(replaced) == 2):
+                            raise RuntimeError(
+                                "forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                                f"but got {replaced}."
+                            )
+                        args, kwargs = replaced
+                else:
+                    replaced = hook(self, args)
+                    if replaced is not None:
+                        args = replaced if isinstance(replaced, tuple) else (replaced,)
+            backward_hook = None
+            if full_hooks or backward_pre_hooks:
+                backward_hook = BackwardHook(self, full_hooks, backward_pre_hooks)
+                args = backward_hook.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
-            for hook_id, hook in list(self._forward_hooks.items()):
-                run_hook(hook_id, hook)
+            for hook_id, hook in [*_global_forward_hooks.items(), *self._forward_hooks.items()]:
+                run_forward_hook(hook_id, hook)
+            if backward_hook is not None:
+                if not isinstance(result, (ferrograd.Tensor, tuple)):
+                    warnings.warn(
+                        "For backward hooks to be called, module output should be a Tensor or a tuple of "
+                        f"Tensors but received {type(result)}",
+                        stacklevel=3,
+                    )
+                result = backward_hook.setup_output_hook(result)
+            if deprecated_hooks:
+                register_on_output_node(self, deprecated_hooks, args, result)
+            return result
         except Exception:
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called and hook_id not in called:
-                    run_hook(hook_id, hook)
+            for hook_id, hook in [*_global_forward_hooks.items(), *self._forward_hooks.items()]:
+                always_call = (
+                    hook_id in _global_forward_hooks_always_called
+                    or hook_id in self._forward_hooks_always_called
+                )
+                if hook_id in forward_hooks_run or not always_call:
+                    continue
+                try:
+                    run_forward_hook(hook_id, hook)
+                except Exception as ex:
+                    scope = "global module" if hook_id in _global_forward_hooks else "module"
+                    warnings.warn(
+                        f"{scope} forward hook with ``always_call=True`` raised an exception that was "
+                        f"silenced as another error was raised in forward: {ex}",
+                        stacklevel=3,
+                    )
             raise
-        if backward_hook is not None:
-            result = backward_hook.setup_output_hook(result)
-        if self._backward_hooks and self._is_full_backward_hook is False:
-            register_on_output_node(self, list(self._backward_hooks.values()), result)
-        return result
+
+    def _backward_hooks_by_kind(self) -> tuple[list[Callable[..., Any]], list[Callable[..., Any]]]:
+        """The full backward hooks and the deprecated ones that apply to this module."""
+        full: list[Callable[..., Any]] = []
+        deprecated: list[Callable[..., Any]] = []
+        for kind, hooks in (
+            (_global_is_full_backward_hook, _global_backward_hooks),
+            (self._is_full_backward_hook, self._backward_hooks),
+        ):
+            if kind is not None:
+                (full if kind else deprecated).extend(hooks.values())
+        return full, deprecated
 
     def register_full_backward_pre_hook(
         self, hook: Callable[..., Any], prepend: bool = False
@@ -426,7 +611,7 @@ class Module:
             raise TypeError(
                 f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (ferrograd Tensor or None required)"
             )
-        self._buffers[name] = tensor
+        self._buffers[name] = _run_registration_hooks(_global_buffer_registration_hooks, self, name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -447,13 +632,15 @@ class Module:
                 f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
                 "the forward() method."
             )
+        if param is not None:
+            param = _run_registration_hooks(_global_parameter_registration_hooks, self, name, param)
         self._parameters[name] = param
 
     def add_module(self, name: str, module: Module | None) -> None:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{_typename(module)} is not a Module subclass")
         self._check_name("module", name, self._modules)
-        self._modules[name] = module
+        self._modules[name] = _run_registration_hooks(_global_module_registration_hooks, self, name, module)
 
     register_module = add_module
 
@@ -466,6 +653,41 @@ class Module:
             if not isinstance(module, Module):
                 raise AttributeError(f"`{item}` is not an nn.Module")  # noqa: TRY004 (as torch)
         return module
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Sets the submodule at the dotted path `target`, whose parent must exist; with `strict`,
+        only an existing submodule is replaced."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")  # noqa: TRY004 (as torch)
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if hasattr(parent, name):
+            if not isinstance(getattr(parent, name), Module):
+                raise AttributeError(f"`{name}` is not an nn.Module")
+        elif strict:
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        setattr(parent, name, module)
+
+    def _get_member(self, target: str, is_member: Callable[[Module, str], bool], kind: str) -> Any:
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        if not is_member(module, name):
+            raise AttributeError(f"`{name}` is not {kind}")
+        return getattr(module, name)
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at the dotted path `target`."""
+        return self._get_member(
+            target, lambda m, name: isinstance(getattr(m, name), Parameter), "an nn.Parameter"
+        )
+
+    def get_buffer(self, target: str) -> ferrograd.Tensor:
+        """The buffer at the dotted path `target`."""
+        return self._get_member(target, lambda m, name: name in m._buffers, "a buffer")
 
     def __getattr__(self, name: str) -> Any:
         state = self.__dict__
@@ -511,13 +733,13 @@ class Module:
                 self._buffers,
                 self._non_persistent_buffers_set,
             )
-            modules[name] = value
+            modules[name] = _run_registration_hooks(_global_module_registration_hooks, self, name, value)
         elif modules is not None and name in modules:
             if value is not None:
                 raise TypeError(
                     f"cannot assign '{_typename(value)}' as child module '{name}' (ferrograd.nn.Module or None expected)"
                 )
-            modules[name] = value
+            modules[name] = _run_registration_hooks(_global_module_registration_hooks, self, name, value)
         elif isinstance(value, Buffer) or (buffers is not None and name in buffers):
             if value is not None and not isinstance(value, ferrograd.Tensor):
                 raise TypeError(
@@ -726,6 +948,14 @@ class Module:
             raise TypeError(
                 f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}"
             )
+        if dtype.is_complex:
+            warnings.warn(
+                "Complex modules are a new feature under active development whose design may change, and some "
+                "modules might not work as expected when using complex tensors as parameters or buffers. Please "
+                "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml if a "
+                "complex module does not work as expected.",
+                stacklevel=2,
+            )
         return self._cast(dtype, complex_too=True)
 
     def float(self) -> Module:
@@ -746,7 +976,76 @@ class Module:
     def cpu(self) -> Module:
         return self
 
+    def cuda(self, device: Any = None) -> Module:
+        """ferrograd computes on the CPU only, so this raises as PyTorch built without CUDA does."""
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """ferrograd runs eagerly, so compiling a module in place leaves it unchanged."""
+        ferrograd.compile(self, *args, **kwargs)
+
+    def type(self, dst_type: Any) -> Module:
+        return self._apply(lambda t: t.type(dst_type))
+
+    def share_memory(self) -> Module:
+        return self._apply(lambda t: t.share_memory_())
+
     # ---- state dict -----------------------------------------------------------------
+
+    def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """`hook(module, state_dict, prefix, local_metadata)` runs after `state_dict()` has
+        gathered the module's entries; what it returns (if not None) replaces the state dict
+        of the module `state_dict()` was called on."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError(
+                "Cannot register the same function as the state dict post hook that was previously "
+                "registered via register_state_dict_post_hook"
+            )
+        return _add_hook(self._state_dict_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """`hook(module, state_dict, prefix, local_metadata)` runs after `state_dict()` has
+        gathered the module's entries and may change the state dict in place only."""
+        hook._from_public_api = True
+        return _add_hook(self._state_dict_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """`hook(module, prefix, keep_vars)` runs before `state_dict()` gathers the module's entries."""
+        return _add_hook(self._state_dict_pre_hooks, hook)
+
+    def _register_load_state_dict_pre_hook(
+        self, hook: Callable[..., Any], with_module: bool = False
+    ) -> RemovableHandle:
+        """`hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)` (with the module first if `with_module`) runs before the module loads its
+        entries."""
+        return _add_hook(
+            self._load_state_dict_pre_hooks, functools.partial(hook, self) if with_module else hook
+        )
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """`hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)` runs before the module loads its entries."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """`hook(module, incompatible_keys)` runs once the module and its children are loaded; it
+        may change the missing and unexpected keys in place, which `strict` then checks."""
+        return _add_hook(self._load_state_dict_post_hooks, hook)
+
+    def get_extra_state(self) -> Any:
+        """Overridden (with `set_extra_state`) by modules that keep state other than tensors in
+        their state dict, under the key `_extra_state`."""
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called. Please file an "
+            "issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report this bug."
+        )
+
+    def set_extra_state(self, state: Any) -> None:
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called. Please file an "
+            "issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report this bug."
+        )
 
     def _save_to_state_dict(self, destination: dict[str, Any], prefix: str, keep_vars: bool) -> None:
         for name, param in self._parameters.items():
@@ -755,19 +1054,39 @@ class Module:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def state_dict(
         self,
-        *,
+        *args: Any,
         destination: dict[str, Any] | None = None,
         prefix: str = "",
         keep_vars: bool = False,
     ):
+        if args:
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead. Refer to "
+                "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
+                " for details.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            # (destination, prefix, keep_vars) in that order; a keyword given too wins.
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
+                prefix = args[1]
+            if len(args) > 2 and keep_vars is False:
+                keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
+        local_metadata = {"version": self._version}
         if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = {"version": self._version}
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
@@ -776,6 +1095,13 @@ class Module:
                     prefix=prefix + name + ".",
                     keep_vars=keep_vars,
                 )
+        for hook in self._state_dict_hooks.values():
+            returned = hook(self, destination, prefix, local_metadata)
+            if getattr(hook, "_from_public_api", False):
+                if returned is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif returned is not None:
+                destination = returned
         return destination
 
     def _load_from_state_dict(
@@ -788,6 +1114,8 @@ class Module:
         unexpected_keys: list[str],
         error_msgs: list[str],
     ) -> None:
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
         local_state = {
             k: v for k, v in itertools.chain(self._parameters.items(), persistent.items()) if v is not None
@@ -830,9 +1158,17 @@ class Module:
                     f'While copying the parameter named "{key}", whose dimensions in the model are {param.shape} '
                     f"and whose dimensions in the checkpoint are {value.shape}, an exception occurred : {ex.args}."
                 )
+        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_state_key in state_dict:
+                self.set_extra_state(state_dict[extra_state_key])
+            elif strict:
+                missing_keys.append(extra_state_key)
+        elif strict and extra_state_key in state_dict:
+            unexpected_keys.append(extra_state_key)
         if strict:
             for key in state_dict:
-                if key.startswith(prefix):
+                if key.startswith(prefix) and key != extra_state_key:
                     head, *rest = key[len(prefix) :].split(".", 1)
                     if head not in (self._modules if rest else local_state):
                         unexpected_keys.append(key)
@@ -866,8 +1202,20 @@ class Module:
                         {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)},
                         child_prefix,
                     )
+            # The hooks see the keys gathered so far and may change them in place.
+            incompatible_keys = _IncompatibleKeys(missing_keys, unexpected_keys)
+            for hook in module._load_state_dict_post_hooks.values():
+                if hook(module, incompatible_keys) is not None:
+                    raise AssertionError(
+                        "Hooks registered with ``register_load_state_dict_post_hook`` are not expected to "
+                        "return new values, if incompatible_keys need to be modified, it should be done "
+                        "inplace."
+                    )
 
-        load(self, OrderedDict(state_dict))
+        state_dict = OrderedDict(state_dict)  # a copy, which the pre-hooks may change
+        if metadata is not None:
+            state_dict._metadata = metadata
+        load(self, state_dict)
         if strict:
             if unexpected_keys:
                 keys = ", ".join(f'"{k}"' for k in unexpected_keys)
@@ -917,6 +1265,72 @@ def _zero_grad(p: ferrograd.Tensor, set_to_none: bool) -> None:
     p.grad.zero_()
 
 
+class _ModuleSubmodule(types.ModuleType):
+    """``ferrograd.nn.modules.module``, where PyTorch keeps ``Module`` and the global module
+    hooks, so that code importing them from ``torch.nn.modules.module`` runs unchanged. Its
+    names are read and written through to this module's globals, so that both see one state
+    (a test that resets the kind of the global backward hooks, say)."""
+
+    _public = [
+        "register_module_forward_pre_hook",
+        "register_module_forward_hook",
+        "register_module_full_backward_pre_hook",
+        "register_module_backward_hook",
+        "register_module_full_backward_hook",
+        "register_module_buffer_registration_hook",
+        "register_module_module_registration_hook",
+        "register_module_parameter_registration_hook",
+        "Module",
+    ]
+    _names = frozenset(
+        [
+            *_public,
+            "Buffer",
+            "Parameter",
+            "RemovableHandle",
+            "_EXTRA_STATE_KEY_SUFFIX",
+            "_IncompatibleKeys",
+            "_addindent",
+            *(name for name in globals() if name.startswith("_global_")),
+        ]
+    )
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _ModuleSubmodule._names:
+            return globals()[name]
+        raise AttributeError(f"module '{self.__name__}' has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _ModuleSubmodule._names:
+            globals()[name] = value
+        else:
+            super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in _ModuleSubmodule._names:
+            del globals()[name]
+        else:
+            super().__delattr__(name)
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *_ModuleSubmodule._names})
+
+
+def _register_module_submodule() -> _ModuleSubmodule:
+    """Makes the submodule importable though this module is not a package: ``import`` finds a
+    dotted name already in ``sys.modules``."""
+    name = f"{__name__}.module"
+    submodule = _ModuleSubmodule(name, "Module and the hooks common to all modules.")
+    submodule.__spec__ = importlib.util.spec_from_loader(name, loader=None)
+    submodule.__package__ = submodule.__spec__.parent
+    submodule.__all__ = list(_ModuleSubmodule._public)
+    sys.modules[name] = submodule
+    return submodule
+
+
+module = _register_module_submodule()
+
+
 # ---- containers -----------------------------------------------------------------------
 
 
@@ -959,6 +1373,37 @@ class Sequential(Module):
 
     def __dir__(self) -> list[str]:
         return [key for key in super().__dir__() if not key.isdigit()]
+
+    def _check_sequential(self, other: object) -> None:
+        if not isinstance(other, Sequential):
+            raise ValueError(
+                f"add operator supports only objects of Sequential class, but {type(other)} is given."
+            )
+
+    def _check_factor(self, factor: object) -> None:
+        if not isinstance(factor, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(factor)}")
+        if factor <= 0:
+            raise ValueError(f"Non-positive multiplication factor {factor} for {type(self)}")
+
+    def __add__(self, other: Sequential) -> Sequential:
+        self._check_sequential(other)
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        self._check_sequential(other)
+        return self.extend(other)
+
+    def __mul__(self, factor: int) -> Sequential:
+        """The modules repeated `factor` times (the same module objects, as in PyTorch)."""
+        self._check_factor(factor)
+        return Sequential(*(list(self) * factor))
+
+    __rmul__ = __mul__
+
+    def __imul__(self, factor: int) -> Sequential:
+        self._check_factor(factor)
+        return self.extend(list(self) * (factor - 1))
 
     def append(self, module: Module) -> Sequential:
         self.add_module(str(len(self)), module)
@@ -1122,7 +1567,7 @@ class ModuleDict(Module):
                 "ModuleDict.update should be called with an iterable of key/value pairs, but got "
                 + type(modules).__name__
             )
-        pairs = modules.items() if isinstance(modules, Mapping) else modules
+        pairs = modules.items() if isinstance(modules, (Mapping, ModuleDict)) else modules
         for j, pair in enumerate(pairs):
             if not isinstance(pair, Iterable):
                 raise TypeError(
@@ -2485,6 +2930,9 @@ class AdaptiveLogSoftmaxWithLoss(Module):
 class _BatchNorm(Module):
     """Batch normalization over dim 1 with running statistics, as PyTorch's ``_BatchNorm``."""
 
+    # Version 2 added `num_batches_tracked`.
+    _version = 2
+
     def __init__(
         self,
         num_features: int,
@@ -2520,6 +2968,21 @@ class _BatchNorm(Module):
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
+
+    def _load_from_state_dict(
+        self, state_dict: dict[str, Any], prefix: str, local_metadata: dict[str, Any], *args: Any
+    ) -> None:
+        # A state dict of an older version, or one without metadata, may lack the batch
+        # count: the module keeps its own.
+        key = prefix + "num_batches_tracked"
+        version = local_metadata.get("version")
+        if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
+            state_dict[key] = (
+                self.num_batches_tracked
+                if self.num_batches_tracked is not None
+                else ferrograd.tensor(0, dtype=ferrograd.long)
+            )
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, *args)
 
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
