@@ -261,6 +261,21 @@ def test_view_as_complex_gradient(x):
     check_complex(lambda T, x: T.view_as_complex(x) * (1 + 1j), x)
 
 
+@pytest.mark.parametrize("dtype", ["complex64", "float32"])
+def test_conj_physical_records_its_own_node(dtype):
+    modules = [fg] + ([torch] if has_torch else [])
+    names = []
+    for T in modules:
+        z = T.tensor([1 + 2j, 3 - 1j] if dtype == "complex64" else [1.0, 3.0], dtype=getattr(T, dtype))
+        z.requires_grad_()
+        out = T.conj_physical(z * 1)
+        names.append(out.grad_fn.name())
+        out.real.sum().backward() if out.is_complex() else out.sum().backward()
+        np.testing.assert_array_equal(z.grad.numpy(), np.ones(2))
+    assert names[0] == ("ConjPhysicalBackward0" if dtype == "complex64" else "MulBackward0")
+    assert len(set(names)) == 1
+
+
 # --- The seeds' examples --------------------------------------------------
 
 

@@ -51,6 +51,15 @@ def test_arange_errors(args):
     assert str(ours.value) == str(theirs.value)
 
 
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_arange_refuses_complex(dtype):
+    name = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}[dtype]
+    modules = [fg] + ([torch] if has_torch else [])
+    for T in modules:
+        with pytest.raises(NotImplementedError, match=f"\"arange_cpu\" not implemented for '{name}'"):
+            T.arange(0, 3, dtype=getattr(T, dtype))
+
+
 @needs_torch
 @pytest.mark.parametrize("args", [(0, 1, 5), (0, 10, 4), (-2, 3, 1), (1, 2, 0), (0, 1, 7)])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])

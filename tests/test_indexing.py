@@ -273,6 +273,18 @@ def test_tril_triu_match_numpy_for_every_dtype(shape, k, data):
     np.testing.assert_array_equal(fg.triu(x, k).numpy(), np.triu(view, k))
 
 
+@pytest.mark.parametrize("args", [((),), ([], [])], ids=["no-shifts", "no-shifts-no-dims"])
+def test_roll_requires_shifts(args):
+    modules = [fg]
+    if has_torch:
+        import torch
+
+        modules.append(torch)
+    for T in modules:
+        with pytest.raises(RuntimeError, match="`shifts` required"):
+            T.roll(T.ones(3), *args)
+
+
 @settings(max_examples=30, deadline=None)
 @given(shape=shapes(min_dims=0, max_dims=3), data=st.data())
 def test_roll_matches_numpy_and_its_gradient_rolls_back(shape, data):

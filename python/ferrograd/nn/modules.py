@@ -951,9 +951,7 @@ class Module:
         if dtype.is_complex:
             warnings.warn(
                 "Complex modules are a new feature under active development whose design may change, and some "
-                "modules might not work as expected when using complex tensors as parameters or buffers. Please "
-                "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml if a "
-                "complex module does not work as expected.",
+                "modules might not work as expected when using complex tensors as parameters or buffers.",
                 stacklevel=2,
             )
         return self._cast(dtype, complex_too=True)
@@ -1037,14 +1035,14 @@ class Module:
         """Overridden (with `set_extra_state`) by modules that keep state other than tensors in
         their state dict, under the key `_extra_state`."""
         raise RuntimeError(
-            "Reached a code path in Module.get_extra_state() that should never be called. Please file an "
-            "issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report this bug."
+            "Reached a code path in Module.get_extra_state() that should never be called: a module that "
+            "keeps extra state overrides both get_extra_state and set_extra_state."
         )
 
     def set_extra_state(self, state: Any) -> None:
         raise RuntimeError(
-            "Reached a code path in Module.set_extra_state() that should never be called. Please file an "
-            "issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report this bug."
+            "Reached a code path in Module.set_extra_state() that should never be called: a module that "
+            "keeps extra state overrides both get_extra_state and set_extra_state."
         )
 
     def _save_to_state_dict(self, destination: dict[str, Any], prefix: str, keep_vars: bool) -> None:

@@ -62,9 +62,11 @@ impl PyTensor {
     }
     /// The conjugate as a new tensor (`conj` is never lazy in ferrograd).
     fn conj_physical(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        Ok(maybe_detach(py, self.t.numel(), || unary::conj(&self.t))
-            .py()?
-            .into())
+        Ok(
+            maybe_detach(py, self.t.numel(), || unary::conj_physical(&self.t))
+                .py()?
+                .into(),
+        )
     }
     /// This tensor: ferrograd's `conj` always materialises.
     fn resolve_conj(slf: Bound<'_, PyTensor>) -> Bound<'_, PyTensor> {

@@ -16,6 +16,13 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) ->
     } else {
         DType::Int64
     });
+    if dtype.is_complex() {
+        bail!(
+            NotImplemented,
+            "\"arange_cpu\" not implemented for '{}'",
+            dtype.scalar_type_name()
+        );
+    }
     let (s, e, st) = (start.as_f64(), end.as_f64(), step.as_f64());
     if st == 0.0 {
         bail!(Runtime, "step must be nonzero");

@@ -1076,6 +1076,9 @@ pub fn flip(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
 /// those pushed past the end coming back at the start (`RollBackward0`).
 /// Without dims the flattened tensor rolls by one shift.
 pub fn roll(t: &Tensor, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
+    if shifts.is_empty() {
+        bail!(Runtime, "`shifts` required");
+    }
     if shifts.len() != dims.len() && !(dims.is_empty() && shifts.len() == 1) {
         bail!(
             Runtime,

@@ -103,12 +103,22 @@ pub fn neg(a: &Tensor) -> Result<Tensor> {
 
 /// Complex conjugate; real tensors are returned as they are.
 pub fn conj(a: &Tensor) -> Result<Tensor> {
+    conjugate(a, "ConjBackward0")
+}
+
+/// `conj_physical`: the same values as `conj` (which always materialises
+/// here), under its own node name.
+pub fn conj_physical(a: &Tensor) -> Result<Tensor> {
+    conjugate(a, "ConjPhysicalBackward0")
+}
+
+fn conjugate(a: &Tensor, node: &'static str) -> Result<Tensor> {
     if !a.dtype().is_complex() {
         return Ok(a.clone());
     }
     let out = float_map!(a, "conj", |x| x.conj())?;
     record(
-        "ConjBackward0",
+        node,
         &[a],
         &out,
         || (),
