@@ -69,6 +69,15 @@ pub fn try_operand(obj: &Bound<'_, PyAny>) -> Option<Tensor> {
         return scalar(obj).ok().map(Tensor::wrapped_number);
     }
     let name = obj.get_type().name().ok()?.to_string();
+    if name == "ndarray" {
+        let made = obj
+            .py()
+            .import("ferrograd")
+            .ok()?
+            .call_method1("as_tensor", (obj,))
+            .ok()?;
+        return Some(made.downcast::<PyTensor>().ok()?.get().t.clone());
+    }
     if ["int", "uint", "float", "complex", "bool"]
         .iter()
         .any(|p| name.starts_with(p))

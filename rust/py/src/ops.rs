@@ -206,6 +206,7 @@ impl PyTensor {
                     .into(),
             ),
             Some(a) => {
+                binary::check_alpha(&self.t, &b, a).py()?;
                 let scaled = binary::mul(&b, &Tensor::wrapped_number(a)).py()?;
                 Ok(binary::sub(&self.t, &scaled).py()?.into())
             }
@@ -331,8 +332,19 @@ impl PyTensor {
     fn conj(&self, py: Python<'_>) -> PyResult<PyTensor> {
         unary_op(py, &self.t, unary::conj)
     }
-    fn round(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::round)
+    /// `round()`, or with `decimals` the rarer form composed in Python
+    /// (`ferrograd._functions._round_decimals`).
+    #[pyo3(signature = (*, decimals=0))]
+    fn round<'py>(slf: &Bound<'py, Self>, decimals: i64) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        if decimals != 0 {
+            return py
+                .import("ferrograd._functions")?
+                .getattr("_round_decimals")?
+                .call1((slf, decimals));
+        }
+        let out = unary_op(py, &slf.get().t, unary::round)?;
+        Ok(Bound::new(py, out)?.into_any())
     }
     #[pyo3(signature = (min=None, max=None))]
     fn clamp(

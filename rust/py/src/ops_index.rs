@@ -25,6 +25,34 @@ fn tensor_list(seq: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
         .collect()
 }
 
+/// The value of `x[key] = value`: a tensor without its leading dimensions of size one (so
+/// `x[0] = row[None]` works, as in PyTorch) or a number; other values raise PyTorch's error.
+fn assigned_value(x: &Tensor, value: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    if let Ok(t) = value.downcast::<PyTensor>() {
+        let t = &t.get().t;
+        let lead = t.shape().iter().take_while(|&&d| d == 1).count();
+        if lead == 0 {
+            return Ok(t.clone());
+        }
+        let rest: Vec<i64> = t.shape()[lead..].iter().map(|&d| d as i64).collect();
+        return shape::reshape(t, &rest).py();
+    }
+    crate::convert::operand(value).map_err(|_| {
+        let kind = value.get_type();
+        let module = kind.module().map(|m| m.to_string()).unwrap_or_default();
+        let name = kind.name().map(|n| n.to_string()).unwrap_or_default();
+        let qualified = if module == "builtins" {
+            name
+        } else {
+            format!("{module}.{name}")
+        };
+        PyTypeError::new_err(format!(
+            "can't assign a {qualified} to a ferrograd.{}",
+            x.dtype().legacy_name()
+        ))
+    })
+}
+
 fn tuple_of(py: Python<'_>, ts: Vec<Tensor>) -> PyResult<Bound<'_, PyTuple>> {
     PyTuple::new(py, ts.into_iter().map(PyTensor::from))
 }
@@ -287,7 +315,7 @@ impl PyTensor {
     /// (rewriting the base's history through `CopySlices` when recorded);
     /// advanced ones go through `index_put_` (`IndexPutBackward0`).
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let value = crate::convert::operand(value)?;
+        let value = assigned_value(&self.t, value)?;
         let items = parse(key)?;
         let (x, adv) = apply_basic(&self.t, &items, true)?;
         if adv.iter().all(|a| a.is_none()) {
@@ -533,15 +561,28 @@ impl PyTensor {
 #[pyfunction]
 #[pyo3(signature = (tensors, dim=0))]
 fn cat(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+    refuse_lone_tensor("cat", tensors)?;
     let ts = tensor_list(tensors)?;
     let n = ts.iter().map(|t| t.numel()).sum();
     Ok(maybe_detach(py, n, || index::cat(&ts, dim)).py()?.into())
+}
+
+/// A tensor given where a sequence of tensors is expected would be iterated over
+/// its first dimension; PyTorch refuses it.
+fn refuse_lone_tensor(function: &str, tensors: &Bound<'_, PyAny>) -> PyResult<()> {
+    if tensors.downcast::<PyTensor>().is_ok() {
+        return Err(PyTypeError::new_err(format!(
+            "{function}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
+        )));
+    }
+    Ok(())
 }
 
 /// `ferrograd.stack(tensors, dim=0)`.
 #[pyfunction]
 #[pyo3(signature = (tensors, dim=0))]
 fn stack(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+    refuse_lone_tensor("stack", tensors)?;
     let ts = tensor_list(tensors)?;
     let n = ts.iter().map(|t| t.numel()).sum();
     Ok(maybe_detach(py, n, || index::stack(&ts, dim)).py()?.into())
