@@ -519,3 +519,33 @@ def test_print_options_force_scientific_notation(sci_mode):
         fg.get_printoptions()["sci_mode"] is None
         and repr(fg.tensor([1e-8, 1.0])) == "tensor([1.0000e-08, 1.0000e+00])"
     )
+
+
+@pytest.mark.parametrize(
+    "value, dtype",
+    [
+        (-1, "uint8"),
+        (-200, "uint8"),
+        (255, "uint8"),
+        (256, "uint8"),
+        (127, "int8"),
+        (128, "int8"),
+        (-129, "int8"),
+        (2**31, "int32"),
+        (2**63 - 1, "int64"),
+        (2**63, "int64"),
+        (2**64, "int64"),
+    ],
+)
+def test_tensor_of_integers_outside_the_dtype(value, dtype):
+    kind, outcome = same_outcome(lambda T: T.tensor([value, 1], dtype=getattr(T, dtype)))
+    fits = np.iinfo(dtype).min <= value <= np.iinfo(dtype).max
+    if fits or (dtype == "uint8" and value < 0):
+        assert kind == "value" and outcome == (dtype, [value % 256 if dtype == "uint8" else value, 1])
+    elif value >= 2**63:
+        assert (kind, outcome) == ("ValueError", "Overflow when unpacking long long")
+    else:
+        assert (kind, outcome) == (
+            "RuntimeError",
+            f"value cannot be converted to type {dtype} without overflow",
+        )

@@ -202,6 +202,20 @@ def _dtype_arg(function: str, value) -> dtype:
     raise TypeError(f"{function}(): argument 'dtype' must be torch.dtype, not {type(value).__name__}")
 
 
+def _out_of_range_integers(data, target: dtype):
+    """Python integers that do not fit ``target``: negative ones wrap around into uint8 and
+    others raise, as in PyTorch."""
+    try:
+        wide = _np.array(data, dtype=_np.int64)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+    limits = _np.iinfo(_NUMPY_DTYPES[target])
+    low = -(2**63) if target == uint8 else limits.min
+    if ((wide > limits.max) | (wide < low)).any():
+        raise RuntimeError(f"value cannot be converted to type {_dtype_info._name(target)} without overflow")
+    return wide.astype(_NUMPY_DTYPES[target])
+
+
 def tensor(
     data, dtype: dtype | None = None, device=None, requires_grad: bool = False, pin_memory: bool = False
 ) -> Tensor:
@@ -212,7 +226,10 @@ def tensor(
         data = _detached(data)
     if requires_grad and not (target.is_floating_point or target.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-    arr = _np.array(data, dtype=_NUMPY_DTYPES[target], copy=True, order="C")
+    try:
+        arr = _np.array(data, dtype=_NUMPY_DTYPES[target], copy=True, order="C")
+    except OverflowError:
+        arr = _out_of_range_integers(data, target)
     out = from_numpy(arr)
     if requires_grad:
         out.requires_grad_(True)
