@@ -415,6 +415,8 @@ def test_return_types_print_as_pytorch_prints_them():
         lambda T, t: t.kthvalue(1, 1),
         lambda T, t: T.cummax(t, 0),
         lambda T, t: T.aminmax(t),
+        lambda T, t: T.linalg.slogdet(t),
+        lambda T, t: T.linalg.qr(t),
     ]
     for call in calls:
         text = repr(call(fg, fg.tensor(x)))
