@@ -551,3 +551,14 @@ def test_tensor_of_integers_outside_the_dtype(value, dtype):
             "RuntimeError",
             f"value cannot be converted to type {dtype} without overflow",
         )
+
+
+def test_shape_functions_take_their_arguments_by_keyword():
+    for T in modules():
+        x = T.arange(6).reshape(2, 3)
+        assert T.reshape(x, shape=(3, 2)).shape == (3, 2) and T.reshape(x, (-1,)).shape == (6,)
+        assert T.permute(x, dims=(1, 0)).tolist() == [[0, 3], [1, 4], [2, 5]]
+        assert T.flip(x, dims=[0]).tolist() == [[3, 4, 5], [0, 1, 2]] and T.flip(x, (0, 1))[0, 0].item() == 5
+        w = T.ones(2, 3, dtype=T.float64, requires_grad=True)
+        T.flip(T.permute(T.reshape(w, shape=(3, 2)), dims=(1, 0)), dims=(0,)).sum().backward()
+        assert w.grad.tolist() == [[1.0] * 3] * 2

@@ -373,11 +373,11 @@ def _method_function(name: str):
 for _name in (
     "add sub mul multiply div true_divide maximum minimum eq ne lt le gt ge "
     "logical_and logical_or logical_xor logical_not neg negative abs exp log sqrt sin cos tanh "
-    "sigmoid relu sgn conj round clamp clamp_min clamp_max clip isnan isfinite isinf sum mean view_as reshape "
-    "permute transpose swapaxes t unsqueeze squeeze flatten narrow select as_strided clone detach "
+    "sigmoid relu sgn conj round clamp clamp_min clamp_max clip isnan isfinite isinf sum mean view_as "
+    "transpose swapaxes t unsqueeze squeeze flatten narrow select as_strided clone detach "
     "matmul mm bmm dot mv outer ger "
     "max min amax amin argmax argmin all any softmax log_softmax logsumexp var std norm "
-    "split chunk unbind index_select gather scatter scatter_add scatter_reduce masked_fill flip tril triu movedim moveaxis diag diagonal "
+    "split chunk unbind index_select gather scatter scatter_add scatter_reduce masked_fill tril triu movedim moveaxis diag diagonal "
     "exp2 expm1 log2 log10 log1p floor ceil trunc fix frac reciprocal rsqrt square sinh cosh asin arcsin "
     "acos arccos atan arctan sign erf atan2 arctan2 remainder floor_divide fmod hypot lerp addcmul addcdiv "
     "bitwise_and bitwise_or bitwise_xor bitwise_not isclose allclose equal nan_to_num "
@@ -388,6 +388,21 @@ for _name in (
 ).split():
     globals()[_name] = _method_function(_name)
 del _name
+
+
+def reshape(input: Tensor, shape) -> Tensor:
+    """``input.reshape(shape)``; ``shape`` may be given by keyword, as in PyTorch."""
+    return input.reshape(shape)
+
+
+def permute(input: Tensor, dims) -> Tensor:
+    """``input.permute(dims)``; ``dims`` may be given by keyword, as in PyTorch."""
+    return input.permute(dims)
+
+
+def flip(input: Tensor, dims) -> Tensor:
+    """``input.flip(dims)``; ``dims`` may be given by keyword, as in PyTorch."""
+    return input.flip(dims)
 
 
 def pow(input, exponent) -> Tensor:  # noqa: A001 - PyTorch's name
