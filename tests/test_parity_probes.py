@@ -562,3 +562,13 @@ def test_shape_functions_take_their_arguments_by_keyword():
         w = T.ones(2, 3, dtype=T.float64, requires_grad=True)
         T.flip(T.permute(T.reshape(w, shape=(3, 2)), dims=(1, 0)), dims=(0,)).sum().backward()
         assert w.grad.tolist() == [[1.0] * 3] * 2
+
+
+def test_shape_methods_take_their_sizes_by_keyword():
+    for T in modules():
+        x = T.arange(6).reshape(2, 3)
+        assert x.reshape(shape=(3, 2)).shape == (3, 2) and x.view(size=(3, 2)).shape == (3, 2)
+        assert x.permute(dims=(1, 0)).shape == (3, 2) and x.flip(dims=(1,))[0].tolist() == [2, 1, 0]
+        assert x.repeat(repeats=(1, 2)).shape == (2, 6) and x[:1].expand(size=(2, 2, 3)).shape == (2, 2, 3)
+        with pytest.raises(TypeError):
+            x.reshape(3, 2, shape=(3, 2))

@@ -7,7 +7,9 @@ use ferrograd_core::ops::{index, index_put, inplace, scan, scatter, shape};
 use ferrograd_core::{DType, Scalar, Tensor};
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PyNone, PySequence, PySlice, PyTuple};
+use pyo3::types::{
+    PyBool, PyDict, PyEllipsis, PyInt, PyList, PyNone, PySequence, PySlice, PyTuple,
+};
 
 /// Tensors from a Python sequence of tensors.
 fn tensor_list(seq: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
@@ -490,11 +492,18 @@ impl PyTensor {
         inplace::scatter_reduce_(&slf.t, dim, &index.t, &src.t, reduce, include_self).py()?;
         Ok(slf.into())
     }
-    #[pyo3(signature = (*dims))]
-    fn flip(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        Ok(index::flip(&self.t, &crate::convert::sizes(dims)?)
-            .py()?
-            .into())
+    #[pyo3(signature = (*dims, **kwargs))]
+    fn flip(
+        &self,
+        dims: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyTensor> {
+        Ok(index::flip(
+            &self.t,
+            &crate::convert::sizes_or_keyword(dims, kwargs, "dims")?,
+        )
+        .py()?
+        .into())
     }
     #[pyo3(signature = (shifts, dims=None))]
     fn roll(
@@ -524,11 +533,18 @@ impl PyTensor {
     fn triu(&self, diagonal: i64) -> PyResult<PyTensor> {
         Ok(index::triu(&self.t, diagonal).py()?.into())
     }
-    #[pyo3(signature = (*sizes))]
-    fn repeat(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        Ok(index::repeat(&self.t, &crate::convert::sizes(sizes)?)
-            .py()?
-            .into())
+    #[pyo3(signature = (*sizes, **kwargs))]
+    fn repeat(
+        &self,
+        sizes: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyTensor> {
+        Ok(index::repeat(
+            &self.t,
+            &crate::convert::sizes_or_keyword(sizes, kwargs, "repeats")?,
+        )
+        .py()?
+        .into())
     }
     fn movedim(
         &self,
