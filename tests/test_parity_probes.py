@@ -572,3 +572,23 @@ def test_shape_methods_take_their_sizes_by_keyword():
         assert x.repeat(repeats=(1, 2)).shape == (2, 6) and x[:1].expand(size=(2, 2, 3)).shape == (2, 2, 3)
         with pytest.raises(TypeError):
             x.reshape(3, 2, shape=(3, 2))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda T: T.zeros(2, dtype=T.long, requires_grad=True),
+        lambda T: T.ones(2, dtype=T.int32, requires_grad=True),
+        lambda T: T.arange(3, requires_grad=True),
+        lambda T: T.full((2,), 1, requires_grad=True),
+        lambda T: T.empty(2, dtype=T.bool, requires_grad=True),
+        lambda T: T.randint(0, 3, (2,), requires_grad=True),
+        lambda T: T.eye(2, dtype=T.long, requires_grad=True),
+        lambda T: T.zeros_like(T.zeros(2, dtype=T.long), requires_grad=True),
+    ],
+)
+def test_factories_refuse_requires_grad_for_integer_dtypes(make):
+    assert same_outcome(make) == (
+        "RuntimeError",
+        "Only Tensors of floating point and complex dtype can require gradients",
+    )
