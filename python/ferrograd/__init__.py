@@ -611,7 +611,7 @@ Tensor.__array_priority__ = 1000
 
 def _cuda(self, device=None, non_blocking: builtins_bool = False, **_):
     """No CUDA device exists: raises as PyTorch does when built without CUDA."""
-    raise AssertionError("ferrograd not compiled with CUDA enabled")
+    raise AssertionError("Torch not compiled with CUDA enabled")
 
 
 Tensor.cuda = _cuda

@@ -566,7 +566,7 @@ impl PyTensor {
                 dtype = Some(d);
             } else if a.str()?.to_string().starts_with("cuda") {
                 return Err(PyAssertionError::new_err(
-                    "ferrograd not compiled with CUDA enabled",
+                    "Torch not compiled with CUDA enabled",
                 ));
             } else if !(a.is_none()
                 || a.extract::<bool>().is_ok()
