@@ -5,6 +5,9 @@ Code written for ``torch.autograd`` runs unchanged with ``import ferrograd as to
 
 from __future__ import annotations
 
+import builtins as _builtins
+import functools as _functools
+
 import numpy as _np
 
 from . import _C
@@ -98,41 +101,135 @@ _NUMPY_DTYPES = {
 _FROM_NUMPY = {_np.dtype(n): d for d, n in _NUMPY_DTYPES.items()}
 
 
-def _infer_dtype(data) -> dtype:
-    """The dtype ``tensor(data)`` takes: NumPy data keeps its precision,
-    Python numbers take the defaults (``get_default_dtype()`` and its complex
-    counterpart, int64)."""
-    if isinstance(data, Tensor):
-        return data.dtype
-    arr = data if isinstance(data, (_np.ndarray, _np.generic)) else _np.asarray(data)
-    kind = arr.dtype.kind
-    if kind == "b":
+def _python_scalar_dtype(kind) -> dtype | None:
+    """The dtype a Python number of type ``kind`` takes in a tensor, or None for other types."""
+    if kind is _builtins.bool:
         return bool
-    if kind in "iu":
-        # NumPy data keeps its integer width where ferrograd has it.
-        if isinstance(data, (_np.ndarray, _np.generic)):
-            return _FROM_NUMPY.get(arr.dtype, int64)
+    if kind is _builtins.int:
         return int64
-    if kind in "fc":
-        # A Python float comes out of asarray as float64, so only NumPy data (or
-        # NumPy single-precision scalars in a list) sets the precision by itself.
-        wide = arr.dtype.itemsize > (8 if kind == "c" else 4)
-        if wide and not isinstance(data, (_np.ndarray, _np.generic)):
-            wide = get_default_dtype() == float64
-        if kind == "f":
-            return float64 if wide else float32
-        return complex128 if wide else complex64
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    if kind is _builtins.float:
+        return get_default_dtype()
+    if kind is _builtins.complex:
+        return complex128 if get_default_dtype() == float64 else complex64
+    return None
+
+
+def _numpy_dtype(arr) -> dtype:
+    """The dtype of NumPy data: its own, or for widths ferrograd lacks the nearest wider one
+    (int64 for other integers, float32 for float16)."""
+    kind = arr.dtype.kind
+    if kind not in "biufc":
+        raise RuntimeError(f"Could not infer dtype of {type(arr).__name__}")
+    if arr.dtype in _FROM_NUMPY:
+        return _FROM_NUMPY[arr.dtype]
+    if kind in "iu":
+        return int64
+    if kind == "f":
+        return float32 if arr.dtype.itemsize <= 4 else float64
+    return complex64 if arr.dtype.itemsize <= 8 else complex128
+
+
+_PYTHON_NUMBERS = {_builtins.bool, _builtins.int, _builtins.float, _builtins.complex}
+
+
+def _shape_and_dtype(data, dim: _builtins.int = 0):
+    """``(shape, dtype, holds_tensors)`` of nested sequence ``data``: its elements' dtypes
+    promoted together as PyTorch does (Python numbers count as the default dtypes, NumPy and
+    tensor elements as their own), with PyTorch's errors for ragged or non-numeric data."""
+    if isinstance(data, Tensor):
+        return tuple(data.shape), data.dtype, True
+    if isinstance(data, (_np.ndarray, _np.generic)):
+        return data.shape, _numpy_dtype(data), False
+    scalar = _python_scalar_dtype(type(data))
+    if scalar is not None:
+        return (), scalar, False
+    if isinstance(data, str):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if not isinstance(data, (list, tuple, _builtins.range)):
+        raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+    kinds = set(map(type, data))
+    if kinds and kinds <= _PYTHON_NUMBERS:
+        # A flat list of Python numbers (the common case) needs no walk per element.
+        dtypes = {_python_scalar_dtype(k) for k in kinds}
+        return (len(data),), _functools.reduce(_C.promote_types, dtypes), False
+    if not data:
+        return (0,), get_default_dtype(), False
+    items = [_shape_and_dtype(item, dim + 1) for item in data]
+    result = _functools.reduce(_C.promote_types, {d for _, d, _ in items})
+    inner = items[0][0]
+    for item, (shape, _, _) in zip(data, items):
+        if shape == inner:
+            continue
+        if not inner:
+            kind = type(item).__name__
+            if result.is_floating_point or result.is_complex:
+                raise TypeError(f"must be real number, not {kind}")
+            raise TypeError(f"'{kind}' object cannot be interpreted as an integer")
+        if not shape:
+            raise TypeError("not a sequence")
+        k = next(
+            (k for k, (a, b) in enumerate(zip(inner, shape)) if a != b), _builtins.min(len(inner), len(shape))
+        )
+        expected = inner[k] if k < len(inner) else 0
+        got = shape[k] if k < len(shape) else 0
+        raise ValueError(f"expected sequence of length {expected} at dim {dim + 1 + k} (got {got})")
+    return (len(data), *inner), result, _builtins.any(t for _, _, t in items)
+
+
+def _detached(data):
+    """``data`` with each tensor in it replaced by its values (detached from autograd)."""
+    if isinstance(data, Tensor):
+        return data.detach().numpy()
+    if isinstance(data, (list, tuple)):
+        return [_detached(item) for item in data]
+    return data
+
+
+_PYTHON_DTYPES = {
+    _builtins.float: float64,
+    _builtins.int: int64,
+    _builtins.bool: bool,
+    _builtins.complex: complex128,
+}
+
+
+def _dtype_arg(function: str, value) -> dtype:
+    """A ``dtype=`` argument: a dtype, or a Python number type standing for its dtype."""
+    if isinstance(value, dtype):
+        return value
+    if value in _PYTHON_DTYPES:
+        return _PYTHON_DTYPES[value]
+    raise TypeError(f"{function}(): argument 'dtype' must be torch.dtype, not {type(value).__name__}")
+
+
+def _out_of_range_integers(data, target: dtype):
+    """Python integers that do not fit ``target``: negative ones wrap around into uint8 and
+    others raise, as in PyTorch."""
+    try:
+        wide = _np.array(data, dtype=_np.int64)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+    limits = _np.iinfo(_NUMPY_DTYPES[target])
+    low = -(2**63) if target == uint8 else limits.min
+    if ((wide > limits.max) | (wide < low)).any():
+        raise RuntimeError(f"value cannot be converted to type {_dtype_info._name(target)} without overflow")
+    return wide.astype(_NUMPY_DTYPES[target])
 
 
 def tensor(
     data, dtype: dtype | None = None, device=None, requires_grad: bool = False, pin_memory: bool = False
 ) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, nested sequence, array or tensor)."""
-    if isinstance(data, Tensor):
-        data = data.detach().numpy()
-    target = dtype if dtype is not None else _infer_dtype(data)
-    arr = _np.array(data, dtype=_NUMPY_DTYPES[target], copy=True, order="C")
+    _, inferred, holds_tensors = _shape_and_dtype(data)
+    target = inferred if dtype is None else _dtype_arg("tensor", dtype)
+    if holds_tensors:
+        data = _detached(data)
+    if requires_grad and not (target.is_floating_point or target.is_complex):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    try:
+        arr = _np.array(data, dtype=_NUMPY_DTYPES[target], copy=True, order="C")
+    except OverflowError:
+        arr = _out_of_range_integers(data, target)
     out = from_numpy(arr)
     if requires_grad:
         out.requires_grad_(True)
@@ -168,11 +265,11 @@ def asarray(
     elif isinstance(obj, _np.ndarray):
         if copy is False and obj.dtype not in _NUMPY_DTYPES.values():
             raise ValueError(f"can't alias a NumPy array of dtype {obj.dtype}: ferrograd has no such dtype.")
-        target = dtype if dtype is not None else _infer_dtype(obj)
+        target = dtype if dtype is not None else _shape_and_dtype(obj)[1]
         shares = _NUMPY_DTYPES[target] == obj.dtype and not copy
         if copy is False and not shares:
             raise ValueError(
-                f"can't alias tensor with dtype '{_dtype_name(_infer_dtype(obj))}' into dtype '{_dtype_name(target)}'."
+                f"can't alias tensor with dtype '{_dtype_name(_shape_and_dtype(obj)[1])}' into dtype '{_dtype_name(target)}'."
             )
         out = from_numpy(obj) if shares else tensor(obj, dtype=target)
     else:
@@ -274,13 +371,13 @@ def _method_function(name: str):
 
 # The functional forms of tensor methods (``ferrograd.exp(x)`` is ``x.exp()``).
 for _name in (
-    "add sub mul multiply div true_divide pow maximum minimum eq ne lt le gt ge "
+    "add sub mul multiply div true_divide maximum minimum eq ne lt le gt ge "
     "logical_and logical_or logical_xor logical_not neg negative abs exp log sqrt sin cos tanh "
-    "sigmoid relu sgn conj round clamp clamp_min clamp_max clip isnan isfinite isinf sum mean view_as reshape "
-    "permute transpose swapaxes t unsqueeze squeeze flatten narrow select as_strided clone detach "
+    "sigmoid relu sgn conj round clamp clamp_min clamp_max clip isnan isfinite isinf sum mean view_as "
+    "transpose swapaxes t unsqueeze squeeze flatten narrow select as_strided clone detach "
     "matmul mm bmm dot mv outer ger "
     "max min amax amin argmax argmin all any softmax log_softmax logsumexp var std norm "
-    "split chunk unbind index_select gather scatter scatter_add scatter_reduce masked_fill flip tril triu movedim moveaxis diag diagonal "
+    "split chunk unbind index_select gather scatter scatter_add scatter_reduce masked_fill tril triu movedim moveaxis diag diagonal "
     "exp2 expm1 log2 log10 log1p floor ceil trunc fix frac reciprocal rsqrt square sinh cosh asin arcsin "
     "acos arccos atan arctan sign erf atan2 arctan2 remainder floor_divide fmod hypot lerp addcmul addcdiv "
     "bitwise_and bitwise_or bitwise_xor bitwise_not isclose allclose equal nan_to_num "
@@ -291,6 +388,36 @@ for _name in (
 ).split():
     globals()[_name] = _method_function(_name)
 del _name
+
+
+def reshape(input: Tensor, shape) -> Tensor:
+    """``input.reshape(shape)``; ``shape`` may be given by keyword, as in PyTorch."""
+    return input.reshape(shape)
+
+
+def permute(input: Tensor, dims) -> Tensor:
+    """``input.permute(dims)``; ``dims`` may be given by keyword, as in PyTorch."""
+    return input.permute(dims)
+
+
+def flip(input: Tensor, dims) -> Tensor:
+    """``input.flip(dims)``; ``dims`` may be given by keyword, as in PyTorch."""
+    return input.flip(dims)
+
+
+def pow(input, exponent) -> Tensor:  # noqa: A001 - PyTorch's name
+    """``input ** exponent``; either may be a number (``pow(2, x)`` is ``2 ** x``)."""
+    if isinstance(input, Tensor):
+        return input.pow(exponent)
+    if not isinstance(exponent, Tensor):
+        raise TypeError(
+            f"pow() received an invalid combination of arguments - got ({type(input).__name__}, "
+            f"{type(exponent).__name__}), but expected one of:\n"
+            " * (Tensor input, Tensor exponent, *, Tensor out = None)\n"
+            " * (Number self, Tensor exponent, *, Tensor out = None)\n"
+            " * (Tensor input, Number exponent, *, Tensor out = None)\n"
+        )
+    return exponent.__rpow__(input)
 
 
 def real(input: Tensor) -> Tensor:
@@ -447,8 +574,6 @@ for _name, _fn in _TENSOR_METHODS.items():
         setattr(Tensor, _name, _fn)
 del _name, _fn
 
-import builtins as _builtins  # noqa: E402
-
 builtins_bool = _builtins.bool
 
 from . import _dtype_info, autograd, cuda, distributions, fft, func, linalg, nn, optim, special, utils  # noqa: E402,F401
@@ -478,6 +603,18 @@ for _name, _fn in {"inverse": inverse, "det": det, "logdet": logdet, "slogdet": 
 del _name, _fn
 
 device = _dtype_info.device
+_CPU = device("cpu")
+Tensor.device = property(lambda self: _CPU, doc="The device the tensor is on: always the CPU.")
+# NumPy then leaves mixed operations to the tensor (``np.float32(2) * x`` is a tensor), as in PyTorch.
+Tensor.__array_priority__ = 1000
+
+
+def _cuda(self, device=None, non_blocking: builtins_bool = False, **_):
+    """No CUDA device exists: raises as PyTorch does when built without CUDA."""
+    raise AssertionError("Torch not compiled with CUDA enabled")
+
+
+Tensor.cuda = _cuda
 
 # ``ferrograd.name_(input, ...)`` for PyTorch's top-level in-place functions whose method exists.
 for _name in (

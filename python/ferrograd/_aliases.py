@@ -8,7 +8,6 @@ level, ``METHODS`` on ``Tensor``.
 from __future__ import annotations
 
 import builtins
-import collections
 import math
 
 import numpy as np
@@ -145,14 +144,28 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) ->
 # --------------------------------------------------------------------------- reductions
 
 
-def std_mean(input: Tensor, dim=None, *, correction=1, keepdim: builtins.bool = False):
+def _correction(unbiased, correction):
+    """The ``correction`` of a variance given either way: ``unbiased`` (True for 1, False for 0),
+    or ``correction`` (1 when neither is given)."""
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: builtins.bool = False, *, correction=None):
     """``(std, mean)`` over ``dim`` (all elements when None)."""
-    return input.std(dim, correction=correction, keepdim=keepdim), _mean(input, dim, keepdim)
+    if isinstance(dim, builtins.bool):  # std_mean(input, unbiased)
+        dim, unbiased = None, dim
+    c = _correction(unbiased, correction)
+    return input.std(dim, correction=c, keepdim=keepdim), _mean(input, dim, keepdim)
 
 
-def var_mean(input: Tensor, dim=None, *, correction=1, keepdim: builtins.bool = False):
+def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: builtins.bool = False, *, correction=None):
     """``(var, mean)`` over ``dim`` (all elements when None)."""
-    return input.var(dim, correction=correction, keepdim=keepdim), _mean(input, dim, keepdim)
+    if isinstance(dim, builtins.bool):  # var_mean(input, unbiased)
+        dim, unbiased = None, dim
+    c = _correction(unbiased, correction)
+    return input.var(dim, correction=c, keepdim=keepdim), _mean(input, dim, keepdim)
 
 
 def _mean(input: Tensor, dim, keepdim: builtins.bool) -> Tensor:
@@ -587,7 +600,7 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None
 # --------------------------------------------------------------------------- reductions and scans
 
 
-_aminmax_t = collections.namedtuple("aminmax", ["min", "max"])
+_aminmax_t = _return_type("aminmax", ("min", "max"))
 _aminmax_t.__module__ = "ferrograd.return_types"
 
 
@@ -715,7 +728,7 @@ def isreal(input: Tensor) -> Tensor:
     return input.imag == 0
 
 
-_frexp_t = collections.namedtuple("frexp", ["mantissa", "exponent"])
+_frexp_t = _return_type("frexp", ("mantissa", "exponent"))
 _frexp_t.__module__ = "ferrograd.return_types"
 
 
@@ -766,11 +779,11 @@ def _linalg():
     return linalg
 
 
-_svd_t = collections.namedtuple("svd", ["U", "S", "V"])
+_svd_t = _return_type("svd", ("U", "S", "V"))
 _svd_t.__module__ = "ferrograd.return_types"
-_qr_t = collections.namedtuple("qr", ["Q", "R"])
+_qr_t = _return_type("qr", ("Q", "R"))
 _qr_t.__module__ = "ferrograd.return_types"
-_triangular_solve_t = collections.namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+_triangular_solve_t = _return_type("triangular_solve", ("solution", "cloned_coefficient"))
 _triangular_solve_t.__module__ = "ferrograd.return_types"
 
 
@@ -894,7 +907,7 @@ def vander(x: Tensor, N: int | None = None, increasing: builtins.bool = False) -
 # --------------------------------------------------------------------------- sampling and statistics
 
 
-_histogram_t = collections.namedtuple("histogram", ["hist", "bin_edges"])
+_histogram_t = _return_type("histogram", ("hist", "bin_edges"))
 _histogram_t.__module__ = "ferrograd.return_types"
 
 

@@ -441,6 +441,43 @@ def bilinear(input1, input2, weight, bias=None):
     return _functional().bilinear(input1, input2, weight, bias)
 
 
+# --------------------------------------------------------------------------- legacy tensor types
+
+
+class _LegacyTensorType(type):
+    """The metaclass of ``FloatTensor`` and its kin: calling one is the legacy constructor
+    (``FloatTensor(2, 3)``, ``LongTensor([1, 2])``) and a tensor is an instance of the one
+    naming its dtype."""
+
+    dtype: _C.dtype
+
+    def __call__(cls, *args, **kwargs) -> Tensor:
+        return _new(_C.empty((0,), dtype=cls.dtype), *args, **kwargs)
+
+    def __instancecheck__(cls, obj) -> builtins.bool:
+        return isinstance(obj, Tensor) and obj.dtype == cls.dtype
+
+
+def _legacy_tensor_type(dtype) -> type:
+    name = _C.empty((0,), dtype=dtype).type().rsplit(".", 1)[-1]
+    return _LegacyTensorType(name, (), {"dtype": dtype, "__module__": "ferrograd"})
+
+
+_LEGACY_TYPES = {
+    t.__name__: t
+    for t in map(
+        _legacy_tensor_type,
+        (_C.float32, _C.float64, _C.int64, _C.int32, _C.int16, _C.int8, _C.uint8, _C.bool),
+    )
+}
+
+
+def _legacy_tensor(*args) -> Tensor:
+    """``Tensor(...)`` with other arguments than one tensor: the legacy constructor with the
+    default dtype (``Tensor(2, 3)`` is uninitialised, ``Tensor([1, 2])`` holds the values)."""
+    return _new(_C.empty((0,), dtype=_C.get_default_dtype()), *args)
+
+
 # --------------------------------------------------------------------------- tables
 
 _ALWAYS_FALSE = (
@@ -459,6 +496,7 @@ _FUNCTIONS_AND_METHODS = {
 
 FUNCTIONS = {
     **_FUNCTIONS_AND_METHODS,
+    **_LEGACY_TYPES,
     "poisson": poisson,
     "binomial": binomial,
     "range": _range,

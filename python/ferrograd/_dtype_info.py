@@ -278,8 +278,8 @@ def set_printoptions(
     """Set how tensors print: digits after the point (``precision``), the element count
     above which the repr is summarized (``threshold``), the items kept at each edge of a
     summarized dimension (``edgeitems``), the line width, or a ``profile`` ("default",
-    "short", "full") setting all of those. ``sci_mode`` is accepted but only ``None``
-    (automatic) is supported."""
+    "short", "full") setting all of those; ``sci_mode`` True or False forces scientific
+    notation on or off for floating values, None (each call's default) chooses it from them."""
     if profile is not None:
         opts = _PROFILES[profile]
         _tensor_str.PRECISION = opts["precision"]
@@ -294,8 +294,7 @@ def set_printoptions(
         _tensor_str.EDGEITEMS = int(edgeitems)
     if linewidth is not None:
         _tensor_str.LINEWIDTH = int(linewidth)
-    if sci_mode is not None:
-        raise NotImplementedError("set_printoptions(sci_mode=...) is not supported; leave it None")
+    _tensor_str.SCI_MODE = sci_mode
 
 
 def get_printoptions() -> dict[str, Any]:
@@ -305,5 +304,5 @@ def get_printoptions() -> dict[str, Any]:
         "threshold": _tensor_str.THRESHOLD,
         "edgeitems": _tensor_str.EDGEITEMS,
         "linewidth": _tensor_str.LINEWIDTH,
-        "sci_mode": None,
+        "sci_mode": _tensor_str.SCI_MODE,
     }

@@ -1346,6 +1346,19 @@ def _float_power_(self, exponent):
     return _inplace(float_power, "float_power_")(self, exponent)
 
 
+def _round_decimals(input: Tensor, decimals: int) -> Tensor:
+    """``input`` rounded half to even at ``decimals`` decimal places (at tens, hundreds... when
+    negative): scaled, rounded and scaled back in the input's dtype, as PyTorch computes it.
+    Tensor.round hands a non-zero ``decimals`` here."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"round_cpu\" not implemented for '{_dtype_name(input.dtype)}'")
+    if decimals > 0:
+        scale = 10.0**decimals
+        return (input * scale).round() / scale
+    scale = 10.0**-decimals
+    return (input / scale).round() * scale
+
+
 # Tensor.div_ hands a rounding_mode here.
 _divide_inplace = _inplace(divide, "divide_")
 
@@ -1540,11 +1553,20 @@ def bucketize(input, boundaries: Tensor, *, out_int32: builtins.bool = False, ri
 # --------------------------------------------------------------------------- order statistics
 
 
-def _return_type(name: str):
+def _structseq_repr(self) -> str:
+    fields = ",\n".join(f"{field}={value!r}" for field, value in zip(self._fields, self))
+    return f"ferrograd.return_types.{type(self).__name__}(\n{fields})"
+
+
+@functools.cache
+def _return_type(name: str, fields: tuple[str, ...] = ("values", "indices")):
+    """The named tuple type ``ferrograd.return_types.<name>``, one per name, printed one field
+    a line as PyTorch prints its return types."""
     import collections
 
-    cls = collections.namedtuple(name, ["values", "indices"])
+    cls = collections.namedtuple(name, fields)
     cls.__module__ = "ferrograd.return_types"
+    cls.__repr__ = _structseq_repr
     return cls
 
 

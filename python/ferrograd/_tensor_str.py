@@ -17,6 +17,7 @@ PRECISION = 4
 THRESHOLD = 1000
 EDGEITEMS = 3
 LINEWIDTH = 80
+SCI_MODE: bool | None = None  # None: chosen from the values
 
 
 # dtypes that torch does not name in the repr of a non-empty tensor, by default float dtype
@@ -43,7 +44,7 @@ class _Formatter:
         magnitudes = np.abs(finite).astype(np.float64)
         lo, hi = float(magnitudes.min()), float(magnitudes.max())
         self.int_mode = bool(np.all(finite == np.ceil(finite)))
-        self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
+        self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4 if SCI_MODE is None else SCI_MODE
         if self.sci_mode:
             fmt, extra = f"{{:.{PRECISION}e}}", 0
         elif self.int_mode:

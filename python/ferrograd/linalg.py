@@ -10,14 +10,13 @@ derivatives work). This module only handles arguments.
 from __future__ import annotations
 
 import builtins
-import collections
 import math
 
 import numpy as np
 
 from . import _C
 from ._C import Tensor
-from ._functions import _cross, _dtype_name, _from_np, _wrap_dim
+from ._functions import _cross, _dtype_name, _from_np, _return_type, _wrap_dim
 
 __all__ = [
     "LinAlgError",
@@ -62,18 +61,12 @@ __all__ = [
 LinAlgError = _C.LinAlgError
 
 
-def _return_type(name: str, fields: list[str]):
-    cls = collections.namedtuple(name, fields)
-    cls.__module__ = "ferrograd.return_types"
-    return cls
-
-
-_SlogdetResult = _return_type("linalg_slogdet", ["sign", "logabsdet"])
-_TorchSlogdetResult = _return_type("slogdet", ["sign", "logabsdet"])
-_EighResult = _return_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
-_SvdResult = _return_type("linalg_svd", ["U", "S", "Vh"])
-_QrResult = _return_type("linalg_qr", ["Q", "R"])
-_LstsqResult = _return_type("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+_SlogdetResult = _return_type("linalg_slogdet", ("sign", "logabsdet"))
+_TorchSlogdetResult = _return_type("slogdet", ("sign", "logabsdet"))
+_EighResult = _return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+_SvdResult = _return_type("linalg_svd", ("U", "S", "Vh"))
+_QrResult = _return_type("linalg_qr", ("Q", "R"))
+_LstsqResult = _return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
@@ -391,12 +384,12 @@ def multi_dot(tensors) -> Tensor:
 # --------------------------------------------------------------------------- composites
 
 
-_InvExResult = _return_type("linalg_inv_ex", ["inverse", "info"])
-_CholeskyExResult = _return_type("linalg_cholesky_ex", ["L", "info"])
-_SolveExResult = _return_type("linalg_solve_ex", ["result", "info"])
-_LuFactorResult = _return_type("linalg_lu_factor", ["LU", "pivots"])
-_LuFactorExResult = _return_type("linalg_lu_factor_ex", ["LU", "pivots", "info"])
-_LuResult = _return_type("linalg_lu", ["P", "L", "U"])
+_InvExResult = _return_type("linalg_inv_ex", ("inverse", "info"))
+_CholeskyExResult = _return_type("linalg_cholesky_ex", ("L", "info"))
+_SolveExResult = _return_type("linalg_solve_ex", ("result", "info"))
+_LuFactorResult = _return_type("linalg_lu_factor", ("LU", "pivots"))
+_LuFactorExResult = _return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+_LuResult = _return_type("linalg_lu", ("P", "L", "U"))
 
 
 def _check_square(A: Tensor, name: str) -> None:

@@ -36,17 +36,27 @@ class _GradMode:
         return self.__class__(*self._args())
 
 
-class no_grad(_GradMode):
-    """Disables gradient recording: ops record no graph and save nothing."""
+class _ParenthesesOptional(_GradMode):
+    """A mode that decorates a function with or without parentheses: ``@no_grad()`` and
+    ``@no_grad`` alike, as in PyTorch."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
 
     def __init__(self, orig_func=None) -> None:
-        self._decorated = orig_func
+        pass
+
+
+class no_grad(_ParenthesesOptional):
+    """Disables gradient recording: ops record no graph and save nothing."""
 
     def _enabled(self) -> bool:
         return False
 
 
-class enable_grad(_GradMode):
+class enable_grad(_ParenthesesOptional):
     """Enables gradient recording inside a ``no_grad`` block."""
 
     def _enabled(self) -> bool:

@@ -7,7 +7,7 @@ use num_complex::Complex64;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PySequence, PyTuple};
+use pyo3::types::{PyBool, PyComplex, PyDict, PyFloat, PyInt, PySequence, PyTuple};
 
 /// A Python number as a core scalar, keeping its kind (bool, int, float,
 /// complex); NumPy scalars convert through their Python equivalents.
@@ -69,6 +69,15 @@ pub fn try_operand(obj: &Bound<'_, PyAny>) -> Option<Tensor> {
         return scalar(obj).ok().map(Tensor::wrapped_number);
     }
     let name = obj.get_type().name().ok()?.to_string();
+    if name == "ndarray" {
+        let made = obj
+            .py()
+            .import("ferrograd")
+            .ok()?
+            .call_method1("as_tensor", (obj,))
+            .ok()?;
+        return Some(made.downcast::<PyTensor>().ok()?.get().t.clone());
+    }
     if ["int", "uint", "float", "complex", "bool"]
         .iter()
         .any(|p| name.starts_with(p))
@@ -136,6 +145,27 @@ pub fn sizes(args: &Bound<'_, PyTuple>) -> PyResult<Vec<i64>> {
         }
     }
     args.iter().map(|a| index_int(&a)).collect()
+}
+
+/// Sizes given positionally (`view(2, 3)`, `view((2, 3))`) or as the one keyword
+/// argument PyTorch names them by (`view(size=(2, 3))`).
+pub fn sizes_or_keyword(
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+    keyword: &str,
+) -> PyResult<Vec<i64>> {
+    let Some(kw) = kwargs.filter(|k| !k.is_empty()) else {
+        return sizes(args);
+    };
+    match kw.get_item(keyword)? {
+        Some(value) if args.is_empty() && kw.len() == 1 => {
+            sizes(&PyTuple::new(args.py(), [value])?)
+        }
+        _ => Err(PyTypeError::new_err(format!(
+            "expected the sizes as arguments or as the keyword argument '{keyword}' alone, got {}",
+            kw.keys().repr()?
+        ))),
+    }
 }
 
 fn index_int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {

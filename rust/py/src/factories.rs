@@ -88,6 +88,12 @@ fn from_numpy(array: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
 }
 
 fn finish(t: Tensor, requires_grad: bool) -> PyResult<PyTensor> {
+    if requires_grad && !t.dtype().is_differentiable() {
+        // A factory's check, worded as PyTorch's factories word it.
+        return Err(PyRuntimeError::new_err(
+            "Only Tensors of floating point and complex dtype can require gradients",
+        ));
+    }
     t.set_requires_grad(requires_grad).py()?;
     Ok(t.into())
 }

@@ -1,7 +1,9 @@
 //! Tensor methods and operators that call core ops. Each line converts the
 //! arguments, calls one core op and maps its error.
 
-use crate::convert::{clamp_bound, dims, operand, scalar, sizes, try_operand, ClampBounds};
+use crate::convert::{
+    clamp_bound, dims, operand, scalar, sizes_or_keyword, try_operand, ClampBounds,
+};
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor, TRANSCENDENTAL_COST};
 use ferrograd_core::ops::{binary, reduce, shape, unary};
@@ -206,6 +208,7 @@ impl PyTensor {
                     .into(),
             ),
             Some(a) => {
+                binary::check_alpha(&self.t, &b, a).py()?;
                 let scaled = binary::mul(&b, &Tensor::wrapped_number(a)).py()?;
                 Ok(binary::sub(&self.t, &scaled).py()?.into())
             }
@@ -331,8 +334,19 @@ impl PyTensor {
     fn conj(&self, py: Python<'_>) -> PyResult<PyTensor> {
         unary_op(py, &self.t, unary::conj)
     }
-    fn round(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::round)
+    /// `round()`, or with `decimals` the rarer form composed in Python
+    /// (`ferrograd._functions._round_decimals`).
+    #[pyo3(signature = (*, decimals=0))]
+    fn round<'py>(slf: &Bound<'py, Self>, decimals: i64) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        if decimals != 0 {
+            return py
+                .import("ferrograd._functions")?
+                .getattr("_round_decimals")?
+                .call1((slf, decimals));
+        }
+        let out = unary_op(py, &slf.get().t, unary::round)?;
+        Ok(Bound::new(py, out)?.into_any())
     }
     #[pyo3(signature = (min=None, max=None))]
     fn clamp(
@@ -428,32 +442,64 @@ impl PyTensor {
         )
     }
 
-    #[pyo3(signature = (*shape))]
-    fn view(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        Ok(shape::view(&self.t, &sizes(shape)?).py()?.into())
+    #[pyo3(signature = (*shape, **kwargs))]
+    fn view(
+        &self,
+        shape: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyTensor> {
+        Ok(
+            shape::view(&self.t, &sizes_or_keyword(shape, kwargs, "size")?)
+                .py()?
+                .into(),
+        )
     }
     fn view_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         Ok(shape::view(&self.t, &to_i64s(other.t.shape())).py()?.into())
     }
-    #[pyo3(signature = (*shape))]
-    fn reshape(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        Ok(shape::reshape(&self.t, &sizes(shape)?).py()?.into())
+    #[pyo3(signature = (*shape, **kwargs))]
+    fn reshape(
+        &self,
+        shape: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyTensor> {
+        Ok(
+            shape::reshape(&self.t, &sizes_or_keyword(shape, kwargs, "shape")?)
+                .py()?
+                .into(),
+        )
     }
     fn reshape_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         Ok(shape::reshape(&self.t, &to_i64s(other.t.shape()))
             .py()?
             .into())
     }
-    #[pyo3(signature = (*sizes_))]
-    fn expand(&self, sizes_: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        Ok(shape::expand(&self.t, &sizes(sizes_)?).py()?.into())
+    #[pyo3(signature = (*sizes_, **kwargs))]
+    fn expand(
+        &self,
+        sizes_: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyTensor> {
+        Ok(
+            shape::expand(&self.t, &sizes_or_keyword(sizes_, kwargs, "size")?)
+                .py()?
+                .into(),
+        )
     }
     fn expand_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         Ok(shape::expand_to(&self.t, other.t.shape()).py()?.into())
     }
-    #[pyo3(signature = (*dims_))]
-    fn permute(&self, dims_: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        Ok(shape::permute(&self.t, &sizes(dims_)?).py()?.into())
+    #[pyo3(signature = (*dims_, **kwargs))]
+    fn permute(
+        &self,
+        dims_: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyTensor> {
+        Ok(
+            shape::permute(&self.t, &sizes_or_keyword(dims_, kwargs, "dims")?)
+                .py()?
+                .into(),
+        )
     }
     fn transpose(&self, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
         Ok(shape::transpose(&self.t, dim0, dim1).py()?.into())

@@ -7,7 +7,9 @@ use ferrograd_core::ops::{index, index_put, inplace, scan, scatter, shape};
 use ferrograd_core::{DType, Scalar, Tensor};
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PyNone, PySequence, PySlice, PyTuple};
+use pyo3::types::{
+    PyBool, PyDict, PyEllipsis, PyInt, PyList, PyNone, PySequence, PySlice, PyTuple,
+};
 
 /// Tensors from a Python sequence of tensors.
 fn tensor_list(seq: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
@@ -23,6 +25,34 @@ fn tensor_list(seq: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
             }
         })
         .collect()
+}
+
+/// The value of `x[key] = value`: a tensor without its leading dimensions of size one (so
+/// `x[0] = row[None]` works, as in PyTorch) or a number; other values raise PyTorch's error.
+fn assigned_value(x: &Tensor, value: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    if let Ok(t) = value.downcast::<PyTensor>() {
+        let t = &t.get().t;
+        let lead = t.shape().iter().take_while(|&&d| d == 1).count();
+        if lead == 0 {
+            return Ok(t.clone());
+        }
+        let rest: Vec<i64> = t.shape()[lead..].iter().map(|&d| d as i64).collect();
+        return shape::reshape(t, &rest).py();
+    }
+    crate::convert::operand(value).map_err(|_| {
+        let kind = value.get_type();
+        let module = kind.module().map(|m| m.to_string()).unwrap_or_default();
+        let name = kind.name().map(|n| n.to_string()).unwrap_or_default();
+        let qualified = if module == "builtins" {
+            name
+        } else {
+            format!("{module}.{name}")
+        };
+        PyTypeError::new_err(format!(
+            "can't assign a {qualified} to a ferrograd.{}",
+            x.dtype().legacy_name()
+        ))
+    })
 }
 
 fn tuple_of(py: Python<'_>, ts: Vec<Tensor>) -> PyResult<Bound<'_, PyTuple>> {
@@ -287,7 +317,7 @@ impl PyTensor {
     /// (rewriting the base's history through `CopySlices` when recorded);
     /// advanced ones go through `index_put_` (`IndexPutBackward0`).
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let value = crate::convert::operand(value)?;
+        let value = assigned_value(&self.t, value)?;
         let items = parse(key)?;
         let (x, adv) = apply_basic(&self.t, &items, true)?;
         if adv.iter().all(|a| a.is_none()) {
@@ -462,11 +492,18 @@ impl PyTensor {
         inplace::scatter_reduce_(&slf.t, dim, &index.t, &src.t, reduce, include_self).py()?;
         Ok(slf.into())
     }
-    #[pyo3(signature = (*dims))]
-    fn flip(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        Ok(index::flip(&self.t, &crate::convert::sizes(dims)?)
-            .py()?
-            .into())
+    #[pyo3(signature = (*dims, **kwargs))]
+    fn flip(
+        &self,
+        dims: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyTensor> {
+        Ok(index::flip(
+            &self.t,
+            &crate::convert::sizes_or_keyword(dims, kwargs, "dims")?,
+        )
+        .py()?
+        .into())
     }
     #[pyo3(signature = (shifts, dims=None))]
     fn roll(
@@ -496,11 +533,18 @@ impl PyTensor {
     fn triu(&self, diagonal: i64) -> PyResult<PyTensor> {
         Ok(index::triu(&self.t, diagonal).py()?.into())
     }
-    #[pyo3(signature = (*sizes))]
-    fn repeat(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        Ok(index::repeat(&self.t, &crate::convert::sizes(sizes)?)
-            .py()?
-            .into())
+    #[pyo3(signature = (*sizes, **kwargs))]
+    fn repeat(
+        &self,
+        sizes: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyTensor> {
+        Ok(index::repeat(
+            &self.t,
+            &crate::convert::sizes_or_keyword(sizes, kwargs, "repeats")?,
+        )
+        .py()?
+        .into())
     }
     fn movedim(
         &self,
@@ -533,15 +577,28 @@ impl PyTensor {
 #[pyfunction]
 #[pyo3(signature = (tensors, dim=0))]
 fn cat(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+    refuse_lone_tensor("cat", tensors)?;
     let ts = tensor_list(tensors)?;
     let n = ts.iter().map(|t| t.numel()).sum();
     Ok(maybe_detach(py, n, || index::cat(&ts, dim)).py()?.into())
+}
+
+/// A tensor given where a sequence of tensors is expected would be iterated over
+/// its first dimension; PyTorch refuses it.
+fn refuse_lone_tensor(function: &str, tensors: &Bound<'_, PyAny>) -> PyResult<()> {
+    if tensors.downcast::<PyTensor>().is_ok() {
+        return Err(PyTypeError::new_err(format!(
+            "{function}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
+        )));
+    }
+    Ok(())
 }
 
 /// `ferrograd.stack(tensors, dim=0)`.
 #[pyfunction]
 #[pyo3(signature = (tensors, dim=0))]
 fn stack(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+    refuse_lone_tensor("stack", tensors)?;
     let ts = tensor_list(tensors)?;
     let n = ts.iter().map(|t| t.numel()).sum();
     Ok(maybe_detach(py, n, || index::stack(&ts, dim)).py()?.into())

@@ -6,7 +6,6 @@ use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor};
 use ferrograd_core::ops::{binary, copy, loss, matmul, norm, reduce, sort};
 use ferrograd_core::{Result, Scalar, Tensor};
-use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
@@ -81,17 +80,15 @@ impl PyTensor {
     }
 }
 
-/// `(values, indices)` as a named tuple, like `torch.return_types.max`.
+/// `(values, indices)` as the named tuple type `ferrograd.return_types.<name>`
+/// (made and cached by the Python layer), like `torch.return_types.max`.
 fn values_indices(py: Python<'_>, name: &str, v: Tensor, i: Tensor) -> PyResult<Py<PyAny>> {
-    static TYPES: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let factory = TYPES.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-        let ns = pyo3::types::PyDict::new(py);
-        py.run(
-            c"import collections\ndef make(name):\n    t = collections.namedtuple(name, ['values', 'indices'])\n    t.__module__ = 'ferrograd.return_types'\n    return t\ncache = {}\ndef get(name):\n    if name not in cache:\n        cache[name] = make(name)\n    return cache[name]\n",
-            Some(&ns),
-            None,
-        )?;
-        Ok(ns.get_item("get")?.expect("defined").unbind())
+    static FACTORY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let factory = FACTORY.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        Ok(py
+            .import("ferrograd._functions")?
+            .getattr("_return_type")?
+            .unbind())
     })?;
     let cls = factory.bind(py).call1((name,))?;
     Ok(cls.call1((PyTensor::from(v), PyTensor::from(i)))?.unbind())
@@ -348,10 +345,24 @@ impl PyTensor {
         if let Some(p) = p.filter(|p| !p.is_none()) {
             let two = p.extract::<f64>().map(|v| v == 2.0).unwrap_or(false);
             if !two && p.extract::<String>().map(|s| s != "fro").unwrap_or(true) {
-                return Err(PyRuntimeError::new_err(format!(
-                    "norm(): only p=2 and p='fro' are supported yet, got p={}",
-                    p.repr()?
-                )));
+                let linalg = py.import("ferrograd.linalg")?;
+                let out = if p.extract::<String>().is_ok() {
+                    let dim = match dim.filter(|d| !d.is_none()) {
+                        Some(d) => d.clone(),
+                        None => (-2i64, -1i64).into_pyobject(py)?.into_any(),
+                    };
+                    linalg.call_method1(
+                        "matrix_norm",
+                        (PyTensor::from(self.t.clone()), p, dim, keepdim),
+                    )?
+                } else {
+                    let dim = dim.cloned().unwrap_or_else(|| py.None().into_bound(py));
+                    linalg.call_method1(
+                        "vector_norm",
+                        (PyTensor::from(self.t.clone()), p, dim, keepdim),
+                    )?
+                };
+                return Ok(out.downcast::<PyTensor>()?.get().t.clone().into());
             }
         }
         let d = reduce_dims_arg(dim)?;

@@ -9,7 +9,9 @@ use ferrograd_core::autograd::engine;
 use ferrograd_core::ops::{copy, shape as shape_ops};
 use ferrograd_core::tensor::Storage;
 use ferrograd_core::{DType, Scalar, Tensor};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyUserWarning};
+use pyo3::exceptions::{
+    PyAssertionError, PyRuntimeError, PyTypeError, PyUserWarning, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyTuple, PyType};
@@ -81,7 +83,46 @@ impl StorageRef {
     }
 }
 
+/// A dtype given as PyTorch's `type()` takes it: a dtype, a legacy type name such as
+/// `'torch.FloatTensor'`, or a class with a `dtype` attribute (`ferrograd.FloatTensor`).
+fn legacy_type_dtype(d: &Bound<'_, PyAny>) -> PyResult<DType> {
+    if let Ok(dtype) = dtype_arg(d) {
+        return Ok(dtype);
+    }
+    if let Ok(name) = d.extract::<String>() {
+        let short = name.rsplit('.').next().unwrap_or_default();
+        return DType::ALL
+            .into_iter()
+            .find(|t| t.legacy_name() == short)
+            .ok_or_else(|| PyValueError::new_err(format!("invalid type: '{name}'")));
+    }
+    if let Ok(dtype) = d.getattr("dtype").and_then(|a| a.extract::<PyDType>()) {
+        return Ok(dtype.0);
+    }
+    dtype_arg(d)
+}
+
 impl PyTensor {
+    /// `slf` converted to `dtype`: itself when it already has it, as PyTorch returns it.
+    fn cast<'py>(slf: &Bound<'py, Self>, dtype: DType) -> PyResult<Bound<'py, PyAny>> {
+        let t = &slf.get().t;
+        if t.dtype() == dtype {
+            return Ok(slf.clone().into_any());
+        }
+        let converted = copy::to_dtype(t, dtype).py()?;
+        Ok(Bound::new(slf.py(), PyTensor::from(converted))?.into_any())
+    }
+
+    /// The one element as a Python number, for `float()`, `int()` and `complex()`.
+    fn python_number(&self) -> PyResult<Scalar> {
+        if self.t.numel() != 1 {
+            return Err(PyValueError::new_err(
+                "only one element tensors can be converted to Python scalars",
+            ));
+        }
+        self.t.item().py()
+    }
+
     /// A NumPy array sharing this tensor's memory.
     pub fn to_numpy<'py>(t: &Tensor, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let d = t.dtype();
@@ -109,20 +150,27 @@ impl PyTensor {
 
 #[pymethods]
 impl PyTensor {
-    /// `Tensor(data)`: an alias of `data` that keeps its history
-    /// (`AliasBackward0`); also how subclass instances are made.
+    /// `Tensor(t)` is an alias of `t` that keeps its history (`AliasBackward0`;
+    /// also how subclass instances are made); other arguments go to the
+    /// legacy constructor: `Tensor(2, 3)` is uninitialised, `Tensor([1, 2])`
+    /// holds the values, both of the default dtype.
     #[new]
-    #[pyo3(signature = (data=None))]
-    fn new(data: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        match data {
-            None => Ok(Tensor::zeros(&[0], DType::default_float()).into()),
-            Some(d) => match d.downcast::<PyTensor>() {
-                Ok(t) => Ok(shape_ops::alias(&t.get().t).into()),
-                Err(_) => Err(PyTypeError::new_err(
-                    "Tensor(data) expects a Tensor; use ferrograd.tensor(data) to convert data",
-                )),
-            },
+    #[pyo3(signature = (*args))]
+    fn new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
+        if args.is_empty() {
+            return Ok(Tensor::zeros(&[0], DType::default_float()).into());
         }
+        if args.len() == 1 {
+            if let Ok(t) = args.get_item(0)?.downcast::<PyTensor>() {
+                return Ok(shape_ops::alias(&t.get().t).into());
+            }
+        }
+        let made = args
+            .py()
+            .import("ferrograd._compat")?
+            .getattr("_legacy_tensor")?
+            .call1(args)?;
+        Ok(made.downcast::<PyTensor>()?.get().t.clone().into())
     }
 
     /// An instance of `cls` (a Tensor subclass) sharing `data`'s storage.
@@ -468,15 +516,15 @@ impl PyTensor {
     }
 
     fn __float__(&self) -> PyResult<f64> {
-        Ok(self.t.item().py()?.as_f64())
+        Ok(self.python_number()?.as_f64())
     }
 
     fn __int__(&self) -> PyResult<i64> {
-        Ok(self.t.item().py()?.as_i64())
+        Ok(self.python_number()?.as_i64())
     }
 
     fn __index__(&self) -> PyResult<i64> {
-        if self.t.dtype() != DType::Int64 && self.t.dtype() != DType::Bool || self.t.numel() != 1 {
+        if !self.t.dtype().is_integral(true) || self.t.numel() != 1 {
             return Err(PyTypeError::new_err(
                 "only integer tensors of a single element can be converted to an index",
             ));
@@ -485,7 +533,7 @@ impl PyTensor {
     }
 
     fn __complex__(&self) -> PyResult<num_complex::Complex64> {
-        Ok(self.t.item().py()?.as_complex())
+        Ok(self.python_number()?.as_complex())
     }
 
     fn __hash__(slf: &Bound<'_, Self>) -> isize {
@@ -507,21 +555,32 @@ impl PyTensor {
                 .call_method1("__format__", (spec,))?
                 .extract();
         }
+        if !spec.is_empty() {
+            // As `object.__format__` does for a format spec it cannot apply.
+            return Err(PyTypeError::new_err(
+                "unsupported format string passed to Tensor.__format__",
+            ));
+        }
         PyTensor::__repr__(slf)
     }
 
-    /// `to(dtype)`, `to(other)` and device strings (only "cpu" exists).
+    /// `to(dtype)`, `to(other)` and device strings (only "cpu" exists). Without
+    /// `copy=True`, a tensor that already has the dtype is returned itself.
     #[pyo3(signature = (*args, **kwargs))]
-    fn to(
-        &self,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<PyTensor> {
+    fn to<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let mut dtype = None;
+        let mut copy = false;
         let mut candidates: Vec<Bound<'_, PyAny>> = args.iter().collect();
         if let Some(kw) = kwargs {
             if let Some(d) = kw.get_item("dtype")? {
                 candidates.push(d);
+            }
+            if let Some(c) = kw.get_item("copy")? {
+                copy = c.is_truthy()?;
             }
         }
         for a in candidates {
@@ -529,11 +588,15 @@ impl PyTensor {
                 dtype = Some(t.get().t.dtype());
             } else if let Ok(d) = dtype_arg(&a) {
                 dtype = Some(d);
+            } else if a.str()?.to_string().starts_with("cuda") {
+                return Err(PyAssertionError::new_err(
+                    "Torch not compiled with CUDA enabled",
+                ));
             } else if !(a.is_none()
                 || a.extract::<bool>().is_ok()
                 || a.extract::<String>().is_ok_and(|s| s.starts_with("cpu")))
             {
-                // Devices (only the CPU exists) and the `non_blocking`/`copy` flags change nothing;
+                // Devices (only the CPU exists) and the `non_blocking` flag change nothing;
                 // anything else is a mistake.
                 return Err(PyTypeError::new_err(format!(
                     "to() received an invalid combination of arguments: {}",
@@ -541,70 +604,74 @@ impl PyTensor {
                 )));
             }
         }
+        let t = &slf.get().t;
         match dtype {
-            Some(d) => Ok(copy::to_dtype(&self.t, d).py()?.into()),
-            None => Ok(self.t.clone().into()),
+            Some(d) if d != t.dtype() => PyTensor::cast(slf, d),
+            _ if copy => Ok(Bound::new(slf.py(), PyTensor::from(copy::clone(t).py()?))?.into_any()),
+            _ => Ok(slf.clone().into_any()),
         }
     }
 
+    /// The legacy type name (`'ferrograd.FloatTensor'`), or with an argument, the tensor
+    /// converted to that dtype, given as a dtype, a legacy type name or a legacy type class.
     #[pyo3(signature = (dtype=None))]
-    fn r#type(&self, py: Python<'_>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn r#type<'py>(
+        slf: &Bound<'py, Self>,
+        dtype: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         match dtype {
-            None => Ok(format!("ferrograd.{}", self.t.dtype().legacy_name())
-                .into_pyobject(py)?
-                .into_any()
-                .unbind()),
-            Some(d) => Ok(Bound::new(
-                py,
-                PyTensor::from(copy::to_dtype(&self.t, dtype_arg(d)?).py()?),
-            )?
-            .into_any()
-            .unbind()),
+            None => Ok(format!("ferrograd.{}", slf.get().t.dtype().legacy_name())
+                .into_pyobject(slf.py())?
+                .into_any()),
+            Some(d) => PyTensor::cast(slf, legacy_type_dtype(d)?),
         }
     }
 
-    fn type_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(copy::to_dtype(&self.t, other.t.dtype()).py()?.into())
+    fn type_as<'py>(
+        slf: &Bound<'py, Self>,
+        other: PyRef<'_, PyTensor>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        PyTensor::cast(slf, other.t.dtype())
     }
 
-    fn float(&self) -> PyResult<PyTensor> {
-        Ok(copy::to_dtype(&self.t, DType::Float32).py()?.into())
+    fn float<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        PyTensor::cast(slf, DType::Float32)
     }
 
-    fn double(&self) -> PyResult<PyTensor> {
-        Ok(copy::to_dtype(&self.t, DType::Float64).py()?.into())
+    fn double<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        PyTensor::cast(slf, DType::Float64)
     }
 
-    fn long(&self) -> PyResult<PyTensor> {
-        Ok(copy::to_dtype(&self.t, DType::Int64).py()?.into())
+    fn long<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        PyTensor::cast(slf, DType::Int64)
     }
 
-    fn int(&self) -> PyResult<PyTensor> {
-        Ok(copy::to_dtype(&self.t, DType::Int32).py()?.into())
+    fn int<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        PyTensor::cast(slf, DType::Int32)
     }
 
-    fn short(&self) -> PyResult<PyTensor> {
-        Ok(copy::to_dtype(&self.t, DType::Int16).py()?.into())
+    fn short<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        PyTensor::cast(slf, DType::Int16)
     }
 
-    fn char(&self) -> PyResult<PyTensor> {
-        Ok(copy::to_dtype(&self.t, DType::Int8).py()?.into())
+    fn char<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        PyTensor::cast(slf, DType::Int8)
     }
 
-    fn byte(&self) -> PyResult<PyTensor> {
-        Ok(copy::to_dtype(&self.t, DType::UInt8).py()?.into())
+    fn byte<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        PyTensor::cast(slf, DType::UInt8)
     }
 
-    fn bool(&self) -> PyResult<PyTensor> {
-        Ok(copy::to_dtype(&self.t, DType::Bool).py()?.into())
+    fn bool<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        PyTensor::cast(slf, DType::Bool)
     }
 
-    fn cfloat(&self) -> PyResult<PyTensor> {
-        Ok(copy::to_dtype(&self.t, DType::Complex64).py()?.into())
+    fn cfloat<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        PyTensor::cast(slf, DType::Complex64)
     }
 
-    fn cdouble(&self) -> PyResult<PyTensor> {
-        Ok(copy::to_dtype(&self.t, DType::Complex128).py()?.into())
+    fn cdouble<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        PyTensor::cast(slf, DType::Complex128)
     }
 
     fn cpu(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -617,11 +684,12 @@ impl PyTensor {
             .into())
     }
 
-    fn contiguous(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        Ok(
-            maybe_detach(py, self.t.numel(), || copy::contiguous(&self.t))
-                .py()?
-                .into(),
-        )
+    fn contiguous<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let t = &slf.get().t;
+        if t.is_contiguous() {
+            return Ok(slf.clone().into_any());
+        }
+        let out = maybe_detach(slf.py(), t.numel(), || copy::contiguous(t)).py()?;
+        Ok(Bound::new(slf.py(), PyTensor::from(out))?.into_any())
     }
 }

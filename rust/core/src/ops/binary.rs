@@ -41,7 +41,23 @@ pub fn add(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 }
 
 /// `a + alpha * b` (PyTorch's `add(other, alpha=...)`).
+/// PyTorch's checks of the `alpha` of `add`/`sub` against the result dtype.
+pub fn check_alpha(a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<()> {
+    let dtype = result_type(&[a, b]);
+    if matches!(alpha, Scalar::Bool(_)) && dtype != DType::Bool {
+        bail!(Runtime, "Boolean alpha only supported for Boolean results.");
+    }
+    if dtype.is_integral(true) && matches!(alpha, Scalar::Float(_) | Scalar::Complex(_)) {
+        bail!(
+            Runtime,
+            "For integral input tensors, argument alpha must not be a floating point number."
+        );
+    }
+    Ok(())
+}
+
 pub fn add_scaled(a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    check_alpha(a, b, alpha)?;
     if alpha == Scalar::Int(1) || alpha == Scalar::Float(1.0) {
         return add(a, b);
     }
@@ -403,7 +419,7 @@ pub fn add_into(dst: &Tensor, src: &Tensor) -> Result<()> {
 
 /// Float-only helper shared by ops that need `Float` bounds.
 pub(crate) fn float_dtype_error(op: &str, dtype: DType) -> crate::Error {
-    crate::Error::Runtime(format!(
+    crate::Error::NotImplemented(format!(
         "\"{op}\" not implemented for '{}'",
         DType::scalar_type_name(dtype)
     ))

@@ -174,7 +174,7 @@ fn window(out: &Tensor, dim: usize, start: usize, len: usize) -> Tensor {
 pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     if tensors.is_empty() {
         bail!(
-            Runtime,
+            Value,
             "ferrograd.cat(): expected a non-empty list of Tensors"
         );
     }
@@ -948,7 +948,14 @@ pub fn put(
         Some(perm) => perm.iter().map(|&i| p.flat_shape[i as usize]).collect(),
         None => p.flat_shape.clone(),
     };
-    let v = super::shape::expand_to(&try_cast(&values.detach(), dst.dtype())?, &out_shape)?;
+    let v = super::shape::expand_to(&try_cast(&values.detach(), dst.dtype())?, &out_shape)
+        .map_err(|_| {
+            crate::Error::Runtime(format!(
+                "shape mismatch: value tensor of shape {:?} cannot be broadcast to indexing result of shape {:?}",
+                values.shape(),
+                &out_shape[..]
+            ))
+        })?;
     let v = match &p.perm {
         Some(perm) => super::shape::permute(&v, &inverse(perm))?,
         None => v,
@@ -1021,7 +1028,7 @@ pub fn masked_fill(t: &Tensor, mask: &Tensor, value: crate::Scalar) -> Result<Te
         bail!(
             Runtime,
             "masked_fill_ only supports boolean masks, but got mask with dtype {}",
-            mask.dtype().name()
+            mask.dtype().cpp_name()
         );
     }
     let fill = Tensor::scalar(value, t.dtype());

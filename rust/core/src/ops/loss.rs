@@ -37,7 +37,7 @@ impl Reduction {
 fn check_nll(input: &Tensor, target: &Tensor, weight: Option<&Tensor>) -> Result<(usize, usize)> {
     if !matches!(input.dtype(), DType::Float32 | DType::Float64) {
         bail!(
-            Runtime,
+            NotImplemented,
             "\"nll_loss_out_frame\" not implemented for '{}'",
             DType::scalar_type_name(input.dtype())
         );

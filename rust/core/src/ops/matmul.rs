@@ -37,7 +37,10 @@ fn bmm_raw(a: &Tensor, la: &Layout, b: &Tensor, lb: &Layout) -> Result<Tensor> {
         DType::Int16 => loop_kernel::<i16>(a, la, b, lb),
         DType::Int32 => loop_kernel::<i32>(a, la, b, lb),
         DType::Int64 => loop_kernel::<i64>(a, la, b, lb),
-        DType::Bool => bail!(Runtime, "\"addmm_impl_cpu_\" not implemented for 'Bool'"),
+        DType::Bool => bail!(
+            NotImplemented,
+            "\"addmm_impl_cpu_\" not implemented for 'Bool'"
+        ),
         _ => with_float!(dtype, T => gemm_kernel::<T>(a, la, b, lb), unreachable!()),
     }
 }

@@ -437,7 +437,7 @@ fn extreme_raw(
             reduce::<T, T>(t, dims, keepdim, init, |a, x| a.min_nan(x), |a, b| a.min_nan(b))
         }
     }, bail!(
-        Runtime,
+        NotImplemented,
         "\"{}\" not implemented for '{}'",
         op,
         DType::scalar_type_name(t.dtype())
@@ -701,7 +701,7 @@ fn softmax_dims(t: &Tensor, dim: i64) -> Result<(usize, Vec<usize>)> {
 fn check_float(t: &Tensor, kernel: &str) -> Result<()> {
     if !t.dtype().is_floating_point() {
         bail!(
-            Runtime,
+            NotImplemented,
             "\"{}\" not implemented for '{}'",
             kernel,
             DType::scalar_type_name(t.dtype())

@@ -265,7 +265,7 @@ pub fn sigmoid(a: &Tensor) -> Result<Tensor> {
 
 pub fn relu(a: &Tensor) -> Result<Tensor> {
     let out = with_real!(a.dtype(), T => map::<T, T>(a, |x: T| if x > T::zero() || x.is_nan_val() { x } else { T::zero() })?,
-        bail!(Runtime, "\"clamp_min_cpu\" not implemented for '{}'", a.dtype().name()));
+        bail!(NotImplemented, "\"clamp_min_cpu\" not implemented for '{}'", a.dtype().name()));
     record(
         "ReluBackward0",
         &[a],
@@ -352,7 +352,7 @@ pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         bail!(
             Runtime,
             "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
-            cond.dtype().name()
+            cond.dtype().scalar_type_name()
         );
     }
     let dtype = super::result_type(&[a, b]);
