@@ -110,3 +110,12 @@ def assert_raises_like_torch(fn, kind, message):
     for T in modules:
         with pytest.raises(kind, match=message):
             fn(T.nn.functional, T)
+
+
+def fixed_linear(T):
+    """A 3-to-2 ``nn.Linear`` of module ``T`` with fixed weights, for programs run on both libraries."""
+    lin = T.nn.Linear(3, 2)
+    with T.no_grad():
+        lin.weight.copy_(T.tensor([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]]))
+        lin.bias.fill_(0.5)
+    return lin

@@ -14,7 +14,7 @@ import ferrograd as fg
 import ferrograd.nn.modules.module as fg_module_module
 from ferrograd.nn.modules.module import register_module_forward_hook
 
-from helpers import has_torch, torch
+from helpers import fixed_linear, has_torch, torch
 
 needs_torch = pytest.mark.skipif(not has_torch, reason="torch is the reference")
 LIBRARIES = [fg] + ([torch] if has_torch else [])
@@ -42,14 +42,6 @@ def _plain(value):
 
 def _name(module):
     return type(module).__name__
-
-
-def _linear(T):
-    lin = T.nn.Linear(3, 2)
-    with T.no_grad():
-        lin.weight.copy_(T.tensor([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]]))
-        lin.bias.fill_(0.5)
-    return lin
 
 
 def _assert_same_records(got, want):
@@ -129,7 +121,7 @@ def test_module_submodule_shares_state_with_module_calls():
 def _forward_order_program(T):
     m = T.nn.modules.module
     log = []
-    seq = T.nn.Sequential(_linear(T), T.nn.ReLU())
+    seq = T.nn.Sequential(fixed_linear(T), T.nn.ReLU())
     lin = seq[0]
     lin.register_forward_pre_hook(lambda mod, args: log.append(("own pre", _name(mod), _plain(args))))
     lin.register_forward_pre_hook(
@@ -177,7 +169,7 @@ def test_global_forward_hooks_run_before_the_modules_own():
     assert own_pre[2] == [[[2.0, -2.0, 4.0]]]
     output = next(entry[1] for entry in log if entry[0] == "output")
     assert log[-2][0] == "output after removal" and log[-2][1] != output
-    assert np.allclose(output, np.maximum(_linear(fg)(fg.tensor([[2.0, -2.0, 4.0]])).tolist(), 0) + 1)
+    assert np.allclose(output, np.maximum(fixed_linear(fg)(fg.tensor([[2.0, -2.0, 4.0]])).tolist(), 0) + 1)
     assert log[-1] == ("global dicts", 0, 0)
 
 
@@ -342,7 +334,7 @@ def test_handles_remove_and_work_as_context_managers():
 def _backward_program(T):
     m = T.nn.modules.module
     log = []
-    model = T.nn.Sequential(_linear(T), T.nn.ReLU())
+    model = T.nn.Sequential(fixed_linear(T), T.nn.ReLU())
     lin = model[0]
     lin.register_full_backward_pre_hook(lambda mod, go: log.append(("own pre", _name(mod), _plain(go))))
     lin.register_full_backward_hook(
@@ -390,7 +382,7 @@ def test_global_backward_hooks_run_before_the_modules_own():
         ("global", "Sequential"),
     ]
     # ReLU's output gradient was doubled; the Linear's input gradient then shifted by one.
-    lin = _linear(fg)
+    lin = fixed_linear(fg)
     out = lin(fg.tensor([[1.0, 2.0, 3.0]]))
     relu_grad = [[2.0 * 2 * (out[0, 0].item() > 0), 3.0 * 2 * (out[0, 1].item() > 0)]]
     assert log[3][2] == [relu_grad]
@@ -423,7 +415,7 @@ def test_observing_global_backward_hooks_leave_gradients_unchanged():
 def _deprecated_backward_program(T):
     m = T.nn.modules.module
     log = []
-    lin = _linear(T)
+    lin = fixed_linear(T)
 
     def register():
         return [

@@ -9,19 +9,11 @@ import pytest
 
 import ferrograd as fg
 
-from helpers import has_torch, torch
+from helpers import fixed_linear, has_torch, torch
 
 needs_torch = pytest.mark.skipif(not has_torch, reason="torch is the reference")
 
 NO_INPUT_WARNING = "Full backward hook is firing when gradients are computed with respect to module outputs"
-
-
-def _linear(T):
-    lin = T.nn.Linear(3, 2)
-    with T.no_grad():
-        lin.weight.copy_(T.tensor([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]]))
-        lin.bias.fill_(0.5)
-    return lin
 
 
 def _values(grads):
@@ -29,7 +21,7 @@ def _values(grads):
 
 
 def test_backward_hooks_see_output_then_input_gradients():
-    lin = _linear(fg)
+    lin = fixed_linear(fg)
     log = []
     lin.register_full_backward_pre_hook(lambda m, go: log.append(("pre", m, _values(go))))
     lin.register_full_backward_hook(lambda m, gi, go: log.append(("full", m, _values(gi), _values(go))))
@@ -44,7 +36,7 @@ def test_backward_hooks_see_output_then_input_gradients():
 
 
 def test_backward_hooks_replace_gradients():
-    lin = _linear(fg)
+    lin = fixed_linear(fg)
     lin.register_full_backward_pre_hook(lambda m, go: (go[0] * 10,))
     lin.register_full_backward_hook(lambda m, gi, go: (gi[0] + 1,))
     x = fg.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
@@ -75,7 +67,7 @@ def test_positions_of_non_tensors_and_unused_inputs():
 
 
 def test_no_input_requiring_grad_fires_on_the_outputs_with_a_warning():
-    lin = _linear(fg)
+    lin = fixed_linear(fg)
     log = []
     lin.register_full_backward_hook(lambda m, gi, go: log.append((gi, _values(go))))
     with pytest.warns(UserWarning, match=NO_INPUT_WARNING):
@@ -135,7 +127,7 @@ def test_prepend_puts_a_hook_first():
 
 
 def test_forward_hooks_with_backward_hooks():
-    lin = _linear(fg)
+    lin = fixed_linear(fg)
     lin.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
     lin.register_forward_hook(lambda m, args, out: out + 1)
     seen = []
@@ -152,7 +144,7 @@ def test_forward_hooks_with_backward_hooks():
 
 def _hook_program(T):
     log = []
-    lin = _linear(T)
+    lin = fixed_linear(T)
     lin.register_full_backward_pre_hook(lambda m, go: log.append(("pre", _values(go))))
     lin.register_full_backward_hook(lambda m, gi, go: log.append(("full", _values(gi), _values(go))))
     x = T.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
@@ -185,7 +177,7 @@ def test_backward_hooks_match_torch():
 
 def _deprecated_hook_program(T):
     log = []
-    lin = _linear(T)
+    lin = fixed_linear(T)
     lin.register_backward_hook(
         lambda m, gi, go: log.append(([None if g is None else g.tolist() for g in gi], _values(go)))
     )
