@@ -601,7 +601,6 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None
 
 
 _aminmax_t = _return_type("aminmax", ("min", "max"))
-_aminmax_t.__module__ = "ferrograd.return_types"
 
 
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: builtins.bool = False):
@@ -729,7 +728,6 @@ def isreal(input: Tensor) -> Tensor:
 
 
 _frexp_t = _return_type("frexp", ("mantissa", "exponent"))
-_frexp_t.__module__ = "ferrograd.return_types"
 
 
 def frexp(input: Tensor):
@@ -780,11 +778,8 @@ def _linalg():
 
 
 _svd_t = _return_type("svd", ("U", "S", "V"))
-_svd_t.__module__ = "ferrograd.return_types"
 _qr_t = _return_type("qr", ("Q", "R"))
-_qr_t.__module__ = "ferrograd.return_types"
 _triangular_solve_t = _return_type("triangular_solve", ("solution", "cloned_coefficient"))
-_triangular_solve_t.__module__ = "ferrograd.return_types"
 
 
 def svd(input: Tensor, some: builtins.bool = True, compute_uv: builtins.bool = True):
@@ -908,7 +903,6 @@ def vander(x: Tensor, N: int | None = None, increasing: builtins.bool = False) -
 
 
 _histogram_t = _return_type("histogram", ("hist", "bin_edges"))
-_histogram_t.__module__ = "ferrograd.return_types"
 
 
 def histogram(

@@ -201,18 +201,12 @@ impl PyTensor {
         alpha: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let b = operand(other)?;
-        match alpha.map(scalar).transpose()? {
-            None => Ok(
-                maybe_detach(py, self.t.numel(), || binary::sub(&self.t, &b))
-                    .py()?
-                    .into(),
-            ),
-            Some(a) => {
-                binary::check_alpha(&self.t, &b, a).py()?;
-                let scaled = binary::mul(&b, &Tensor::wrapped_number(a)).py()?;
-                Ok(binary::sub(&self.t, &scaled).py()?.into())
-            }
-        }
+        let alpha = alpha.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
+        Ok(maybe_detach(py, self.t.numel(), || {
+            binary::sub_scaled(&self.t, &b, alpha)
+        })
+        .py()?
+        .into())
     }
     fn mul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         call(py, &self.t, other, binary::mul)

@@ -40,9 +40,8 @@ pub fn add(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
-/// `a + alpha * b` (PyTorch's `add(other, alpha=...)`).
 /// PyTorch's checks of the `alpha` of `add`/`sub` against the result dtype.
-pub fn check_alpha(a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<()> {
+fn check_alpha(a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<()> {
     let dtype = result_type(&[a, b]);
     if matches!(alpha, Scalar::Bool(_)) && dtype != DType::Bool {
         bail!(Runtime, "Boolean alpha only supported for Boolean results.");
@@ -56,12 +55,22 @@ pub fn check_alpha(a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<()> {
     Ok(())
 }
 
+/// `a + alpha * b` (PyTorch's `add(other, alpha=...)`).
 pub fn add_scaled(a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<Tensor> {
     check_alpha(a, b, alpha)?;
     if alpha == Scalar::Int(1) || alpha == Scalar::Float(1.0) {
         return add(a, b);
     }
     add(a, &mul(b, &Tensor::wrapped_number(alpha))?)
+}
+
+/// `a - alpha * b` (PyTorch's `sub(other, alpha=...)`).
+pub fn sub_scaled(a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    check_alpha(a, b, alpha)?;
+    if alpha == Scalar::Int(1) || alpha == Scalar::Float(1.0) {
+        return sub(a, b);
+    }
+    sub(a, &mul(b, &Tensor::wrapped_number(alpha))?)
 }
 
 pub fn sub(a: &Tensor, b: &Tensor) -> Result<Tensor> {

@@ -309,16 +309,7 @@ pub fn sub_(t: &Tensor, other: &Tensor, alpha: Scalar) -> Result<()> {
             return r;
         }
     }
-    apply(t, &[other], |s| {
-        if alpha == Scalar::Int(1) {
-            super::binary::sub(s, other)
-        } else {
-            super::binary::sub(
-                s,
-                &super::binary::mul(other, &Tensor::wrapped_number(alpha))?,
-            )
-        }
-    })
+    apply(t, &[other], |s| super::binary::sub_scaled(s, other, alpha))
 }
 
 pub fn mul_(t: &Tensor, other: &Tensor) -> Result<()> {
