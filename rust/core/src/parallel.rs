@@ -9,6 +9,7 @@
 use crate::{bail, Result};
 use parking_lot::{Mutex, RwLock};
 use rayon::{ThreadPool, ThreadPoolBuilder};
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -99,11 +100,36 @@ pub fn num_threads() -> usize {
     }
 }
 
-/// Whether the calling thread is a worker of the pool with jobs of its own
-/// still queued, which the pool's other threads can take.
-pub fn worker_has_queued_jobs() -> bool {
-    rayon::current_thread_index().is_some()
-        && pool().current_thread_has_pending_tasks() == Some(true)
+/// Whether the calling thread has jobs of its own still queued, which the
+/// pool's other threads can take: a worker's own queue, or the jobs counted
+/// by [`track_queued_jobs`] on a thread outside the pool.
+pub fn has_queued_jobs() -> bool {
+    match rayon::current_thread_index() {
+        Some(_) => pool().current_thread_has_pending_tasks() == Some(true),
+        None => QUEUED_BY_CALLER.with(|q| {
+            q.borrow()
+                .as_ref()
+                .is_some_and(|n| n.load(Ordering::Acquire) > 0)
+        }),
+    }
+}
+
+thread_local! {
+    static QUEUED_BY_CALLER: RefCell<Option<Arc<AtomicUsize>>> = const { RefCell::new(None) };
+}
+
+/// Makes [`has_queued_jobs`] on this thread (one outside the pool that
+/// queues jobs and works beside them) read `queued`, the count of its jobs
+/// not yet started, until the returned guard drops.
+pub fn track_queued_jobs(queued: Arc<AtomicUsize>) -> impl Drop {
+    struct Untrack(Option<Arc<AtomicUsize>>);
+    impl Drop for Untrack {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            QUEUED_BY_CALLER.with(|q| *q.borrow_mut() = previous);
+        }
+    }
+    Untrack(QUEUED_BY_CALLER.with(|q| q.borrow_mut().replace(queued)))
 }
 
 /// Replaces the pool with one of `threads` workers. Work already running
@@ -509,16 +535,30 @@ mod tests {
     }
 
     #[test]
+    fn a_caller_sees_the_jobs_it_tracks() {
+        assert!(!has_queued_jobs());
+        let queued = Arc::new(AtomicUsize::new(1));
+        {
+            let _tracking = track_queued_jobs(queued.clone());
+            assert!(has_queued_jobs());
+            queued.store(0, Ordering::Release);
+            assert!(!has_queued_jobs());
+            queued.store(2, Ordering::Release);
+        }
+        assert!(!has_queued_jobs());
+    }
+
+    #[test]
     fn a_worker_sees_its_own_queued_jobs() {
-        assert!(!worker_has_queued_jobs());
+        assert!(!has_queued_jobs());
         // With every other worker blocked, nothing steals the job queued
         // below.
         let blocked = block_workers(num_threads() - 1);
         let (queued, drained) = install(|| {
             rayon::spawn(|| {});
-            let queued = worker_has_queued_jobs();
+            let queued = has_queued_jobs();
             while rayon::yield_local() == Some(rayon::Yield::Executed) {}
-            (queued, !worker_has_queued_jobs())
+            (queued, !has_queued_jobs())
         });
         drop(blocked);
         assert!(queued && drained);

@@ -2,7 +2,7 @@
 //! freeing, `grad` with selected inputs, and parallel execution agreeing
 //! with serial execution.
 
-use ferrograd_core::autograd::{backward, grad, GradModeGuard};
+use ferrograd_core::autograd::{backward, grad, register_hook, GradModeGuard};
 use ferrograd_core::ops::{binary, reduce, unary};
 use ferrograd_core::{Scalar, Tensor};
 
@@ -164,6 +164,29 @@ fn parallel_branches_match_serial_execution() {
     for (a, b) in serial.iter().zip(&parallel) {
         assert!((a - b).abs() <= 1e-12 * a.abs().max(1.0), "{a} vs {b}");
     }
+}
+
+#[test]
+fn a_parallel_backward_starts_on_the_calling_thread() {
+    // Two branches of 2^16 elements each make the backward a parallel one.
+    let n = 1 << 16;
+    let x = leaf(vec![0.5; n], &[n]);
+    let branches = [unary::tanh(&x).unwrap(), unary::exp(&x).unwrap()];
+    let both = binary::add(&branches[0], &branches[1]).unwrap();
+    let ran_on = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let record = ran_on.clone();
+    register_hook(
+        &both,
+        std::sync::Arc::new(move |_| {
+            *record.lock().unwrap() = Some(std::thread::current().id());
+            Ok(None)
+        }),
+    )
+    .unwrap();
+    backward(&[scalar_root(&both)], &[None], None, false, None).unwrap();
+    assert_eq!(*ran_on.lock().unwrap(), Some(std::thread::current().id()));
+    let expected = 1.0 - 0.5f64.tanh().powi(2) + 0.5f64.exp();
+    assert!(grad_of(&x).iter().all(|g| (g - expected).abs() < 1e-12));
 }
 
 #[test]

@@ -19,7 +19,7 @@ use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Gradients with at least this many elements make a node worth a thread.
@@ -199,6 +199,10 @@ struct GraphTask {
     /// Whether only the paths to some inputs run (`grad`, `backward(inputs=)`).
     partial: bool,
     parallel: bool,
+    /// Nodes handed to the pool that no thread has started yet: while there
+    /// are some, the thread that called backward keeps its products whole
+    /// as workers do (see `crate::parallel::has_queued_jobs`).
+    queued: Arc<AtomicUsize>,
     failed: AtomicBool,
     error: Mutex<Option<Error>>,
 }
@@ -422,6 +426,7 @@ impl GraphTask {
             create_graph,
             partial: targets.is_some(),
             parallel,
+            queued: Arc::new(AtomicUsize::new(0)),
             failed: AtomicBool::new(false),
             error: Mutex::new(None),
         };
@@ -463,11 +468,19 @@ impl GraphTask {
 
     fn run(self) -> Result<Vec<Option<Tensor>>> {
         if self.parallel {
+            // The calling thread drives the first root itself: handing it
+            // to a worker and being woken at the end measured about a tenth
+            // of a training step of a small MLP.
+            let task = &self;
+            let _tracking = crate::parallel::track_queued_jobs(task.queued.clone());
             crate::parallel::in_place_scope(|scope| {
-                for &r in &self.roots {
-                    let task = &self;
-                    scope.spawn(move |s| task.drive(Some(s), r));
+                let Some((&first, rest)) = task.roots.split_first() else {
+                    return;
+                };
+                for &r in rest {
+                    task.hand_to_pool(scope, r);
                 }
+                task.drive(Some(scope), first);
             });
         } else {
             for &r in &self.roots {
@@ -506,7 +519,7 @@ impl GraphTask {
                         }
                         match scope {
                             Some(s) if !pending.is_empty() && self.is_heavy(j) => {
-                                s.spawn(move |s| self.drive(Some(s), j));
+                                self.hand_to_pool(s, j);
                             }
                             _ => pending.push(j),
                         }
@@ -519,6 +532,16 @@ impl GraphTask {
                 }
             }
         }
+    }
+
+    /// Queues node `i` for whichever thread of the pool is free, to drive
+    /// from there.
+    fn hand_to_pool<'s>(&'s self, scope: &rayon::Scope<'s>, i: u32) {
+        self.queued.fetch_add(1, Ordering::AcqRel);
+        scope.spawn(move |s| {
+            self.queued.fetch_sub(1, Ordering::AcqRel);
+            self.drive(Some(s), i)
+        });
     }
 
     fn is_heavy(&self, i: u32) -> bool {

@@ -198,12 +198,12 @@ const SPLIT_MIN_FLOPS: usize = 1 << 21;
 /// How many pieces one product of `flops` multiply-adds is cut into for
 /// the pool: one per thread (each piece packs the whole of the operand it
 /// does not split, so more pieces measured slower) once it is large enough.
-/// A worker with jobs of its own still queued (the backward engine's other
+/// A thread with jobs of its own still queued (the backward engine's other
 /// ready branches) keeps the product whole: the other threads have those
 /// jobs to take, and splitting would only pack the shared operand twice.
 fn parts_per_product(flops: usize) -> usize {
     let parts = crate::parallel::num_threads().min(flops / SPLIT_MIN_FLOPS);
-    match parts > 1 && !crate::parallel::worker_has_queued_jobs() {
+    match parts > 1 && !crate::parallel::has_queued_jobs() {
         true => parts,
         false => 1,
     }
