@@ -235,15 +235,21 @@ def _outcome(fn):
 # ---- state dict hooks and extra state ------------------------------------------------------
 
 
-def _state_dict_hooks_program(T):
-    log = []
+def _net_holding_a_linear(T):
+    """A module named ``Net`` whose one child ``a`` is a ``Linear(1, 1)``."""
 
     class Net(T.nn.Module):
         def __init__(self):
             super().__init__()
             self.a = T.nn.Linear(1, 1)
 
-    net = Net()
+    return Net()
+
+
+def _state_dict_hooks_program(T):
+    log = []
+
+    net = _net_holding_a_linear(T)
     for module in (net, net.a):
         module.register_state_dict_pre_hook(
             lambda m, prefix, keep_vars: log.append(("pre", type(m).__name__, prefix, keep_vars))
@@ -287,12 +293,7 @@ def test_state_dict_hooks_match_torch():
 def _load_hooks_program(T):
     log = []
 
-    class Net(T.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.a = T.nn.Linear(1, 1)
-
-    net = Net()
+    net = _net_holding_a_linear(T)
     net.register_load_state_dict_pre_hook(
         lambda m, state, prefix, meta, strict, missing, unexpected, errors: log.append(
             ("pre", type(m).__name__, prefix, sorted(state), strict)
