@@ -103,6 +103,59 @@ def test_retain_grad_keeps_non_leaf_gradients():
     assert x.grad.tolist() == [18.0, 36.0]
 
 
+def _identity_program(T):
+    """Which attribute reads give back the object an earlier read gave."""
+    seen = {}
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    first_node = y.grad_fn
+    seen["grad_fn read twice"] = y.grad_fn is first_node
+    (y * y).sum().backward(retain_graph=True)
+    grad = x.grad
+    seen["grad read twice"] = x.grad is grad
+    seen["non-leaf grad read twice"] = y.grad is y.grad
+    (y * y).sum().backward()
+    seen["grad after accumulating"] = x.grad is grad
+    seen["accumulated in place"] = grad.tolist() == [36.0, 72.0]
+    assigned = T.zeros(2)
+    x.grad = assigned
+    seen["assigned grad"] = x.grad is assigned
+    x.grad = None
+    seen["grad set to None"] = x.grad is None
+    v = x.detach()[1:]
+    seen["base read twice"] = v._base is v._base
+    with T.no_grad():
+        z = x * 1
+    z.requires_grad_()
+    w = z * 2
+    node = w.grad_fn
+    w.mul_(2)
+    seen["grad_fn after an in-place op"] = w.grad_fn is node
+    return seen
+
+
+def test_reading_an_attribute_again_gives_the_same_object():
+    assert _identity_program(torch) == {
+        "grad_fn read twice": True,
+        "grad read twice": True,
+        "non-leaf grad read twice": True,
+        "grad after accumulating": True,
+        "accumulated in place": True,
+        "assigned grad": True,
+        "grad set to None": True,
+        "base read twice": True,
+        "grad_fn after an in-place op": False,
+    }
+
+
+@pytest.mark.skipif(not has_torch, reason="torch is the reference")
+def test_attribute_identity_matches_torch():
+    import torch as reference
+
+    assert _identity_program(torch) == _identity_program(reference)
+
+
 def test_next_functions_walk_the_graph():
     a = torch.tensor([1.0], requires_grad=True)
     b = torch.tensor([2.0], requires_grad=True)

@@ -14,18 +14,77 @@ use pyo3::exceptions::{
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyTuple, PyType};
+use pyo3::types::{PyDict, PyList, PyTuple, PyType, PyWeakrefMethods, PyWeakrefReference};
 use std::sync::Arc;
 
 #[pyclass(name = "Tensor", module = "ferrograd", subclass, frozen, weakref, dict)]
 pub struct PyTensor {
     pub t: Tensor,
+    /// The Python objects last given out for `.grad`, `.grad_fn` and
+    /// `._base`, so that reading one again gives the same object.
+    handed_out: HandedOut,
 }
 
 impl From<Tensor> for PyTensor {
     fn from(t: Tensor) -> Self {
-        PyTensor { t }
+        PyTensor {
+            t,
+            handed_out: HandedOut::default(),
+        }
     }
+}
+
+#[derive(Default)]
+struct HandedOut {
+    grad: LastObject,
+    grad_fn: LastObject,
+    base: LastObject,
+}
+
+/// A weak reference to the Python object an attribute last returned. Held
+/// weakly so that it keeps nothing alive: a gradient that `zero_grad`
+/// dropped is freed, not kept for the next read of `.grad`.
+#[derive(Default)]
+struct LastObject(parking_lot::Mutex<Option<Py<PyWeakrefReference>>>);
+
+impl LastObject {
+    /// The object last remembered, while something still holds it and
+    /// `is_current` accepts it; otherwise `make()`'s, remembered.
+    fn get_or_make<'py>(
+        &self,
+        py: Python<'py>,
+        is_current: impl Fn(&Bound<'py, PyAny>) -> bool,
+        make: impl FnOnce() -> PyResult<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let last = self.0.lock().as_ref().and_then(|w| w.bind(py).upgrade());
+        if let Some(obj) = last.filter(|o| is_current(o)) {
+            return Ok(obj);
+        }
+        let obj = make()?;
+        self.remember(Some(&obj))?;
+        Ok(obj)
+    }
+
+    fn remember(&self, obj: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let weak = obj
+            .map(|o| PyWeakrefReference::new(o).map(Bound::unbind))
+            .transpose()?;
+        *self.0.lock() = weak;
+        Ok(())
+    }
+}
+
+/// `t` as a Python tensor: the one `last` gave out before, if it wraps `t`
+/// itself and is still held.
+fn tensor_object<'py>(
+    py: Python<'py>,
+    last: &LastObject,
+    t: Tensor,
+) -> PyResult<Bound<'py, PyAny>> {
+    let wraps_t =
+        |o: &Bound<'py, PyAny>| o.downcast::<PyTensor>().is_ok_and(|o| o.get().t.same(&t));
+    let make = || Ok(Bound::new(py, PyTensor::from(t.clone()))?.into_any());
+    last.get_or_make(py, wraps_t, make)
 }
 
 const NON_LEAF_GRAD: &std::ffi::CStr = c"The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead.";
@@ -353,8 +412,19 @@ impl PyTensor {
     }
 
     #[getter]
-    fn grad_fn(&self) -> Option<PyNode> {
-        self.t.grad_fn().map(|node| PyNode { node })
+    fn grad_fn<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(node) = self.t.grad_fn() else {
+            return Ok(None);
+        };
+        let is_current = |o: &Bound<'py, PyAny>| {
+            o.downcast::<PyNode>()
+                .is_ok_and(|o| Arc::ptr_eq(&o.get().node, &node))
+        };
+        let make = || Ok(Bound::new(py, PyNode { node: node.clone() })?.into_any());
+        self.handed_out
+            .grad_fn
+            .get_or_make(py, is_current, make)
+            .map(Some)
     }
 
     #[getter]
@@ -365,17 +435,24 @@ impl PyTensor {
     /// Warns, as PyTorch does, when the `.grad` of a non-leaf is read that
     /// backward never fills.
     #[getter]
-    fn get_grad(&self, py: Python<'_>) -> PyResult<Option<PyTensor>> {
-        let grad = self.t.grad();
-        if grad.is_none() && !self.t.is_leaf() && !self.t.retains_grad() {
-            PyErr::warn(py, &py.get_type::<PyUserWarning>(), NON_LEAF_GRAD, 1)?;
-        }
-        Ok(grad.map(PyTensor::from))
+    fn get_grad<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(grad) = self.t.grad() else {
+            if !self.t.is_leaf() && !self.t.retains_grad() {
+                PyErr::warn(py, &py.get_type::<PyUserWarning>(), NON_LEAF_GRAD, 1)?;
+            }
+            return Ok(None);
+        };
+        tensor_object(py, &self.handed_out.grad, grad).map(Some)
     }
 
     #[setter]
-    fn set_grad(&self, grad: Option<PyRef<'_, PyTensor>>) -> PyResult<()> {
-        self.t.set_grad(grad.map(|g| g.t.clone())).py()
+    fn set_grad(&self, grad: Option<Bound<'_, PyTensor>>) -> PyResult<()> {
+        self.t
+            .set_grad(grad.as_ref().map(|g| g.get().t.clone()))
+            .py()?;
+        self.handed_out
+            .grad
+            .remember(grad.as_ref().map(|g| g.as_any()))
     }
 
     #[getter]
@@ -399,8 +476,10 @@ impl PyTensor {
 
     /// The tensor this one is a view of (the root of a chain of views).
     #[getter]
-    fn _base(&self) -> Option<PyTensor> {
-        self.t.view_base().map(PyTensor::from)
+    fn _base<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let base = self.t.view_base();
+        base.map(|b| tensor_object(py, &self.handed_out.base, b))
+            .transpose()
     }
 
     fn detach(&self) -> PyTensor {
