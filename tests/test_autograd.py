@@ -156,6 +156,38 @@ def test_attribute_identity_matches_torch():
     assert _identity_program(torch) == _identity_program(reference)
 
 
+@pytest.mark.parametrize(
+    "grad, message",
+    [
+        (
+            lambda T: T.ones(2, 2),
+            r"^attempting to assign a gradient of size '\[2, 2\]' to a tensor of size '\[3\]'\. "
+            "Please ensure that the gradient and the tensor are the same size$",
+        ),
+        (
+            lambda T: T.ones(3, dtype=T.float64),
+            r"^attempting to assign a gradient with dtype 'double' to a tensor with grad_dtype 'Float'\. "
+            "The gradient must match the tensor's grad_dtype",
+        ),
+        (
+            lambda T: T.ones(3, dtype=T.int64),
+            "^attempting to assign a gradient with dtype 'long int' to a tensor with grad_dtype 'Float'",
+        ),
+    ],
+)
+def test_assigning_a_mismatched_grad_raises_torchs_error(grad, message):
+    modules = [torch]
+    if has_torch:
+        import torch as reference
+
+        modules.append(reference)
+    for T in modules:
+        x = T.ones(3, requires_grad=True)
+        with pytest.raises(RuntimeError, match=message):
+            x.grad = grad(T)
+        assert x.grad is None
+
+
 def test_next_functions_walk_the_graph():
     a = torch.tensor([1.0], requires_grad=True)
     b = torch.tensor([2.0], requires_grad=True)
@@ -173,9 +205,7 @@ def test_detach_and_requires_grad_errors():
     assert not d.requires_grad and d.grad_fn is None
     with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
         y.requires_grad = False
-    with pytest.raises(
-        RuntimeError, match="only Tensors of floating point and complex dtype can require gradients"
-    ):
+    with pytest.raises(RuntimeError, match="^only Tensors of floating point dtype can require gradients$"):
         torch.tensor([1, 2]).requires_grad_()
     assert torch.tensor([1.0]).requires_grad_().requires_grad
 
@@ -477,6 +507,33 @@ def test_grad_fn_names_match_torch():
     ours = [f.name() for f in build(torch)]
     theirs = [f.name() for f in build(real)]
     assert ours == theirs
+    assert [type(f).__name__ for f in build(torch)] == [type(f).__name__ for f in build(real)]
+
+
+def test_a_node_is_an_instance_of_a_class_named_after_it():
+    class Double(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = torch.tensor([1.0], requires_grad=True)
+    node = (x * 2).exp().grad_fn
+    mul = node.next_functions[0][0]
+    accumulate = mul.next_functions[0][0]
+    custom = Double.apply(x).grad_fn
+    assert [type(n).__name__ for n in (node, mul, accumulate, custom)] == [
+        "ExpBackward0",
+        "MulBackward0",
+        "AccumulateGrad",
+        "DoubleBackward",
+    ]
+    assert all(isinstance(n, autograd.graph.Node) for n in (node, mul, accumulate, custom))
+    assert type((x * 3).grad_fn) is type(mul)
+    assert repr(node).startswith("<ExpBackward0 object at 0x")
 
 
 def test_empty_views_with_offsets_are_safe():

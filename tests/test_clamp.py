@@ -55,6 +55,15 @@ def test_nan_in_a_tensor_bound_gives_nan():
 
 
 @pytest.mark.parametrize(
+    "bounds", [{"min": float("nan")}, {"max": float("nan")}, {"min": 0.0, "max": float("nan")}]
+)
+def test_a_nan_number_bound_gives_nan(bounds):
+    for T in [fg] + ([torch] if has_torch else []):
+        out = T.tensor([-1.0, 0.5, 2.0], dtype=T.float64).clamp(**bounds)
+        assert np.isnan(out.numpy()).all(), T.__name__
+
+
+@pytest.mark.parametrize(
     "call, name",
     [
         (lambda T, x, b: T.clamp(x, min=b), "ClampBackward0"),

@@ -154,9 +154,7 @@ def test_products_and_float_ops():
     assert (a**2).dtype == fg.int32 and (a**2).tolist() == [[1, 4], [9, 16]]
     with pytest.raises(RuntimeError, match="mean\\(\\): could not infer output dtype"):
         a.mean()
-    with pytest.raises(
-        RuntimeError, match="only Tensors of floating point and complex dtype can require gradients"
-    ):
+    with pytest.raises(RuntimeError, match="^only Tensors of floating point dtype can require gradients$"):
         fg.zeros(2, dtype=fg.int32).requires_grad_()
 
 

@@ -4,16 +4,58 @@ use crate::tensor::PyTensor;
 use ferrograd_core::autograd::accumulate::AccumulateGrad;
 use ferrograd_core::autograd::Node;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
 use std::sync::Arc;
 
-#[pyclass(name = "Node", module = "ferrograd.autograd.graph", frozen, weakref)]
+#[pyclass(
+    name = "Node",
+    module = "ferrograd.autograd.graph",
+    subclass,
+    frozen,
+    weakref
+)]
 pub struct PyNode {
     pub node: Arc<Node>,
 }
 
+impl PyNode {
+    /// `node` as Python sees it: an instance of the subclass of `Node` named
+    /// after it, so that `type(grad_fn).__name__` is `MulBackward0` as in
+    /// PyTorch (graph printers name nodes that way).
+    pub fn object(py: Python<'_>, node: Arc<Node>) -> PyResult<Bound<'_, PyAny>> {
+        node_class(py, node.name())?.call1((PyNode { node },))
+    }
+}
+
+/// The subclass of `Node` called `name`, made on first use.
+fn node_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    static CLASSES: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
+    let classes = CLASSES
+        .get_or_init(py, || PyDict::new(py).unbind())
+        .bind(py);
+    if let Some(class) = classes.get_item(name)? {
+        return Ok(class);
+    }
+    let namespace = PyDict::new(py);
+    namespace.set_item("__slots__", PyTuple::empty(py))?;
+    namespace.set_item("__module__", "ferrograd.autograd.graph")?;
+    let bases = PyTuple::new(py, [py.get_type::<PyNode>()])?;
+    let class = py.get_type::<PyType>().call1((name, bases, namespace))?;
+    classes.set_item(name, &class)?;
+    Ok(class)
+}
+
 #[pymethods]
 impl PyNode {
+    /// An object of a subclass for the graph node `node` stands for.
+    #[new]
+    fn new(node: PyRef<'_, PyNode>) -> PyNode {
+        PyNode {
+            node: node.node.clone(),
+        }
+    }
+
     fn name(&self) -> String {
         self.node.name().to_string()
     }
@@ -31,12 +73,7 @@ impl PyNode {
             .next_edges()
             .iter()
             .map(|e| match e {
-                Some(e) => (
-                    Some(PyNode {
-                        node: e.node.clone(),
-                    }),
-                    e.input_nr,
-                )
+                Some(e) => (PyNode::object(py, e.node.clone())?, e.input_nr)
                     .into_pyobject(py)
                     .map(|t| t.into_any()),
                 None => (None::<PyNode>, 0u32)

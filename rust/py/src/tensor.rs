@@ -402,6 +402,12 @@ impl PyTensor {
 
     #[pyo3(signature = (requires_grad=true))]
     fn requires_grad_(slf: PyRef<'_, Self>, requires_grad: bool) -> PyResult<PyRef<'_, Self>> {
+        if requires_grad && !slf.t.dtype().is_differentiable() {
+            // PyTorch words this method's error apart from the setter's.
+            return Err(PyRuntimeError::new_err(
+                "only Tensors of floating point dtype can require gradients",
+            ));
+        }
         slf.t.set_requires_grad(requires_grad).py()?;
         Ok(slf)
     }
@@ -420,7 +426,7 @@ impl PyTensor {
             o.downcast::<PyNode>()
                 .is_ok_and(|o| Arc::ptr_eq(&o.get().node, &node))
         };
-        let make = || Ok(Bound::new(py, PyNode { node: node.clone() })?.into_any());
+        let make = || PyNode::object(py, node.clone());
         self.handed_out
             .grad_fn
             .get_or_make(py, is_current, make)

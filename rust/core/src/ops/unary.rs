@@ -325,7 +325,7 @@ pub fn sgn(a: &Tensor) -> Result<Tensor> {
         DType::Complex64 => unit_complex!(a, num_complex::Complex32),
         DType::Complex128 => unit_complex!(a, num_complex::Complex64),
         d => {
-            with_real!(d, T => map::<T, T>(a, |x: T| if x > T::zero() { T::one() } else if x < T::zero() { T::zero().sub(T::one()) } else { x })?, unreachable!())
+            with_real!(d, T => map::<T, T>(a, |x: T| if x > T::zero() { T::one() } else if x < T::zero() { T::zero().sub(T::one()) } else if x.is_nan_val() { x } else { T::zero() })?, unreachable!())
         }
     };
     let complex = a.dtype().is_complex();
@@ -463,8 +463,9 @@ fn clamp_numbers(
         let hi = max.map(T::from_scalar);
         map::<T, T>(&ca, move |x: T| {
             if x.is_nan_val() { return x; }
-            let x = match lo { Some(l) if x < l => l, _ => x };
-            match hi { Some(h) if x > h => h, _ => x }
+            // A NaN bound gives NaN, as PyTorch's kernels do.
+            let x = match lo { Some(l) if x < l || l.is_nan_val() => l, _ => x };
+            match hi { Some(h) if x > h || h.is_nan_val() => h, _ => x }
         })?
     }, bail!(NotImplemented, "clamp is not supported for complex types"));
     record(

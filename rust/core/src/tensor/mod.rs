@@ -326,10 +326,20 @@ impl Tensor {
     pub fn set_grad(&self, grad: Option<Tensor>) -> Result<()> {
         if let Some(g) = &grad {
             if g.dtype() != self.dtype() {
-                bail!(Runtime, "assigned grad has data of a different type");
+                bail!(
+                    Runtime,
+                    "attempting to assign a gradient with dtype '{}' to a tensor with grad_dtype '{}'. The gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may break downstream systems that assume they match.",
+                    g.dtype().cpp_name(),
+                    self.dtype().scalar_type_name()
+                );
             }
             if g.shape() != self.shape() {
-                bail!(Runtime, "assigned grad has data of a different size");
+                bail!(
+                    Runtime,
+                    "attempting to assign a gradient of size '{}' to a tensor of size '{}'. Please ensure that the gradient and the tensor are the same size",
+                    layout::fmt_shape(g.shape()),
+                    layout::fmt_shape(self.shape())
+                );
             }
         }
         self.meta().grad = grad;
