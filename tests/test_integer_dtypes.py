@@ -288,3 +288,89 @@ def test_dtype_names_in_messages():
         TypeError, match=r"expected TensorOptions\(dtype=float, .*\(got TensorOptions\(dtype=short int,"
     ):
         fg.zeros(1).new(fg.zeros(2, dtype=fg.int16))
+
+
+def _shifted(a: int, b: int, bits: int, signed: bool, left: bool) -> int:
+    """PyTorch's shift of one element: counts outside ``0..bits`` give 0 left and the sign fill right."""
+    if not 0 <= b < bits:
+        return 0 if left or a >= 0 else -1
+    if not left:
+        return a >> b
+    wrapped = (a << b) % (1 << bits)
+    return wrapped - (1 << bits) if signed and wrapped >= 1 << (bits - 1) else wrapped
+
+
+@pytest.mark.parametrize("dtype", INTEGERS)
+@given(data=st.data())
+@settings(max_examples=30, deadline=None)
+def test_shifts_follow_the_rules_for_every_count(data, dtype):
+    info = np.iinfo(NP[dtype])
+    a = data.draw(arrays(dtype))
+    counts = st.integers(max(int(info.min), -3), min(int(info.max), info.bits + 3))
+    b = data.draw(hnp.arrays(NP[dtype], a.shape, elements=counts))
+    signed = info.min < 0
+    for left, op in ((True, fg.bitwise_left_shift), (False, fg.bitwise_right_shift)):
+        out = op(fg.tensor(a), fg.tensor(b))
+        assert out.dtype == dtype
+        expected = [_shifted(int(x), int(y), info.bits, signed, left) for x, y in zip(a, b)]
+        assert out.tolist() == expected, (left, a.tolist(), b.tolist())
+
+
+def test_shift_and_bitwise_operators_match_torch():
+    torch = _torch()
+
+    def program(T):
+        a = T.tensor([1, 2, -8, 100, 7])
+        u = T.tensor([200, 1, 255, 3, 16], dtype=T.uint8)
+        mask = T.tensor([True, False, True, True, False])
+        outs = [a << 2, a >> 1, 2 << a.abs() % 5, 1000 >> a.abs() % 5, a << T.tensor([0, 1, 64, -1, 3])]
+        outs += [u << 7, u >> 8, u >> T.tensor([200, 3, 9, 1, 2], dtype=T.uint8), u << a.abs() % 4]
+        outs += [a.bitwise_left_shift(3), a.bitwise_right_shift(T.tensor(1, dtype=T.int8))]
+        outs += [True & mask, False | mask, True ^ mask, 6 & a, 1 | a, 5 ^ a]
+        return [(t.tolist(), str(t.dtype).split(".")[-1]) for t in outs]
+
+    assert program(fg) == program(torch)
+
+
+@pytest.mark.parametrize("op", ["&=", "|=", "^=", "<<=", ">>="])
+def test_augmented_bitwise_assignment_writes_in_place(op):
+    a = fg.tensor([5, 12, -3])
+    alias, view = a, a[1:]
+    before = a._version
+    namespace = {"a": a}
+    exec(f"a {op} 2", namespace)
+    assert namespace["a"] is alias
+    expected = [eval(f"{v} {op[:-1]} 2") for v in (5, 12, -3)]
+    assert a.tolist() == expected and view.tolist() == expected[1:]
+    assert a._version > before
+
+
+def test_shifts_of_other_dtypes_and_in_place_casts_raise_like_torch():
+    cases = [
+        (lambda T: T.tensor([1.0]) << 1, NotImplementedError, "\"lshift_cpu\" not implemented for 'Float'"),
+        (lambda T: T.tensor([1]) >> 1.5, NotImplementedError, "\"rshift_cpu\" not implemented for 'Float'"),
+        (lambda T: T.tensor([True]) << T.tensor([True]), NotImplementedError, "not implemented for 'Bool'"),
+        (lambda T: T.tensor([1 + 0j]) << 1, NotImplementedError, "not implemented for 'ComplexFloat'"),
+        (
+            lambda T: T.tensor([5]).bitwise_and_(T.tensor([1.5])),
+            RuntimeError,
+            "result type Float can't be cast to the desired output type Long",
+        ),
+        (
+            lambda T: T.tensor([5]).bitwise_left_shift_(T.tensor([1.5])),
+            RuntimeError,
+            "result type Float can't be cast to the desired output type Long",
+        ),
+    ]
+    modules = [fg]
+    try:
+        import torch
+
+        modules.append(torch)
+    except ImportError:
+        pass
+    for fn, kind, message in cases:
+        for T in modules:
+            with pytest.raises(kind) as raised:
+                fn(T)
+            assert message in str(raised.value), (T.__name__, str(raised.value))

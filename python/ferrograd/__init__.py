@@ -380,7 +380,7 @@ for _name in (
     "split chunk unbind index_select gather scatter scatter_add scatter_reduce masked_fill tril triu movedim moveaxis diag diagonal "
     "exp2 expm1 log2 log10 log1p floor ceil trunc fix frac reciprocal rsqrt square sinh cosh asin arcsin "
     "acos arccos atan arctan sign erf atan2 arctan2 remainder floor_divide fmod hypot lerp addcmul addcdiv "
-    "bitwise_and bitwise_or bitwise_xor bitwise_not isclose allclose equal nan_to_num "
+    "bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift isclose allclose equal nan_to_num "
     "angle conj_physical resolve_conj is_complex is_conj roll cumsum "
     "sort argsort topk prod cumprod erfc asinh arcsinh acosh arccosh atanh arctanh "
     "tan lgamma digamma erfinv i0 igamma igammac logaddexp logaddexp2 fmax fmin copysign nextafter heaviside "

@@ -165,6 +165,27 @@ impl PyTensor {
     fn __xor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         dunder(py, &self.t, other, binary::bitwise_xor, false)
     }
+    fn __rand__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::bitwise_and, true)
+    }
+    fn __ror__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::bitwise_or, true)
+    }
+    fn __rxor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::bitwise_xor, true)
+    }
+    fn __lshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::bitwise_left_shift, false)
+    }
+    fn __rlshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::bitwise_left_shift, true)
+    }
+    fn __rshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::bitwise_right_shift, false)
+    }
+    fn __rrshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dunder(py, &self.t, other, binary::bitwise_right_shift, true)
+    }
     fn __invert__(&self, py: Python<'_>) -> PyResult<PyTensor> {
         unary_op(py, &self.t, binary::bitwise_not)
     }

@@ -121,11 +121,33 @@ binary_methods! {
     bitwise_and bitwise_and_ => binary::bitwise_and;
     bitwise_or bitwise_or_ => binary::bitwise_or;
     bitwise_xor bitwise_xor_ => binary::bitwise_xor;
+    bitwise_left_shift bitwise_left_shift_ => binary::bitwise_left_shift;
+    bitwise_right_shift bitwise_right_shift_ => binary::bitwise_right_shift;
     copysign copysign_ => pointwise::copysign;
     nextafter nextafter_ => pointwise::nextafter;
     heaviside heaviside_ => pointwise::heaviside;
     igamma igamma_ => special::igamma;
     igammac igammac_ => special::igammac;
+}
+
+/// Augmented assignments (`a &= b`, `a <<= b`, ...) write into `a`.
+#[pymethods]
+impl PyTensor {
+    fn __iand__(slf: &Slf<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        Self::bitwise_and_(slf, other).map(drop)
+    }
+    fn __ior__(slf: &Slf<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        Self::bitwise_or_(slf, other).map(drop)
+    }
+    fn __ixor__(slf: &Slf<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        Self::bitwise_xor_(slf, other).map(drop)
+    }
+    fn __ilshift__(slf: &Slf<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        Self::bitwise_left_shift_(slf, other).map(drop)
+    }
+    fn __irshift__(slf: &Slf<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        Self::bitwise_right_shift_(slf, other).map(drop)
+    }
 }
 
 /// Binary functions PyTorch offers without an in-place form.

@@ -784,6 +784,56 @@ bitwise! {
     bitwise_xor "bitwise_xor_cpu" => ^;
 }
 
+/// Shifts with PyTorch's rules for counts outside `0..bits`, which Rust's
+/// shifts leave undefined: a left shift gives 0 and a right shift the sign
+/// fill (0, or -1 for a negative signed value).
+trait Shift: Copy {
+    fn shift_left(self, by: Self) -> Self;
+    fn shift_right(self, by: Self) -> Self;
+}
+
+macro_rules! shift {
+    ($($t:ty => $unsigned:ty),*) => {$(
+        impl Shift for $t {
+            fn shift_left(self, by: Self) -> Self {
+                match u32::try_from(by) {
+                    // Through the unsigned type: bits shifted past the top
+                    // are dropped, as they are in PyTorch.
+                    Ok(n) if n < <$t>::BITS => ((self as $unsigned) << n) as $t,
+                    _ => 0,
+                }
+            }
+            fn shift_right(self, by: Self) -> Self {
+                match u32::try_from(by) {
+                    Ok(n) if n < <$t>::BITS => self >> n,
+                    // An unsigned type has no sign to fill with.
+                    _ if <$t>::MIN == 0 => 0,
+                    _ => self >> (<$t>::BITS - 1),
+                }
+            }
+        }
+    )*};
+}
+
+shift!(u8 => u8, i8 => u8, i16 => u16, i32 => u32, i64 => u64);
+
+macro_rules! shifts {
+    ($($name:ident $kernel:literal => $method:ident;)*) => {$(
+        /// Bitwise shift of integers (`<<`, `>>`); other dtypes are an error.
+        pub fn $name(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+            let dtype = result_type(&[a, b]);
+            let (ca, cb) = (try_cast(a, dtype)?, try_cast(b, dtype)?);
+            crate::with_integer!(dtype, T => zip_map::<T, T, T>(&ca, &cb, T::$method),
+                Err(float_dtype_error($kernel, dtype)))
+        }
+    )*};
+}
+
+shifts! {
+    bitwise_left_shift "lshift_cpu" => shift_left;
+    bitwise_right_shift "rshift_cpu" => shift_right;
+}
+
 pub fn bitwise_not(a: &Tensor) -> Result<Tensor> {
     match a.dtype() {
         DType::Bool => Ok(super::elementwise::map::<bool, bool>(a, |x| !x)?),

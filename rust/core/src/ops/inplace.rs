@@ -114,15 +114,18 @@ fn check_result(t: &Tensor, shape: &[usize], dtype: DType) -> Result<()> {
             fmt_shape(shape)
         );
     }
-    if !can_cast(dtype, t.dtype()) {
-        bail!(
-            Runtime,
-            "result type {} can't be cast to the desired output type {}",
-            DType::scalar_type_name(dtype),
-            DType::scalar_type_name(t.dtype())
-        );
+    match can_cast(dtype, t.dtype()) {
+        true => Ok(()),
+        false => Err(cast_error(dtype, t.dtype())),
     }
-    Ok(())
+}
+
+fn cast_error(from: DType, to: DType) -> crate::Error {
+    crate::Error::Runtime(format!(
+        "result type {} can't be cast to the desired output type {}",
+        DType::scalar_type_name(from),
+        DType::scalar_type_name(to)
+    ))
 }
 
 /// Copies `src`'s values (broadcast, converted) into `t` and bumps its version.
@@ -336,7 +339,18 @@ pub fn binary_(
     other: &Tensor,
     op: fn(&Tensor, &Tensor) -> Result<Tensor>,
 ) -> Result<()> {
-    apply(t, &[other], |s| op(s, other))
+    apply(t, &[other], |s| {
+        op(s, other).map_err(|e| {
+            // PyTorch checks that the result type can be written back before
+            // it runs the kernel, so an op that refuses that type (a shift
+            // of floats) reports the cast, as there.
+            let dtype = super::result_type(&[t, other]);
+            match can_cast(dtype, t.dtype()) {
+                true => e,
+                false => cast_error(dtype, t.dtype()),
+            }
+        })
+    })
 }
 
 /// An in-place form of any unary op (`exp_`, `neg_`, `clamp_`, ...).
