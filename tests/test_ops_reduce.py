@@ -302,3 +302,102 @@ def test_sums_over_leading_dims_of_few_columns_do_not_depend_on_threads(cols):
     np.testing.assert_array_equal(results[1], a.max((0, 1)))
     np.testing.assert_array_equal(results[0], results[2])
     np.testing.assert_array_equal(results[1], results[3])
+
+
+# NumPy's keyword names, which PyTorch takes for ``dim`` and ``keepdim``.
+NUMPY_KEYWORD_CALLS = [
+    lambda T, x: x.sum(axis=1, keepdims=True),
+    lambda T, x: x.mean(axis=(0, 2)),
+    lambda T, x: x.prod(axis=2, keepdims=True),
+    lambda T, x: x.max(axis=0).values,
+    lambda T, x: x.min(axis=1, keepdims=True).indices,
+    lambda T, x: x.amax(axis=(1, 2), keepdims=True),
+    lambda T, x: x.amin(axis=-1),
+    lambda T, x: x.argmax(axis=2, keepdims=True),
+    lambda T, x: x.argmin(axis=0),
+    lambda T, x: (x > 0).all(axis=1),
+    lambda T, x: (x > 0).any(axis=2, keepdims=True),
+    lambda T, x: x.logsumexp(axis=1, keepdims=True),
+    lambda T, x: x.var(axis=0, keepdims=True),
+    lambda T, x: x.std(axis=2),
+    lambda T, x: x.softmax(axis=1),
+    lambda T, x: x.log_softmax(axis=0),
+    lambda T, x: x.cumsum(axis=2),
+    lambda T, x: x.cumprod(axis=1),
+    lambda T, x: x.unsqueeze(axis=1),
+    lambda T, x: x[:, :1].squeeze(axis=1),
+    lambda T, x: T.cat([x, x], axis=1),
+    lambda T, x: T.stack([x, x], axis=-1),
+    lambda T, x: T.sum(x, axis=0, keepdims=True),
+    lambda T, x: T.concat([x, x], axis=2),
+    lambda T, x: x.sort(axis=0).values,
+    lambda T, x: x.argsort(axis=1, descending=True),
+    lambda T, x: x.topk(2, axis=1).values,
+    lambda T, x: x.unbind(axis=2)[1],
+    lambda T, x: x.chunk(2, axis=1)[0],
+    # Functions written in Python.
+    lambda T, x: x.median(axis=1).values,
+    lambda T, x: x.nansum(axis=0, keepdims=True),
+    lambda T, x: x.nanmean(axis=2),
+    lambda T, x: x.kthvalue(2, axis=1, keepdims=True).values,
+    lambda T, x: x.quantile(0.25, axis=1),
+    lambda T, x: x.count_nonzero(axis=0),
+    lambda T, x: x.diff(axis=1),
+    lambda T, x: T.var_mean(x, axis=2)[0],
+    lambda T, x: x.logcumsumexp(axis=1),
+    lambda T, x: x.cummax(axis=2).values,
+    lambda T, x: x.tensor_split(2, axis=2)[1],
+    lambda T, x: x.repeat_interleave(2, axis=0),
+]
+
+
+def test_numpy_keyword_names_agree_with_dim_and_keepdim():
+    a = np.random.default_rng(0).standard_normal((2, 3, 4))
+    x = fg.tensor(a)
+    np.testing.assert_allclose(x.sum(axis=1, keepdims=True).numpy(), a.sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(x.mean(axis=(0, 2)).numpy(), a.mean(axis=(0, 2)))
+    np.testing.assert_allclose(x.amax(axis=-1).numpy(), a.max(axis=-1))
+    np.testing.assert_allclose(fg.cat([x, x], axis=2).numpy(), np.concatenate([a, a], axis=2))
+    np.testing.assert_array_equal(x.argmax(axis=2, keepdims=True).numpy(), a.argmax(axis=2)[..., None])
+    np.testing.assert_allclose(x.std(axis=0).numpy(), a.std(axis=0, ddof=1))
+    np.testing.assert_allclose(x.cumsum(axis=1).numpy(), a.cumsum(axis=1))
+    np.testing.assert_allclose(fg.stack([x, x], axis=-1).numpy(), np.stack([a, a], axis=-1))
+    assert x.unsqueeze(axis=1).shape == (2, 1, 3, 4)
+    y = fg.tensor(a, requires_grad=True)
+    y.logsumexp(axis=1).sum(axis=0).sum().backward()
+    expected = np.exp(a - np.log(np.exp(a).sum(axis=1, keepdims=True)))
+    np.testing.assert_allclose(y.grad.numpy(), expected, rtol=1e-6)
+
+
+def test_numpy_keyword_names_match_torch():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(1).standard_normal((2, 3, 4))
+    for i, call in enumerate(NUMPY_KEYWORD_CALLS):
+        ours, theirs = call(fg, fg.tensor(a)), call(torch, torch.tensor(a))
+        assert tuple(ours.shape) == tuple(theirs.shape), i
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, err_msg=str(i))
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda x: x.sum(0, axis=1), "sum() got an unexpected keyword argument 'axis'"),
+        (lambda x: x.amax(dim=0, axis=1), "amax() got an unexpected keyword argument 'axis'"),
+        (
+            lambda x: x.mean(keepdim=True, keepdims=False),
+            "mean() got an unexpected keyword argument 'keepdims'",
+        ),
+        (
+            lambda x: x.softmax(keepdims=True, dim=0),
+            "softmax() got an unexpected keyword argument 'keepdims'",
+        ),
+        (lambda x: x.sum(axes=0), "sum() got an unexpected keyword argument 'axes'"),
+        (lambda x: x.cumsum(), "cumsum() missing 1 required positional argument"),
+        (lambda x: x.median(0, axis=1), "median() got an unexpected keyword argument 'axis'"),
+        (lambda x: fg.nansum(x, dim=0, axis=1), "nansum() got an unexpected keyword argument 'axis'"),
+    ],
+)
+def test_numpy_keyword_names_refuse_a_name_given_twice_or_unknown(call, message):
+    with pytest.raises(TypeError) as raised:
+        call(fg.ones(2, 3))
+    assert message in str(raised.value)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 import functools as _functools
+import types as _types
 
 import numpy as _np
 
@@ -569,10 +570,19 @@ _TENSOR_METHODS.update(_aliases.METHODS)
 _TENSOR_METHODS.update(_compat.METHODS)
 globals().update(_aliases.FUNCTIONS)
 globals().update(_compat.FUNCTIONS)
+# Functions written in Python take NumPy's `axis=`/`keepdims=` as PyTorch's do (the
+# compiled ones take them in their signatures).
+_with_numpy_names: dict[int, object] = {}
+for _name, _fn in [*globals().items(), *_TENSOR_METHODS.items()]:
+    if isinstance(_fn, _types.FunctionType) and not _name.startswith("_"):
+        _with_numpy_names.setdefault(id(_fn), _functions.numpy_names(_fn))
+for _name, _fn in list(globals().items()):
+    if not _name.startswith("_") and id(_fn) in _with_numpy_names:
+        globals()[_name] = _with_numpy_names[id(_fn)]
 for _name, _fn in _TENSOR_METHODS.items():
     if not hasattr(Tensor, _name):
-        setattr(Tensor, _name, _fn)
-del _name, _fn
+        setattr(Tensor, _name, _with_numpy_names.get(id(_fn), _fn))
+del _name, _fn, _with_numpy_names
 
 builtins_bool = _builtins.bool
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import inspect
 import itertools
 import math
 import warnings
@@ -1801,3 +1802,31 @@ INPLACE_METHODS = {
 }
 INPLACE_METHODS["divide_"] = Tensor.div_
 INPLACE_METHODS["float_power_"] = _float_power_
+
+
+_NUMPY_NAMES = (("dim", "axis"), ("keepdim", "keepdims"))
+
+
+def numpy_names(fn):
+    """``fn`` that also takes NumPy's names for its ``dim`` and ``keepdim`` (``axis=``,
+    ``keepdims=``), as PyTorch's functions do; ``fn`` itself if it has neither parameter.
+
+    A name given both ways is the ``TypeError`` of an unexpected keyword, as in PyTorch.
+    """
+    params = inspect.signature(fn).parameters
+    positional = [n for n, p in params.items() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    aliases = {alias: name for name, alias in _NUMPY_NAMES if name in params and alias not in params}
+    if not aliases:
+        return fn
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        for alias, name in aliases.items():
+            if alias in kwargs:
+                given = name in kwargs or (name in positional and positional.index(name) < len(args))
+                if given:
+                    raise TypeError(f"{fn.__name__}() got an unexpected keyword argument '{alias}'")
+                kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+
+    return call

@@ -183,6 +183,80 @@ fn index_int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
     })
 }
 
+/// `dim` and `keepdim` as given, or by the NumPy names PyTorch also takes
+/// for them (`axis=`, `keepdims=`), which a signature collects with the
+/// other keywords it does not name (its `**numpy`).
+pub struct DimArgs<'py> {
+    pub dim: Option<Bound<'py, PyAny>>,
+    pub keepdim: bool,
+}
+
+/// The `dim`/`keepdim` of `fname`; a name given both ways, or any other
+/// leftover keyword, is the `TypeError` of an unexpected keyword.
+pub fn dim_args<'py>(
+    fname: &str,
+    dim: Option<&Bound<'py, PyAny>>,
+    keepdim: Option<bool>,
+    numpy: Option<&Bound<'py, PyDict>>,
+) -> PyResult<DimArgs<'py>> {
+    numpy_names(fname, dim, Some(keepdim), numpy)
+}
+
+/// The `dim` of `fname`, which has no `keepdim`.
+pub fn dim_arg<'py>(
+    fname: &str,
+    dim: Option<&Bound<'py, PyAny>>,
+    numpy: Option<&Bound<'py, PyDict>>,
+) -> PyResult<DimArgs<'py>> {
+    numpy_names(fname, dim, None, numpy)
+}
+
+fn numpy_names<'py>(
+    fname: &str,
+    dim: Option<&Bound<'py, PyAny>>,
+    keepdim: Option<Option<bool>>,
+    numpy: Option<&Bound<'py, PyDict>>,
+) -> PyResult<DimArgs<'py>> {
+    let mut args = DimArgs {
+        dim: dim.filter(|d| !d.is_none()).cloned(),
+        keepdim: keepdim.flatten().unwrap_or(false),
+    };
+    for (key, value) in numpy.into_iter().flat_map(|kw| kw.iter()) {
+        let key: String = key.extract()?;
+        match key.as_str() {
+            "axis" if dim.is_none() => args.dim = (!value.is_none()).then_some(value),
+            "keepdims" if keepdim == Some(None) => args.keepdim = value.extract()?,
+            _ => {
+                return Err(PyTypeError::new_err(format!(
+                    "{fname}() got an unexpected keyword argument '{key}'"
+                )))
+            }
+        }
+    }
+    Ok(args)
+}
+
+impl DimArgs<'_> {
+    /// The dims to reduce: `None` for all of them.
+    pub fn dims(&self) -> PyResult<Option<Vec<i64>>> {
+        dims(self.dim.as_ref())
+    }
+
+    /// A single dim, `None` when not given.
+    pub fn single(&self) -> PyResult<Option<i64>> {
+        self.dim.as_ref().map(|d| d.extract()).transpose()
+    }
+
+    /// A single dim that `fname` cannot do without.
+    pub fn required(&self, fname: &str) -> PyResult<i64> {
+        self.single()?.ok_or_else(|| {
+            PyTypeError::new_err(format!(
+                "{fname}() missing 1 required positional argument: 'dim'"
+            ))
+        })
+    }
+}
+
 /// A `dim` argument: `None` (all), an int, or a sequence of ints.
 pub fn dims(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<i64>>> {
     match obj {

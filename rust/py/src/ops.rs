@@ -2,7 +2,7 @@
 //! arguments, calls one core op and maps its error.
 
 use crate::convert::{
-    clamp_bound, dims, operand, scalar, sizes_or_keyword, try_operand, ClampBounds,
+    clamp_bound, dim_arg, dim_args, operand, scalar, sizes_or_keyword, try_operand, ClampBounds,
 };
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor, TRANSCENDENTAL_COST};
@@ -406,15 +406,17 @@ impl PyTensor {
             .map(Into::into)
     }
 
-    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    #[pyo3(signature = (dim=None, keepdim=None, *, dtype=None, **numpy))]
     fn sum(
         &self,
         py: Python<'_>,
         dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
+        keepdim: Option<bool>,
         dtype: Option<&Bound<'_, PyAny>>,
+        numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
-        let d = dims(dim)?.unwrap_or_default();
+        let args = dim_args("sum", dim, keepdim, numpy)?;
+        let (d, keepdim) = (args.dims()?.unwrap_or_default(), args.keepdim);
         let t = match crate::convert::optional_dtype(dtype)? {
             Some(dt) => ferrograd_core::ops::copy::to_dtype(&self.t, dt).py()?,
             None => self.t.clone(),
@@ -423,15 +425,17 @@ impl PyTensor {
             .py()?
             .into())
     }
-    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    #[pyo3(signature = (dim=None, keepdim=None, *, dtype=None, **numpy))]
     fn mean(
         &self,
         py: Python<'_>,
         dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
+        keepdim: Option<bool>,
         dtype: Option<&Bound<'_, PyAny>>,
+        numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
-        let d = dims(dim)?.unwrap_or_default();
+        let args = dim_args("mean", dim, keepdim, numpy)?;
+        let (d, keepdim) = (args.dims()?.unwrap_or_default(), args.keepdim);
         let t = match crate::convert::optional_dtype(dtype)? {
             Some(dt) => ferrograd_core::ops::copy::to_dtype(&self.t, dt).py()?,
             None => self.t.clone(),
@@ -442,16 +446,18 @@ impl PyTensor {
                 .into(),
         )
     }
-    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    #[pyo3(signature = (dim=None, keepdim=None, *, dtype=None, **numpy))]
     fn prod(
         &self,
-        dim: Option<i64>,
-        keepdim: bool,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: Option<bool>,
         dtype: Option<&Bound<'_, PyAny>>,
+        numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
+        let args = dim_args("prod", dim, keepdim, numpy)?;
         let dtype = crate::convert::optional_dtype(dtype)?;
         Ok(
-            ferrograd_core::ops::reduce::prod(&self.t, dim, keepdim, dtype)
+            ferrograd_core::ops::reduce::prod(&self.t, args.single()?, args.keepdim, dtype)
                 .py()?
                 .into(),
         )
@@ -535,12 +541,22 @@ impl PyTensor {
     fn matrix_t(&self) -> PyResult<PyTensor> {
         Ok(shape::transpose(&self.t, -2, -1).py()?.into())
     }
-    fn unsqueeze(&self, dim: i64) -> PyResult<PyTensor> {
+    #[pyo3(signature = (dim=None, **numpy))]
+    fn unsqueeze(
+        &self,
+        dim: Option<&Bound<'_, PyAny>>,
+        numpy: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyTensor> {
+        let dim = dim_arg("unsqueeze", dim, numpy)?.required("unsqueeze")?;
         Ok(shape::unsqueeze(&self.t, dim).py()?.into())
     }
-    #[pyo3(signature = (dim=None))]
-    fn squeeze(&self, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-        let d = dims(dim)?;
+    #[pyo3(signature = (dim=None, **numpy))]
+    fn squeeze(
+        &self,
+        dim: Option<&Bound<'_, PyAny>>,
+        numpy: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyTensor> {
+        let d = dim_arg("squeeze", dim, numpy)?.dims()?;
         Ok(shape::squeeze(&self.t, d.as_deref()).py()?.into())
     }
     #[pyo3(signature = (start_dim=0, end_dim=-1))]

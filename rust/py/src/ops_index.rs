@@ -1,6 +1,6 @@
 //! Joining, splitting and indexing as tensor methods and module functions.
 
-use crate::convert::scalar;
+use crate::convert::{dim_arg, scalar};
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor};
 use ferrograd_core::ops::{index, index_put, inplace, scan, scatter, shape};
@@ -403,12 +403,25 @@ impl PyTensor {
         };
         tuple_of(py, parts.py()?)
     }
-    #[pyo3(signature = (chunks, dim=0))]
-    fn chunk<'py>(&self, py: Python<'py>, chunks: i64, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
+    #[pyo3(signature = (chunks, dim=None, **numpy))]
+    fn chunk<'py>(
+        &self,
+        py: Python<'py>,
+        chunks: i64,
+        dim: Option<&Bound<'_, PyAny>>,
+        numpy: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let dim = dim_arg("chunk", dim, numpy)?.single()?.unwrap_or(0);
         tuple_of(py, index::chunk(&self.t, chunks, dim).py()?)
     }
-    #[pyo3(signature = (dim=0))]
-    fn unbind<'py>(&self, py: Python<'py>, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
+    #[pyo3(signature = (dim=None, **numpy))]
+    fn unbind<'py>(
+        &self,
+        py: Python<'py>,
+        dim: Option<&Bound<'_, PyAny>>,
+        numpy: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let dim = dim_arg("unbind", dim, numpy)?.single()?.unwrap_or(0);
         tuple_of(py, index::unbind(&self.t, dim).py()?)
     }
     fn index_select(&self, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
@@ -515,13 +528,25 @@ impl PyTensor {
         let dims = crate::convert::dims(dims)?.unwrap_or_default();
         Ok(index::roll(&self.t, &shifts, &dims).py()?.into())
     }
-    #[pyo3(signature = (dim, *, dtype=None))]
-    fn cumsum(&self, dim: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    #[pyo3(signature = (dim=None, *, dtype=None, **numpy))]
+    fn cumsum(
+        &self,
+        dim: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        numpy: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyTensor> {
+        let dim = dim_arg("cumsum", dim, numpy)?.required("cumsum")?;
         let dtype = crate::convert::optional_dtype(dtype)?;
         Ok(scan::cumsum(&self.t, dim, dtype).py()?.into())
     }
-    #[pyo3(signature = (dim, *, dtype=None))]
-    fn cumprod(&self, dim: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    #[pyo3(signature = (dim=None, *, dtype=None, **numpy))]
+    fn cumprod(
+        &self,
+        dim: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        numpy: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyTensor> {
+        let dim = dim_arg("cumprod", dim, numpy)?.required("cumprod")?;
         let dtype = crate::convert::optional_dtype(dtype)?;
         Ok(scan::cumprod(&self.t, dim, dtype).py()?.into())
     }
@@ -575,8 +600,14 @@ impl PyTensor {
 
 /// `ferrograd.cat(tensors, dim=0)`.
 #[pyfunction]
-#[pyo3(signature = (tensors, dim=0))]
-fn cat(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+#[pyo3(signature = (tensors, dim=None, **numpy))]
+fn cat(
+    py: Python<'_>,
+    tensors: &Bound<'_, PyAny>,
+    dim: Option<&Bound<'_, PyAny>>,
+    numpy: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyTensor> {
+    let dim = dim_arg("cat", dim, numpy)?.single()?.unwrap_or(0);
     refuse_lone_tensor("cat", tensors)?;
     let ts = tensor_list(tensors)?;
     let n = ts.iter().map(|t| t.numel()).sum();
@@ -596,8 +627,14 @@ fn refuse_lone_tensor(function: &str, tensors: &Bound<'_, PyAny>) -> PyResult<()
 
 /// `ferrograd.stack(tensors, dim=0)`.
 #[pyfunction]
-#[pyo3(signature = (tensors, dim=0))]
-fn stack(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+#[pyo3(signature = (tensors, dim=None, **numpy))]
+fn stack(
+    py: Python<'_>,
+    tensors: &Bound<'_, PyAny>,
+    dim: Option<&Bound<'_, PyAny>>,
+    numpy: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyTensor> {
+    let dim = dim_arg("stack", dim, numpy)?.single()?.unwrap_or(0);
     refuse_lone_tensor("stack", tensors)?;
     let ts = tensor_list(tensors)?;
     let n = ts.iter().map(|t| t.numel()).sum();

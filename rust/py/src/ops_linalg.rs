@@ -1,13 +1,15 @@
 //! Matrix products and reductions as tensor methods, and the losses and
 //! normalizations with reduction kernels of their own.
 
-use crate::convert::{dims, dtype_arg, operand, scalar};
+use crate::convert::{dim_arg, dim_args, dims, dtype_arg, operand, scalar, DimArgs};
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor};
 use ferrograd_core::ops::{binary, copy, loss, matmul, norm, reduce, sort};
 use ferrograd_core::{Result, Scalar, Tensor};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
+use pyo3::types::PyDict;
 
 type Product = fn(&Tensor, &Tensor) -> Result<Tensor>;
 
@@ -94,9 +96,70 @@ fn values_indices(py: Python<'_>, name: &str, v: Tensor, i: Tensor) -> PyResult<
     Ok(cls.call1((PyTensor::from(v), PyTensor::from(i)))?.unbind())
 }
 
-/// A `dim` argument, `None` and `()` meaning every dimension.
-fn reduce_dims_arg(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<i64>> {
-    Ok(dims(dim)?.unwrap_or_default())
+/// `op` over the dims of `args` (every dim when none is given).
+fn reduce_over(
+    py: Python<'_>,
+    t: &Tensor,
+    args: DimArgs<'_>,
+    op: fn(&Tensor, &[i64], bool) -> Result<Tensor>,
+) -> PyResult<PyTensor> {
+    let d = args.dims()?.unwrap_or_default();
+    Ok(maybe_detach(py, t.numel(), || op(t, &d, args.keepdim))
+        .py()?
+        .into())
+}
+
+/// `op` along the one dim of `args` (over all elements when none is given).
+fn reduce_along(
+    py: Python<'_>,
+    t: &Tensor,
+    args: DimArgs<'_>,
+    op: fn(&Tensor, Option<i64>, bool) -> Result<Tensor>,
+) -> PyResult<PyTensor> {
+    let dim = args.single()?;
+    Ok(maybe_detach(py, t.numel(), || op(t, dim, args.keepdim))
+        .py()?
+        .into())
+}
+
+/// `op` along one dim (`softmax`, `log_softmax`).
+fn along_dim(
+    py: Python<'_>,
+    t: &Tensor,
+    dim: i64,
+    op: fn(&Tensor, i64) -> Result<Tensor>,
+) -> PyResult<PyTensor> {
+    Ok(maybe_detach(py, t.numel(), || op(t, dim)).py()?.into())
+}
+
+/// Reductions over `dim` (every dim when none is given) with `keepdim`,
+/// each a tensor method taking NumPy's names for them too.
+macro_rules! dim_reductions {
+    ($($name:ident => $helper:ident($op:path);)*) => {
+        #[pymethods]
+        impl PyTensor {$(
+            #[pyo3(signature = (dim=None, keepdim=None, **numpy))]
+            fn $name(
+                &self,
+                py: Python<'_>,
+                dim: Option<&Bound<'_, PyAny>>,
+                keepdim: Option<bool>,
+                numpy: Option<&Bound<'_, PyDict>>,
+            ) -> PyResult<PyTensor> {
+                let args = dim_args(stringify!($name), dim, keepdim, numpy)?;
+                $helper(py, &self.t, args, $op)
+            }
+        )*}
+    };
+}
+
+dim_reductions! {
+    amax => reduce_over(reduce::amax);
+    amin => reduce_over(reduce::amin);
+    all => reduce_over(reduce::all);
+    any => reduce_over(reduce::any);
+    argmax => reduce_along(reduce::argmax);
+    argmin => reduce_along(reduce::argmin);
 }
 
 /// `t` converted to `dtype` first when a `dtype=` keyword is given.
@@ -139,175 +202,144 @@ fn extreme(
 
 #[pymethods]
 impl PyTensor {
-    #[pyo3(signature = (dim=None, keepdim=false))]
+    #[pyo3(signature = (dim=None, keepdim=None, **numpy))]
     fn max(
         &self,
         py: Python<'_>,
         dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
+        keepdim: Option<bool>,
+        numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
+        let args = dim_args("max", dim, keepdim, numpy)?;
+        let (dim, keepdim) = (args.dim.as_ref(), args.keepdim);
         let ops: Extreme = (reduce::max_all, reduce::max_dim, binary::maximum);
         extreme(py, &self.t, dim, keepdim, "max", ops)
     }
-    #[pyo3(signature = (dim=None, keepdim=false))]
+    #[pyo3(signature = (dim=None, keepdim=None, **numpy))]
     fn min(
         &self,
         py: Python<'_>,
         dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
+        keepdim: Option<bool>,
+        numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
+        let args = dim_args("min", dim, keepdim, numpy)?;
+        let (dim, keepdim) = (args.dim.as_ref(), args.keepdim);
         let ops: Extreme = (reduce::min_all, reduce::min_dim, binary::minimum);
         extreme(py, &self.t, dim, keepdim, "min", ops)
     }
-    #[pyo3(signature = (dim=-1, descending=false, *, stable=false))]
+    #[pyo3(signature = (dim=None, descending=false, *, stable=false, **numpy))]
     fn sort(
         &self,
         py: Python<'_>,
-        dim: i64,
+        dim: Option<&Bound<'_, PyAny>>,
         descending: bool,
         stable: bool,
+        numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
+        let dim = dim_arg("sort", dim, numpy)?.single()?.unwrap_or(-1);
         // The sort is stable whether asked or not.
         let _ = stable;
         let (v, i) =
             maybe_detach(py, self.t.numel(), || sort::sort(&self.t, dim, descending)).py()?;
         values_indices(py, "sort", v, i)
     }
-    #[pyo3(signature = (dim=-1, descending=false, *, stable=false))]
+    #[pyo3(signature = (dim=None, descending=false, *, stable=false, **numpy))]
     fn argsort(
         &self,
         py: Python<'_>,
-        dim: i64,
+        dim: Option<&Bound<'_, PyAny>>,
         descending: bool,
         stable: bool,
+        numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
+        let dim = dim_arg("argsort", dim, numpy)?.single()?.unwrap_or(-1);
         let _ = stable;
         let sorted = maybe_detach(py, self.t.numel(), || {
             sort::sort(&self.t.detach(), dim, descending)
         });
         Ok(sorted.py()?.1.into())
     }
-    #[pyo3(signature = (k, dim=-1, largest=true, sorted=true))]
+    #[pyo3(signature = (k, dim=None, largest=true, sorted=true, **numpy))]
     fn topk(
         &self,
         py: Python<'_>,
         k: i64,
-        dim: i64,
+        dim: Option<&Bound<'_, PyAny>>,
         largest: bool,
         sorted: bool,
+        numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
+        let dim = dim_arg("topk", dim, numpy)?.single()?.unwrap_or(-1);
         // Always in order, which `sorted=False` allows.
         let _ = sorted;
         let (v, i) =
             maybe_detach(py, self.t.numel(), || sort::topk(&self.t, k, dim, largest)).py()?;
         values_indices(py, "topk", v, i)
     }
-    #[pyo3(signature = (dim=None, keepdim=false))]
-    fn amax(
-        &self,
-        py: Python<'_>,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-    ) -> PyResult<PyTensor> {
-        let d = reduce_dims_arg(dim)?;
-        Ok(
-            maybe_detach(py, self.t.numel(), || reduce::amax(&self.t, &d, keepdim))
-                .py()?
-                .into(),
-        )
-    }
-    #[pyo3(signature = (dim=None, keepdim=false))]
-    fn amin(
-        &self,
-        py: Python<'_>,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-    ) -> PyResult<PyTensor> {
-        let d = reduce_dims_arg(dim)?;
-        Ok(
-            maybe_detach(py, self.t.numel(), || reduce::amin(&self.t, &d, keepdim))
-                .py()?
-                .into(),
-        )
-    }
-    #[pyo3(signature = (dim=None, keepdim=false))]
-    fn argmax(&self, py: Python<'_>, dim: Option<i64>, keepdim: bool) -> PyResult<PyTensor> {
-        Ok(
-            maybe_detach(py, self.t.numel(), || reduce::argmax(&self.t, dim, keepdim))
-                .py()?
-                .into(),
-        )
-    }
-    #[pyo3(signature = (dim=None, keepdim=false))]
-    fn argmin(&self, py: Python<'_>, dim: Option<i64>, keepdim: bool) -> PyResult<PyTensor> {
-        Ok(
-            maybe_detach(py, self.t.numel(), || reduce::argmin(&self.t, dim, keepdim))
-                .py()?
-                .into(),
-        )
-    }
-    #[pyo3(signature = (dim=None, keepdim=false))]
-    fn all(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
-        Ok(reduce::all(&self.t, &reduce_dims_arg(dim)?, keepdim)
-            .py()?
-            .into())
-    }
-    #[pyo3(signature = (dim=None, keepdim=false))]
-    fn any(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
-        Ok(reduce::any(&self.t, &reduce_dims_arg(dim)?, keepdim)
-            .py()?
-            .into())
-    }
-    #[pyo3(signature = (dim, dtype=None))]
+    #[pyo3(signature = (dim=None, dtype=None, **numpy))]
     fn softmax(
         &self,
         py: Python<'_>,
-        dim: i64,
+        dim: Option<&Bound<'_, PyAny>>,
         dtype: Option<&Bound<'_, PyAny>>,
+        numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
-        let t = with_dtype_kw(&self.t, dtype)?;
-        Ok(maybe_detach(py, t.numel(), || reduce::softmax(&t, dim))
-            .py()?
-            .into())
+        let dim = dim_arg("softmax", dim, numpy)?.required("softmax")?;
+        along_dim(py, &with_dtype_kw(&self.t, dtype)?, dim, reduce::softmax)
     }
-    #[pyo3(signature = (dim, dtype=None))]
+    #[pyo3(signature = (dim=None, dtype=None, **numpy))]
     fn log_softmax(
         &self,
         py: Python<'_>,
-        dim: i64,
+        dim: Option<&Bound<'_, PyAny>>,
         dtype: Option<&Bound<'_, PyAny>>,
+        numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
-        let t = with_dtype_kw(&self.t, dtype)?;
-        Ok(maybe_detach(py, t.numel(), || reduce::log_softmax(&t, dim))
-            .py()?
-            .into())
+        let dim = dim_arg("log_softmax", dim, numpy)?.required("log_softmax")?;
+        along_dim(
+            py,
+            &with_dtype_kw(&self.t, dtype)?,
+            dim,
+            reduce::log_softmax,
+        )
     }
-    #[pyo3(signature = (dim, keepdim=false))]
+    #[pyo3(signature = (dim=None, keepdim=None, **numpy))]
     fn logsumexp(
         &self,
         py: Python<'_>,
-        dim: &Bound<'_, PyAny>,
-        keepdim: bool,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: Option<bool>,
+        numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
-        let d = reduce_dims_arg(Some(dim))?;
+        let args = dim_args("logsumexp", dim, keepdim, numpy)?;
+        let keepdim = args.keepdim;
+        let Some(d) = args.dims()? else {
+            return Err(PyTypeError::new_err(
+                "logsumexp() missing 1 required positional argument: 'dim'",
+            ));
+        };
         Ok(maybe_detach(py, self.t.numel(), || {
             reduce::logsumexp(&self.t, &d, keepdim)
         })
         .py()?
         .into())
     }
-    #[pyo3(signature = (dim=None, unbiased=true, keepdim=false, *, correction=None))]
+    #[pyo3(signature = (dim=None, unbiased=true, keepdim=None, *, correction=None, **numpy))]
     fn var(
         &self,
         py: Python<'_>,
         dim: Option<&Bound<'_, PyAny>>,
         unbiased: bool,
-        keepdim: bool,
+        keepdim: Option<bool>,
         correction: Option<f64>,
+        numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
-        let (d, c) = (
-            reduce_dims_arg(dim)?,
+        let args = dim_args("var", dim, keepdim, numpy)?;
+        let (d, c, keepdim) = (
+            args.dims()?.unwrap_or_default(),
             correction.unwrap_or(if unbiased { 1.0 } else { 0.0 }),
+            args.keepdim,
         );
         Ok(
             maybe_detach(py, self.t.numel(), || reduce::var(&self.t, &d, c, keepdim))
@@ -315,18 +347,21 @@ impl PyTensor {
                 .into(),
         )
     }
-    #[pyo3(signature = (dim=None, unbiased=true, keepdim=false, *, correction=None))]
+    #[pyo3(signature = (dim=None, unbiased=true, keepdim=None, *, correction=None, **numpy))]
     fn std(
         &self,
         py: Python<'_>,
         dim: Option<&Bound<'_, PyAny>>,
         unbiased: bool,
-        keepdim: bool,
+        keepdim: Option<bool>,
         correction: Option<f64>,
+        numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
-        let (d, c) = (
-            reduce_dims_arg(dim)?,
+        let args = dim_args("std", dim, keepdim, numpy)?;
+        let (d, c, keepdim) = (
+            args.dims()?.unwrap_or_default(),
             correction.unwrap_or(if unbiased { 1.0 } else { 0.0 }),
+            args.keepdim,
         );
         Ok(
             maybe_detach(py, self.t.numel(), || reduce::std(&self.t, &d, c, keepdim))
@@ -365,7 +400,7 @@ impl PyTensor {
                 return Ok(out.downcast::<PyTensor>()?.get().t.clone().into());
             }
         }
-        let d = reduce_dims_arg(dim)?;
+        let d = dims(dim)?.unwrap_or_default();
         Ok(
             maybe_detach(py, self.t.numel(), || reduce::norm2(&self.t, &d, keepdim))
                 .py()?
