@@ -468,3 +468,38 @@ def test_composite_errors_match_torch_messages():
         fg.take_along_dim(fg.zeros(4), fg.zeros(2))
     with pytest.raises(TypeError, match="expected 'indices' to be integer dtype, but got ferrograd.float32"):
         fg.unravel_index(fg.tensor([1.0]), (2,))
+
+
+def test_mvlgamma_sums_shifted_lgammas_and_has_their_gradient():
+    a = np.array([[2.5, 3.0, 7.25], [1.75, 4.0, 12.0]])
+    for p in (1, 2, 3):
+        expected = [
+            [sum(math.lgamma(v - j / 2) for j in range(p)) + p * (p - 1) / 4 * math.log(math.pi) for v in row]
+            for row in a
+        ]
+        x = fg.tensor(a, requires_grad=True)
+        out = x.mvlgamma(p)
+        np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-12)
+        np.testing.assert_allclose(fg.mvlgamma(x, p).detach().numpy(), expected, rtol=1e-12)
+        out.sum().backward()
+        eps = 1e-6
+        numeric = (fg.mvlgamma(fg.tensor(a + eps), p) - fg.mvlgamma(fg.tensor(a - eps), p)).numpy() / (
+            2 * eps
+        )
+        np.testing.assert_allclose(x.grad.numpy(), numeric, rtol=1e-6)
+    y = fg.tensor([2.5, 4.0])
+    assert y.mvlgamma_(2) is y
+    np.testing.assert_allclose(y.numpy(), fg.tensor([2.5, 4.0]).mvlgamma(2).numpy())
+    assert math.isinf(fg.mvlgamma(fg.tensor([0.5]), 2).item())
+    with pytest.raises(RuntimeError, match="p has to be greater than or equal to 1"):
+        fg.tensor([2.0]).mvlgamma(0)
+
+
+@needs_torch
+def test_mvlgamma_matches_torch():
+    a = np.array([0.5, 1.2, 2.5, 9.0])
+    for p in (1, 2, 4):
+        np.testing.assert_allclose(
+            fg.mvlgamma(fg.tensor(a), p).numpy(), torch.mvlgamma(torch.tensor(a), p).numpy(), rtol=1e-12
+        )
+    check_op(lambda T, x: T.mvlgamma(x.abs() + 2, 3), np.random.default_rng(2).standard_normal((3, 4)))

@@ -25,6 +25,7 @@ from ._functions import (
     tensordot,
 )
 from .autograd.grad_mode import no_grad
+from .special import multigammaln
 
 _cummax_t = _return_type("cummax")
 _cummin_t = _return_type("cummin")
@@ -1180,6 +1181,7 @@ _FUNCTIONS_AND_METHODS = {
     "matrix_exp": matrix_exp,
     "adjoint": _adjoint,
     "histogram": histogram,
+    "mvlgamma": multigammaln,
 }
 
 FUNCTIONS = {
@@ -1262,6 +1264,7 @@ for _name, _fn in {
     "ldexp": ldexp,
     "gcd": gcd,
     "lcm": lcm,
+    "mvlgamma": multigammaln,
 }.items():
     METHODS[_name + "_"] = _copy_result(_fn, _name + "_")
 for _name, _fn in {"greater_": "gt_", "greater_equal_": "ge_", "less_": "lt_", "less_equal_": "le_"}.items():

@@ -99,12 +99,12 @@ def polygamma(n: int, input: Tensor) -> Tensor:
 
 
 def multigammaln(input: Tensor, p: int) -> Tensor:
-    """The log of the multivariate gamma function of dimension ``p``."""
+    """The log of the multivariate gamma function of dimension ``p`` (``mvlgamma``): the sum of
+    ``lgamma(input - j/2)`` for ``j < p`` plus ``p(p-1)/4 log(pi)``, infinite where a term's argument
+    is a pole, as in PyTorch."""
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     x = _to_float(input)
-    if (x <= (p - 1) / 2).any().item():
-        raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
     terms = sum((x - j / 2).lgamma() for j in range(p))
     return terms + p * (p - 1) / 4 * math.log(math.pi)
 
