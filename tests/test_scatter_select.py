@@ -604,3 +604,31 @@ def test_scatter_reduce_int64_matches_numpy(include_self):
         fg.tensor(x), 0, fg.tensor(idx), fg.tensor(src), "mean", include_self=include_self
     )
     assert got.tolist() == expected.tolist()
+
+
+# PyTorch calls its index_reduce a beta and warns.
+@pytest.mark.filterwarnings("ignore:index_reduce.. is in beta")
+def test_index_reduce_matches_torch_with_gradients():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    base = rng.uniform(0.5, 2.0, (3, 4, 2))
+    source = rng.uniform(0.5, 2.0, (3, 5, 2))
+    index = [0, 2, 0, 3, 2]
+    for reduce in ("prod", "mean", "amax", "amin"):
+        for include_self in (True, False):
+            results = []
+            for T in (fg, torch):
+                x = T.tensor(base, requires_grad=True)
+                s = T.tensor(source, requires_grad=True)
+                out = x.index_reduce(1, T.tensor(index), s, reduce, include_self=include_self)
+                (out * T.tensor(np.arange(out.numel()).reshape(out.shape))).sum().backward()
+                results.append([out.detach().numpy(), x.grad.numpy(), s.grad.numpy()])
+            for ours, theirs in zip(*results):
+                np.testing.assert_allclose(ours, theirs, rtol=1e-10, err_msg=f"{reduce} {include_self}")
+    x = fg.ones(3, 2)
+    assert x.index_reduce_(0, fg.tensor([2, 2]), fg.full((2, 2), 3.0), "prod") is x
+    assert x.tolist() == [[1.0, 1.0], [1.0, 1.0], [9.0, 9.0]]
+    with pytest.raises(
+        RuntimeError, match="Expected reduce to be one of prod, mean, amax or amin but got sum"
+    ):
+        x.index_reduce(0, fg.tensor([0]), fg.ones(1, 2), "sum")

@@ -306,6 +306,22 @@ def bartlett_window(window_length: int, periodic: builtins.bool = True, *, dtype
 # --------------------------------------------------------------------------- in-place forms
 
 
+def index_reduce(
+    input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: builtins.bool = True
+) -> Tensor:
+    """``input`` with slice ``i`` of ``source`` along ``dim`` reduced (``prod``, ``mean``, ``amax``
+    or ``amin``) into slice ``index[i]``: ``scatter_reduce`` with ``index`` spread over the slices."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(
+            f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}."
+        )
+    if index.dim() > 1:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+    d = _wrap_dim(dim, source.dim())
+    spread = index.reshape([-1 if k == d else 1 for k in range(builtins.max(source.dim(), 1))])
+    return input.scatter_reduce(d, spread.expand(source.shape), source, reduce, include_self=include_self)
+
+
 def _copy_result(fn, name: str):
     """An in-place method that writes ``fn(self, ...)`` into ``self`` (computed from a clone,
     so that what ``fn`` saves for backward is not the tensor being overwritten)."""
@@ -1182,6 +1198,7 @@ _FUNCTIONS_AND_METHODS = {
     "adjoint": _adjoint,
     "histogram": histogram,
     "mvlgamma": multigammaln,
+    "index_reduce": index_reduce,
 }
 
 FUNCTIONS = {
@@ -1265,6 +1282,7 @@ for _name, _fn in {
     "gcd": gcd,
     "lcm": lcm,
     "mvlgamma": multigammaln,
+    "index_reduce": index_reduce,
 }.items():
     METHODS[_name + "_"] = _copy_result(_fn, _name + "_")
 for _name, _fn in {"greater_": "gt_", "greater_equal_": "ge_", "less_": "lt_", "less_equal_": "le_"}.items():
