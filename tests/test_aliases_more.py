@@ -779,3 +779,16 @@ def test_finite_differences_of_renorm_in_float64():
 
     (expected,) = fd_grads(f, [x.copy()], v)
     np.testing.assert_allclose(t.grad.numpy(), expected, atol=1e-6)
+
+
+def test_nonzero_static_and_dim_order():
+    x = fg.tensor([[1, 0], [0, 3]])
+    assert x.nonzero_static(size=4).tolist() == [[0, 0], [1, 1], [-1, -1], [-1, -1]]
+    assert fg.nonzero_static(x, size=1).tolist() == [[0, 0]]
+    assert fg.tensor([0, 0]).nonzero_static(size=2, fill_value=7).tolist() == [[7], [7]]
+    assert tuple(fg.tensor(5).nonzero_static(size=2).shape) == (2, 0)
+    with pytest.raises(RuntimeError, match="'size' must be an non-negative integer"):
+        x.nonzero_static(size=-1)
+    assert fg.empty(2, 1, 3).permute(1, 0, 2).dim_order() == (0, 1, 2)
+    assert fg.empty(2, 3, 4).permute(2, 0, 1).dim_order() == (1, 2, 0)
+    assert fg.empty(3, 1).t().dim_order() == (0, 1)

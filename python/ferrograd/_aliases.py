@@ -322,6 +322,24 @@ def index_reduce(
     return input.scatter_reduce(d, spread.expand(source.shape), source, reduce, include_self=include_self)
 
 
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """``nonzero()`` cut or padded with ``fill_value`` rows to exactly ``size`` rows."""
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    found = input.nonzero()[:size]
+    missing = size - found.shape[0]
+    if missing == 0:
+        return found
+    padding = _C.full((missing, found.shape[1]), fill_value, dtype=found.dtype)
+    return _C.cat([found, padding])
+
+
+def _dim_order(self: Tensor, *, ambiguity_check: builtins.bool = False) -> tuple[int, ...]:
+    """The dims from outermost to innermost in memory: by falling stride, ties in order."""
+    strides = self.stride()
+    return tuple(sorted(range(self.dim()), key=lambda d: -strides[d]))
+
+
 def _copy_result(fn, name: str):
     """An in-place method that writes ``fn(self, ...)`` into ``self`` (computed from a clone,
     so that what ``fn`` saves for backward is not the tensor being overwritten)."""
@@ -1199,6 +1217,7 @@ _FUNCTIONS_AND_METHODS = {
     "histogram": histogram,
     "mvlgamma": multigammaln,
     "index_reduce": index_reduce,
+    "nonzero_static": nonzero_static,
 }
 
 FUNCTIONS = {
@@ -1252,6 +1271,7 @@ METHODS = {
     "hardshrink": lambda self, lambd=0.5: _functional().hardshrink(self, lambd),
     "multiply_": Tensor.mul_,
     "true_divide_": Tensor.div_,
+    "dim_order": _dim_order,
 }
 for _name, _fn in {
     "eq": Tensor.eq,
