@@ -792,3 +792,40 @@ def test_nonzero_static_and_dim_order():
     assert fg.empty(2, 1, 3).permute(1, 0, 2).dim_order() == (0, 1, 2)
     assert fg.empty(2, 3, 4).permute(2, 0, 1).dim_order() == (1, 2, 0)
     assert fg.empty(3, 1).t().dim_order() == (0, 1)
+
+
+def _top_level_functional_program(T):
+    """PyTorch's top-level forms of functional ops, on fixed inputs."""
+    rng = np.random.default_rng(4)
+    x = T.tensor(rng.standard_normal((2, 4, 8)))
+    volume = T.tensor(rng.standard_normal((1, 2, 4, 4, 4)))
+    weight = T.tensor(rng.standard_normal((2, 3, 2, 2, 2)))
+    values, indices = T.max_pool1d_with_indices(x, 3, 2, 1)
+    adaptive, adaptive_indices = T.adaptive_max_pool1d(x, 3)
+    outs = [
+        T.kaiser_window(7),
+        T.kaiser_window(6, False, 3.5, dtype=T.float64),
+        T.kaiser_window(1),
+        values,
+        indices,
+        adaptive,
+        adaptive_indices,
+        T.max_pool3d(volume, 2),
+        T.conv_transpose3d(volume, weight, None, 2),
+        T.pdist(x[0]),
+        T.channel_shuffle(x.reshape(2, 4, 2, 4), 2),
+        T.rrelu(x, 0.1, 0.3, False),
+        T.alpha_dropout(x, 0.5, False),
+        T.feature_alpha_dropout(x, 0.5, False),
+    ]
+    return [o.tolist() for o in outs]
+
+
+def test_top_level_functional_forms_match_torch():
+    ours = _top_level_functional_program(fg)
+    np.testing.assert_allclose(ours[0], np.kaiser(8, 12.0)[:7], rtol=1e-5)
+    np.testing.assert_allclose(ours[1], np.kaiser(6, 3.5), rtol=1e-12)
+    assert ours[2] == [1.0]
+    if has_torch:
+        for k, (a, b) in enumerate(zip(ours, _top_level_functional_program(torch))):
+            np.testing.assert_allclose(np.array(a), np.array(b), rtol=1e-5, atol=1e-6, err_msg=str(k))

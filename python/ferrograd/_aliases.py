@@ -253,12 +253,18 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, requires
     return out.requires_grad_(requires_grad)
 
 
-def _window(name: str, length: int, periodic: builtins.bool, dtype, coefficients) -> Tensor:
+def _window_dtype(name: str, length: int, dtype):
+    """The dtype of a window of ``length`` points, after PyTorch's checks of both."""
     if length < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={length}")
     dtype = dtype or _C.get_default_dtype()
     if not (dtype.is_floating_point):
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
+    return dtype
+
+
+def _window(name: str, length: int, periodic: builtins.bool, dtype, coefficients) -> Tensor:
+    dtype = _window_dtype(name, length, dtype)
     if length <= 1:
         return _C.ones((length,), dtype=dtype)
     # A periodic window is the first ``length`` points of a symmetric one of ``length + 1``.
@@ -267,6 +273,21 @@ def _window(name: str, length: int, periodic: builtins.bool, dtype, coefficients
     out = _C.zeros((length,), dtype=_C.float64)
     for k, c in enumerate(coefficients):
         out = out + (phase * k).cos() * c
+    return out.to(dtype)
+
+
+def kaiser_window(
+    window_length: int, periodic: builtins.bool = True, beta: float = 12.0, *, dtype=None, **_
+) -> Tensor:
+    """The Kaiser window, ``I0(beta sqrt(1 - (2n/N - 1)^2)) / I0(beta)``."""
+    dtype = _window_dtype("kaiser_window", window_length, dtype)
+    if window_length <= 1:
+        return _C.ones((window_length,), dtype=dtype)
+    span = window_length if periodic else window_length - 1
+    ratio = _C.arange(window_length, dtype=_C.float64) * (2 / span) - 1
+    out = ((1 - ratio * ratio).clamp_min(0).sqrt() * beta).i0() / _C.full(
+        (), float(beta), dtype=_C.float64
+    ).i0()
     return out.to(dtype)
 
 
@@ -1117,6 +1138,32 @@ def _max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=
     return _functional().max_pool2d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
 
 
+def _max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """``torch.max_pool3d``: an empty ``stride`` means the kernel size; no indices."""
+    return _functional().max_pool3d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def _max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """``torch.max_pool1d_with_indices``: ``(values, indices)``."""
+    F = _functional()
+    return F.max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode, return_indices=True)
+
+
+def _adaptive_max_pool1d(input, output_size):
+    """``torch.adaptive_max_pool1d``: ``(values, indices)``."""
+    return _functional().adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def _alpha_dropout(input: Tensor, p: float, train: builtins.bool) -> Tensor:
+    """``torch.alpha_dropout(input, p, train)``."""
+    return _functional().alpha_dropout(input, p, train)
+
+
+def _feature_alpha_dropout(input: Tensor, p: float, train: builtins.bool) -> Tensor:
+    """``torch.feature_alpha_dropout(input, p, train)``."""
+    return _functional().feature_alpha_dropout(input, p, train)
+
+
 def _kl_div(input, target, reduction: int = 1, *, log_target: builtins.bool = False):
     """``torch.kl_div``: ``reduction`` as PyTorch's enum (0 none, 1 mean, 2 sum)."""
     return _functional().kl_div(input, target, reduction=_REDUCTIONS[reduction], log_target=log_target)
@@ -1140,9 +1187,14 @@ _TOP_LEVEL_FUNCTIONAL = {
         for name in (
             "conv1d conv2d conv3d conv_transpose1d conv_transpose2d avg_pool1d adaptive_avg_pool1d "
             "pixel_shuffle pixel_unshuffle cosine_similarity pairwise_distance selu celu prelu "
-            "hardshrink rms_norm"
+            "hardshrink rms_norm conv_transpose3d pdist rrelu channel_shuffle"
         ).split()
     },
+    "alpha_dropout": _alpha_dropout,
+    "feature_alpha_dropout": _feature_alpha_dropout,
+    "max_pool3d": _max_pool3d,
+    "max_pool1d_with_indices": _max_pool1d_with_indices,
+    "adaptive_max_pool1d": _adaptive_max_pool1d,
     "dropout": _dropout,
     "embedding": _embedding,
     "layer_norm": _layer_norm,
@@ -1231,6 +1283,7 @@ FUNCTIONS = {
     "unravel_index": unravel_index,
     "logspace": logspace,
     "hann_window": hann_window,
+    "kaiser_window": kaiser_window,
     "hamming_window": hamming_window,
     "blackman_window": blackman_window,
     "bartlett_window": bartlett_window,
