@@ -605,3 +605,36 @@ def test_lstsq_errors_match_torch(call):
             call(T)
         messages.append(str(info.value))
     assert messages[0] == messages[1]
+
+
+def test_lu_unpack_rebuilds_the_matrix_and_the_older_lu_forms_solve():
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((2, 4, 3)), rng.standard_normal((3, 3))
+    LU, pivots = fg.linalg.lu_factor(fg.tensor(a))
+    P, L, U = fg.lu_unpack(LU, pivots)
+    np.testing.assert_allclose((P @ L @ U).numpy(), a, atol=1e-12)
+    assert tuple(L.shape) == (2, 4, 3) and tuple(U.shape) == (2, 3, 3)
+    assert fg.lu_unpack(LU, pivots, unpack_data=False).L.numel() == 0
+    assert fg.lu_unpack(LU, pivots, unpack_pivots=False).P.numel() == 0
+    square = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    LU, pivots = fg.tensor(square).lu()
+    x = fg.tensor(b).lu_solve(LU, pivots)
+    np.testing.assert_allclose(square @ x.numpy(), b, atol=1e-12)
+    assert len(fg.lu(fg.tensor(square), get_infos=True)) == 3
+    x = fg.tensor(square, requires_grad=True)
+    assert gradcheck(lambda t: fg.lu_unpack(*fg.linalg.lu_factor(t))[1:], (x,))
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore:torch.lu")
+def test_lu_unpack_and_older_lu_forms_match_torch():
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal((4, 4)), rng.standard_normal((4, 2))
+
+    def program(T):
+        LU, pivots = T.lu(T.tensor(a))
+        P, L, U = T.lu_unpack(LU, pivots)
+        return [P, L, U, T.lu_solve(T.tensor(b), LU, pivots)]
+
+    for ours, theirs in zip(program(fg), program(torch)):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-12)

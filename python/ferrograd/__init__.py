@@ -608,7 +608,17 @@ inverse = linalg.inv
 det = linalg.det
 logdet = linalg._logdet
 slogdet = linalg._torch_slogdet
-for _name, _fn in {"inverse": inverse, "det": det, "logdet": logdet, "slogdet": slogdet}.items():
+lu = linalg._torch_lu
+lu_solve = linalg._torch_lu_solve
+lu_unpack = linalg.lu_unpack
+for _name, _fn in {
+    "inverse": inverse,
+    "det": det,
+    "logdet": logdet,
+    "slogdet": slogdet,
+    "lu": lu,
+    "lu_solve": lu_solve,
+}.items():
     setattr(Tensor, _name, _fn)
 del _name, _fn
 

@@ -390,6 +390,7 @@ _SolveExResult = _return_type("linalg_solve_ex", ("result", "info"))
 _LuFactorResult = _return_type("linalg_lu_factor", ("LU", "pivots"))
 _LuFactorExResult = _return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
 _LuResult = _return_type("linalg_lu", ("P", "L", "U"))
+_LuUnpackResult = _return_type("lu_unpack", ("P", "L", "U"))
 
 
 def _check_square(A: Tensor, name: str) -> None:
@@ -598,16 +599,37 @@ def lu(A: Tensor, *, pivot: bool = True):
     """``(P, L, U)`` with ``A = P L U``: ``P`` a permutation matrix, ``L`` unit lower triangular
     (``m x k``), ``U`` upper triangular (``k x n``), ``k = min(m, n)``."""
     LU, pivots, _ = lu_factor_ex(A, pivot=pivot)
-    L, U = _unpack(LU)
-    m = A.shape[-2]
-    order = _from_np(_permutation(pivots, m))
+    return _LuResult(*lu_unpack(LU, pivots))
+
+
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True):
+    """``ferrograd.lu_unpack``: ``(P, L, U)`` from ``lu_factor``'s packed result (an empty tensor
+    for the parts not asked for)."""
+    empty = _C.empty((0,), dtype=LU_data.dtype)
+    L, U = _unpack(LU_data) if unpack_data else (empty, empty)
+    if not unpack_pivots:
+        return _LuUnpackResult(empty, L, U)
+    m = LU_data.shape[-2]
+    order = _from_np(_permutation(LU_pivots, m))
     # P[perm[i], i] = 1, i.e. column i of P is the unit vector at perm[i].
     P = (
-        _C.eye(m, dtype=A.dtype)
+        _C.eye(m, dtype=LU_data.dtype)
         .expand(*order.shape, m)
         .gather(-2, order.unsqueeze(-1).expand(*order.shape, m))
     )
-    return _LuResult(P.transpose(-2, -1), L, U)
+    return _LuUnpackResult(P.transpose(-2, -1), L, U)
+
+
+def _torch_lu(A: Tensor, pivot: bool = True, get_infos: bool = False):
+    """``ferrograd.lu`` / ``Tensor.lu``, the older form of ``lu_factor`` (``lu_factor_ex`` with
+    ``get_infos``)."""
+    return tuple(lu_factor_ex(A, pivot=pivot)) if get_infos else tuple(lu_factor(A, pivot=pivot))
+
+
+def _torch_lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
+    """``ferrograd.lu_solve(b, LU_data, LU_pivots)`` / ``b.lu_solve(...)``: ``lu_solve`` with the
+    right-hand side first."""
+    return lu_solve(LU_data, LU_pivots, b)
 
 
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False) -> Tensor:
