@@ -724,3 +724,70 @@ def test_hermitian_double_backward_matches_torch(norm):
         results.append((g.detach().resolve_conj().numpy(), gg.resolve_conj().numpy()))
     np.testing.assert_allclose(results[0][0], results[1][0], atol=1e-9, rtol=1e-9)
     np.testing.assert_allclose(results[0][1], results[1][1], atol=1e-8, rtol=1e-9)
+
+
+STFT_CASES = [
+    dict(n_fft=8),
+    dict(n_fft=8, hop_length=2, win_length=6, window="hann"),
+    dict(n_fft=16, hop_length=4, center=False, window="hann", normalized=True),
+    dict(n_fft=8, onesided=False, pad_mode="constant"),
+    dict(n_fft=10, hop_length=3, window="hann", pad_mode="replicate"),
+]
+
+
+def _stft_arguments(T, case):
+    kwargs = dict(case)
+    if kwargs.get("window") == "hann":
+        kwargs["window"] = T.hann_window(kwargs.get("win_length", kwargs["n_fft"]), dtype=T.float64)
+    return kwargs
+
+
+@pytest.mark.filterwarnings("ignore:A window was not provided")
+@pytest.mark.parametrize("case", STFT_CASES)
+def test_istft_inverts_stft_and_both_differentiate(case):
+    x = np.random.default_rng(7).standard_normal((2, 41))
+    kwargs = _stft_arguments(fg, case)
+    spectrum = fg.stft(fg.tensor(x), return_complex=True, **kwargs)
+    frames = 1 + (
+        41 + (0 if case.get("center") is False else 2 * (case["n_fft"] // 2)) - case["n_fft"]
+    ) // kwargs.get("hop_length", case["n_fft"] // 4)
+    bins = case["n_fft"] if case.get("onesided") is False else case["n_fft"] // 2 + 1
+    assert tuple(spectrum.shape) == (2, bins, frames)
+    kwargs.pop("pad_mode", None)
+    if case.get("center") is False:
+        # A Hann window is zero at both ends, so the ends cannot be recovered, as in PyTorch.
+        with pytest.raises(RuntimeError, match="window overlap add min"):
+            fg.istft(spectrum, length=41, **kwargs)
+        return
+    np.testing.assert_allclose(fg.istft(spectrum, length=41, **kwargs).numpy(), x, atol=1e-12)
+    signal = fg.tensor(x[0], requires_grad=True)
+    assert gradcheck(lambda s: fg.stft(s, return_complex=True, **_stft_arguments(fg, case)).abs(), (signal,))
+
+
+def test_stft_of_a_real_signal_needs_return_complex():
+    with pytest.raises(RuntimeError, match="stft requires the return_complex parameter"):
+        fg.stft(fg.randn(32), 8)
+    with pytest.warns(UserWarning):
+        assert tuple(fg.randn(32).stft(8, window=fg.ones(8), return_complex=False).shape) == (5, 17, 2)
+    with pytest.warns(UserWarning, match="A window was not provided"):
+        fg.stft(fg.randn(32), 8, return_complex=True)
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore:A window was not provided")
+@pytest.mark.parametrize("case", STFT_CASES)
+def test_stft_and_istft_match_torch(case):
+    x = np.random.default_rng(8).standard_normal((2, 41))
+    results = []
+    for T in (fg, torch):
+        signal = T.tensor(x, requires_grad=True)
+        spectrum = T.stft(signal, return_complex=True, **_stft_arguments(T, case))
+        spectrum.abs().sum().backward()
+        out = [spectrum.detach().numpy(), signal.grad.numpy()]
+        if case.get("center") is not False:
+            kwargs = _stft_arguments(T, case)
+            kwargs.pop("pad_mode", None)
+            out.append(T.istft(spectrum.detach(), length=41, **kwargs).numpy())
+        results.append(out)
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, atol=1e-12)

@@ -608,6 +608,10 @@ inverse = linalg.inv
 det = linalg.det
 logdet = linalg._logdet
 slogdet = linalg._torch_slogdet
+from ._spectral import istft, stft  # noqa: E402
+
+Tensor.stft = stft
+Tensor.istft = istft
 lu = linalg._torch_lu
 lu_solve = linalg._torch_lu_solve
 lu_unpack = linalg.lu_unpack
