@@ -829,3 +829,18 @@ def test_top_level_functional_forms_match_torch():
     if has_torch:
         for k, (a, b) in enumerate(zip(ours, _top_level_functional_program(torch))):
             np.testing.assert_allclose(np.array(a), np.array(b), rtol=1e-5, atol=1e-6, err_msg=str(k))
+
+
+def test_cond_and_while_loop_run_eagerly_with_gradients():
+    x = fg.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    y = fg.cond(x.sum() > 0, lambda a: a * 3, lambda a: a - 1, (x,))
+    y.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0, 3.0]
+    assert fg.cond(False, lambda a: a * 3, lambda a: a - 1, [x]).tolist() == [0.0, -3.0, 2.0]
+    with pytest.raises(RuntimeError, match="Expected pred to be bool or single-element tensor"):
+        fg.cond(x, lambda a: a, lambda a: a, (x,))
+    steps, value = fg.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * 2), (fg.tensor(0), x))
+    assert steps.item() == 3 and value.tolist() == [8.0, -16.0, 24.0]
+    assert fg.get_device(x) == -1
+    assert x.is_set_to(x) and x.is_set_to(x.view(3)) and not x.is_set_to(x[:2])
+    assert not x.is_set_to(x.detach().clone())

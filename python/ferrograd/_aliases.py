@@ -361,6 +361,35 @@ def _dim_order(self: Tensor, *, ambiguity_check: builtins.bool = False) -> tuple
     return tuple(sorted(range(self.dim()), key=lambda d: -strides[d]))
 
 
+def cond(pred, true_fn, false_fn, operands=()):
+    """``true_fn(*operands)`` if ``pred`` (a bool or a one-element tensor) holds, else
+    ``false_fn(*operands)``: PyTorch's ``cond`` run eagerly."""
+    if isinstance(pred, Tensor):
+        if pred.numel() != 1:
+            raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got {pred}.")
+        pred = pred.item()
+    return (true_fn if pred else false_fn)(*operands)
+
+
+def while_loop(cond_fn, body_fn, carried_inputs):
+    """``carried_inputs`` passed through ``body_fn`` while ``cond_fn`` of them holds: PyTorch's
+    ``while_loop`` run eagerly; a tuple, as there."""
+    carried = tuple(carried_inputs)
+    while cond_fn(*carried):
+        carried = tuple(body_fn(*carried))
+    return carried
+
+
+def _is_set_to(self: Tensor, tensor: Tensor) -> builtins.bool:
+    """Whether both tensors view the same elements of the same memory in the same layout."""
+    return (
+        self.data_ptr() == tensor.data_ptr()
+        and self.dtype == tensor.dtype
+        and tuple(self.shape) == tuple(tensor.shape)
+        and self.stride() == tensor.stride()
+    )
+
+
 def _copy_result(fn, name: str):
     """An in-place method that writes ``fn(self, ...)`` into ``self`` (computed from a clone,
     so that what ``fn`` saves for backward is not the tensor being overwritten)."""
@@ -1297,6 +1326,9 @@ FUNCTIONS = {
     "gradient": gradient,
     "scalar_tensor": scalar_tensor,
     "empty_strided": empty_strided,
+    "cond": cond,
+    "while_loop": while_loop,
+    "get_device": lambda input: -1,
     **_TOP_LEVEL_FUNCTIONAL,
 }
 
@@ -1325,6 +1357,7 @@ METHODS = {
     "multiply_": Tensor.mul_,
     "true_divide_": Tensor.div_,
     "dim_order": _dim_order,
+    "is_set_to": _is_set_to,
 }
 for _name, _fn in {
     "eq": Tensor.eq,
