@@ -586,7 +586,8 @@ del _name, _fn, _with_numpy_names
 
 builtins_bool = _builtins.bool
 
-from . import _dtype_info, autograd, cuda, distributions, fft, func, linalg, nn, optim, special, utils  # noqa: E402,F401
+from . import _dtype_info, amp, autograd, cuda, distributions, fft, func, linalg, nn, optim, special, utils  # noqa: E402,F401
+from .amp import autocast, is_autocast_enabled  # noqa: E402,F401
 
 vmap = func.vmap
 from ._dtype_info import (  # noqa: E402,F401

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["device_count", "is_available", "manual_seed", "manual_seed_all"]
+__all__ = ["amp", "device_count", "is_available", "manual_seed", "manual_seed_all"]
 
 
 def is_available() -> bool:
@@ -21,3 +21,6 @@ def manual_seed(seed: int) -> None:
 
 def manual_seed_all(seed: int) -> None:
     """Does nothing (there is no CUDA generator), as in PyTorch without CUDA."""
+
+
+from . import amp  # noqa: E402  (after the functions it does not need)
