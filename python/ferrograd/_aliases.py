@@ -1121,9 +1121,25 @@ def _from_functional(name: str):
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 
 
-def _dropout(input: Tensor, p: float, train: builtins.bool) -> Tensor:
-    """``torch.dropout(input, p, train)``."""
-    return _functional().dropout(input, p, train)
+def _dropout_form(name: str):
+    """``torch.name(input, p, train)``: ``nn.functional.name`` with ``train`` for ``training``."""
+
+    def fn(input: Tensor, p: float, train: builtins.bool) -> Tensor:
+        return getattr(_functional(), name)(input, p, train)
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+def _max_pool_form(name: str):
+    """``torch.name``: ``nn.functional.name`` where an empty ``stride`` means the kernel size; no
+    indices."""
+
+    def fn(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        return getattr(_functional(), name)(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
 def _embedding(
@@ -1157,21 +1173,6 @@ def _instance_norm(
     )
 
 
-def _max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    """``torch.max_pool1d``: an empty ``stride`` means the kernel size; no indices."""
-    return _functional().max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
-
-
-def _max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    """``torch.max_pool2d``: an empty ``stride`` means the kernel size; no indices."""
-    return _functional().max_pool2d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
-
-
-def _max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    """``torch.max_pool3d``: an empty ``stride`` means the kernel size; no indices."""
-    return _functional().max_pool3d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
-
-
 def _max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     """``torch.max_pool1d_with_indices``: ``(values, indices)``."""
     F = _functional()
@@ -1181,16 +1182,6 @@ def _max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=
 def _adaptive_max_pool1d(input, output_size):
     """``torch.adaptive_max_pool1d``: ``(values, indices)``."""
     return _functional().adaptive_max_pool1d(input, output_size, return_indices=True)
-
-
-def _alpha_dropout(input: Tensor, p: float, train: builtins.bool) -> Tensor:
-    """``torch.alpha_dropout(input, p, train)``."""
-    return _functional().alpha_dropout(input, p, train)
-
-
-def _feature_alpha_dropout(input: Tensor, p: float, train: builtins.bool) -> Tensor:
-    """``torch.feature_alpha_dropout(input, p, train)``."""
-    return _functional().feature_alpha_dropout(input, p, train)
 
 
 def _kl_div(input, target, reduction: int = 1, *, log_target: builtins.bool = False):
@@ -1219,19 +1210,15 @@ _TOP_LEVEL_FUNCTIONAL = {
             "hardshrink rms_norm conv_transpose3d pdist rrelu channel_shuffle"
         ).split()
     },
-    "alpha_dropout": _alpha_dropout,
-    "feature_alpha_dropout": _feature_alpha_dropout,
-    "max_pool3d": _max_pool3d,
     "max_pool1d_with_indices": _max_pool1d_with_indices,
     "adaptive_max_pool1d": _adaptive_max_pool1d,
-    "dropout": _dropout,
+    **{name: _dropout_form(name) for name in ("dropout", "alpha_dropout", "feature_alpha_dropout")},
     "embedding": _embedding,
     "layer_norm": _layer_norm,
     "group_norm": _group_norm,
     "batch_norm": _batch_norm,
     "instance_norm": _instance_norm,
-    "max_pool1d": _max_pool1d,
-    "max_pool2d": _max_pool2d,
+    **{name: _max_pool_form(name) for name in ("max_pool1d", "max_pool2d", "max_pool3d")},
     "kl_div": _kl_div,
     "binary_cross_entropy_with_logits": _bce_with_logits,
     "threshold": _threshold,

@@ -1818,13 +1818,17 @@ def numpy_names(fn):
     aliases = {alias: name for name, alias in _NUMPY_NAMES if name in params and alias not in params}
     if not aliases:
         return fn
+    # How many positional arguments reach each name (None: keyword only).
+    reached_by = {
+        name: positional.index(name) + 1 if name in positional else None for name in aliases.values()
+    }
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         for alias, name in aliases.items():
             if alias in kwargs:
-                given = name in kwargs or (name in positional and positional.index(name) < len(args))
-                if given:
+                at = reached_by[name]
+                if name in kwargs or (at is not None and len(args) >= at):
                     raise TypeError(f"{fn.__name__}() got an unexpected keyword argument '{alias}'")
                 kwargs[name] = kwargs.pop(alias)
         return fn(*args, **kwargs)
