@@ -468,6 +468,63 @@ def test_histogram():
     )
 
 
+EDGES = [[-3.0, 0.0, 3.0], [-1.0, 0.5, 2.0, 3.0]]
+HISTOGRAMDD_CASES = [
+    (3, {}),
+    ([2, 4], {"density": True}),
+    (2, {"range": [0.0, 1.0, -1.0, 1.0]}),
+    (EDGES, {}),
+]
+
+
+@pytest.mark.parametrize("bins, kwargs", HISTOGRAMDD_CASES)
+def test_histogramdd(bins, kwargs):
+    points, w = rand(30, 2), np.abs(rand(30))
+    flat_range = kwargs.get("range")
+    expected_hist, expected_edges = np.histogramdd(
+        points,
+        bins,
+        range=None if flat_range is None else [flat_range[:2], flat_range[2:]],
+        weights=w,
+        density=kwargs.get("density", False),
+    )
+    for T in MODULES:
+        # Edges go in as one tensor per dimension.
+        bins_of_t = [T.tensor(edges, dtype=T.float64) for edges in bins] if bins is EDGES else bins
+        hist, edges = T.histogramdd(T.tensor(points), bins_of_t, weight=T.tensor(w), **kwargs)
+        np.testing.assert_allclose(hist.numpy(), expected_hist, rtol=1e-12)
+        assert len(edges) == 2
+        for got, want in zip(edges, expected_edges):
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+
+
+def test_histogramdd_batched_points_and_errors():
+    points = rand(2, 5, 3)
+    hist = fg.histogramdd(fg.tensor(points), bins=2).hist
+    np.testing.assert_allclose(hist.numpy(), np.histogramdd(points.reshape(-1, 3), 2)[0])
+    raises_like_torch(
+        lambda T: T.histogramdd(T.ones(4, 2), bins=[2, 2, 2]),
+        RuntimeError,
+        "histogramdd: The size of bins must be equal to the innermost dimension of the input.",
+    )
+    raises_like_torch(
+        lambda T: T.histogramdd(T.ones(4, 2), bins=2, range=[0.0, 1.0]),
+        RuntimeError,
+        "torch.histogramdd: for a 2-dimensional histogram range should have 4 elements, but got 2",
+    )
+    raises_like_torch(
+        lambda T: T.histogramdd(T.ones(4, 2, dtype=T.float64), bins=[T.ones(2), T.ones(2, dtype=T.float64)]),
+        RuntimeError,
+        "torch.histogramdd: input tensor and bins tensors should have the same dtype, but got input with dtype "
+        "double and bins for dimension 0 with dtype float",
+    )
+    raises_like_torch(
+        lambda T: T.histogramdd(T.ones(4), bins=2),
+        RuntimeError,
+        "torch.histogramdd: input tensor should have at least 2 dimensions",
+    )
+
+
 def test_multinomial_method():
     fg.manual_seed(0)
     probabilities = fg.tensor([0.0, 1.0, 0.0, 3.0])

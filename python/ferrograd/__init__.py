@@ -613,6 +613,11 @@ from ._spectral import istft, stft  # noqa: E402
 
 Tensor.stft = stft
 Tensor.istft = istft
+from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401
+from .utils.dlpack import from_dlpack  # noqa: E402,F401
+
+Tensor.__dlpack__ = utils.dlpack._dlpack
+Tensor.__dlpack_device__ = utils.dlpack._dlpack_device
 lu = linalg._torch_lu
 lu_solve = linalg._torch_lu_solve
 lu_unpack = linalg.lu_unpack

@@ -1006,6 +1006,48 @@ def histogram(
     return _histogram_t(_from_np(hist, input.dtype), _from_np(bin_edges, input.dtype))
 
 
+_histogramdd_t = _return_type("histogramdd", ("hist", "bin_edges"))
+
+
+def histogramdd(
+    input: Tensor, bins=10, *, range=None, weight: Tensor | None = None, density: builtins.bool = False
+):
+    """``(hist, bin_edges)`` of the points in the rows of ``input`` (``[..., D]``): a
+    ``D``-dimensional histogram with ``bins`` equal bins per dimension (an int, or one per
+    dimension), or the bins tensors of edges delimit; ``range`` is ``[left_0, right_0, left_1,
+    ...]``, each dimension's data span by default."""
+    if input.dim() < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_dtype_name(input.dtype)}'")
+    dims = input.shape[-1]
+    if not isinstance(bins, int):
+        for d, edges in enumerate(bins):
+            if isinstance(edges, Tensor) and edges.dtype != input.dtype:
+                raise RuntimeError(
+                    "torch.histogramdd: input tensor and bins tensors should have the same dtype, but got input "
+                    f"with dtype {_dtype_name(input.dtype).lower()} and bins for dimension {d} with dtype "
+                    f"{_dtype_name(edges.dtype).lower()}"
+                )
+        bins = [_np_of(b) if isinstance(b, Tensor) else b for b in bins]
+        if len(bins) != dims:
+            raise RuntimeError(
+                "histogramdd: The size of bins must be equal to the innermost dimension of the input."
+            )
+    if range is not None:
+        if len(range) != 2 * dims:
+            raise RuntimeError(
+                f"torch.histogramdd: for a {dims}-dimensional histogram range should have "
+                f"{2 * dims} elements, but got {len(range)}"
+            )
+        range = [(range[2 * d], range[2 * d + 1]) for d in builtins.range(dims)]
+    weights = None if weight is None else _np_of(weight).reshape(-1)
+    hist, edges = np.histogramdd(
+        _np_of(input).reshape(-1, dims), bins, range=range, weights=weights, density=density
+    )
+    return _histogramdd_t(_from_np(hist, input.dtype), tuple(_from_np(e, input.dtype) for e in edges))
+
+
 def _gradient_along(f: Tensor, d: int, spacing, edge_order: int) -> Tensor:
     n = f.shape[d]
     part = lambda start, length: f.narrow(d, start, length)  # noqa: E731
@@ -1293,6 +1335,7 @@ FUNCTIONS = {
     "concat": _C.cat,
     "concatenate": _C.cat,
     "rsub": rsub,
+    "histogramdd": histogramdd,
     "std_mean": std_mean,
     "var_mean": var_mean,
     "isin": isin,

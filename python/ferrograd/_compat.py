@@ -357,6 +357,52 @@ def is_storage(obj) -> builtins.bool:
     return False
 
 
+_warned_unwritable_buffer = False
+
+
+def frombuffer(
+    buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad: builtins.bool = False
+) -> Tensor:
+    """A 1-d tensor over the memory of an object with the buffer protocol (``bytearray``,
+    ``array.array``, ``memoryview``, ``mmap``), sharing it: writes through either are seen by
+    the other. ``count`` elements (all when -1) of ``dtype`` are read from byte ``offset`` on."""
+    global _warned_unwritable_buffer
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    length, itemsize = view.nbytes, _C.empty((0,), dtype=dtype).element_size()
+    if length == 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(
+            f"offset ({offset} bytes) must be non-negative and no greater than buffer length ({length} bytes) minus 1"
+        )
+    if count < 0 and (length - offset) % itemsize:
+        raise ValueError(
+            f"buffer length ({length - offset} bytes) after offset ({offset} bytes) "
+            f"must be a multiple of element size ({itemsize})"
+        )
+    if count > 0 and count * itemsize > length - offset:
+        raise ValueError(
+            f"requested buffer length ({count} * {itemsize} bytes) after offset ({offset} bytes) "
+            f"must not be greater than actual buffer length ({length} bytes)"
+        )
+    if view.readonly and not _warned_unwritable_buffer:
+        _warned_unwritable_buffer = True
+        warnings.warn(
+            "The given buffer is not writable, and ferrograd does not support non-writable tensors. "
+            "This means you can write to the underlying (supposedly non-writable) buffer using the tensor. "
+            "You may want to copy the buffer to protect its data or make it writable before converting "
+            "it to a tensor. This type of warning will be suppressed for the rest of this program.",
+            UserWarning,
+            stacklevel=2,
+        )
+    np_dtype = _C.empty((0,), dtype=dtype).numpy().dtype
+    array = np.frombuffer(view.cast("B"), dtype=np_dtype, count=count, offset=offset)
+    return _C.from_numpy(array).requires_grad_(requires_grad)
+
+
 def is_inference(input: Tensor) -> builtins.bool:
     """``input.is_inference()``."""
     _require_tensor("is_inference", "input", 1, input)
@@ -503,6 +549,7 @@ FUNCTIONS = {
     "set_flush_denormal": set_flush_denormal,
     "typename": typename,
     "is_storage": is_storage,
+    "frombuffer": frombuffer,
     "is_inference": is_inference,
     "fill": fill,
     "triplet_margin_loss": triplet_margin_loss,

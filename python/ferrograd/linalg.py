@@ -26,7 +26,9 @@ __all__ = [
     "cross",
     "det",
     "diagonal",
+    "eig",
     "eigh",
+    "eigvals",
     "eigvalsh",
     "householder_product",
     "inv",
@@ -64,6 +66,7 @@ LinAlgError = _C.LinAlgError
 _SlogdetResult = _return_type("linalg_slogdet", ("sign", "logabsdet"))
 _TorchSlogdetResult = _return_type("slogdet", ("sign", "logabsdet"))
 _EighResult = _return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+_EigResult = _return_type("linalg_eig", ("eigenvalues", "eigenvectors"))
 _SvdResult = _return_type("linalg_svd", ("U", "S", "Vh"))
 _QrResult = _return_type("linalg_qr", ("Q", "R"))
 _LstsqResult = _return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
@@ -134,6 +137,19 @@ def eigh(A: Tensor, UPLO: str = "L"):
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     """The eigenvalues of each symmetric matrix, ascending."""
     return eigh(A, UPLO).eigenvalues
+
+
+def eig(A: Tensor):
+    """``(eigenvalues, eigenvectors)`` of each square matrix, complex (complex64 for float32
+    input): ``A V = V diag(L)``, each eigenvector of unit norm. Eigenvectors are defined up to a
+    factor ``e^{iφ}``, so a loss that depends on that choice has no gradient (an error, as in
+    PyTorch); losses of the eigenvalues and of ``V.abs()`` differentiate."""
+    return _EigResult(*_C.linalg_eig(A))
+
+
+def eigvals(A: Tensor) -> Tensor:
+    """The eigenvalues of each square matrix, complex, in the order ``eig`` gives them."""
+    return _C.linalg_eig(A)[0]
 
 
 def svd(A: Tensor, full_matrices: bool = True):

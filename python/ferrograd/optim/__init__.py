@@ -8,6 +8,7 @@ from .adam import Adam, AdamW
 from .adamax import Adamax
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
@@ -25,6 +26,7 @@ __all__ = [
     "Adam",
     "AdamW",
     "Adamax",
+    "Muon",
     "NAdam",
     "Optimizer",
     "RAdam",

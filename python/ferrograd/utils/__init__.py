@@ -1,3 +1,3 @@
-"""Utilities: activation checkpointing and data loading."""
+"""Utilities: activation checkpointing, data loading and DLPack exchange."""
 
-from . import checkpoint, data
+from . import checkpoint, data, dlpack

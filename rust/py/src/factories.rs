@@ -60,15 +60,15 @@ fn from_numpy(array: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         _ => ferrograd_core::tensor::layout::contiguous_strides(&shape).to_vec(),
     };
     let numel: usize = shape.iter().product();
-    let len = if numel == 0 {
-        0
-    } else {
-        1 + shape
-            .iter()
-            .zip(&strides)
-            .map(|(&d, &s)| (d - 1) * s as usize)
-            .sum::<usize>()
-    };
+    if numel == 0 {
+        // Nothing to share; an empty exporter's data pointer need not be aligned.
+        return Ok(Tensor::zeros(&shape, dtype).into());
+    }
+    let len = 1 + shape
+        .iter()
+        .zip(&strides)
+        .map(|(&d, &s)| (d - 1) * s as usize)
+        .sum::<usize>();
     if ptr % dtype.itemsize().min(8) != 0 {
         return Err(PyValueError::new_err(
             "from_numpy needs an array aligned to its element size; pass array.copy()",

@@ -100,6 +100,11 @@ fn linalg_eigh(py: Python<'_>, a: Arg<'_>, upper: bool) -> PyResult<Pair> {
 }
 
 #[pyfunction]
+fn linalg_eig(py: Python<'_>, a: Arg<'_>) -> PyResult<Pair> {
+    Ok(pair(unary(py, &a, linalg::eig)?))
+}
+
+#[pyfunction]
 fn linalg_svd(
     py: Python<'_>,
     a: Arg<'_>,
@@ -162,6 +167,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(linalg_cholesky, m)?)?;
     m.add_function(wrap_pyfunction!(linalg_solve_triangular, m)?)?;
     m.add_function(wrap_pyfunction!(linalg_eigh, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg_eig, m)?)?;
     m.add_function(wrap_pyfunction!(linalg_svd, m)?)?;
     m.add_function(wrap_pyfunction!(linalg_pinv, m)?)?;
     m.add_function(wrap_pyfunction!(linalg_matrix_rank, m)?)?;

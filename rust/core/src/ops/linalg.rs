@@ -1,18 +1,21 @@
 //! Matrix decompositions and the solvers built on them, over batches of
 //! matrices `[..., m, n]`: `inv`, `det`, `slogdet`, `logdet`, `solve`,
-//! `cholesky`, `solve_triangular`, `eigh`. Kernels run faer per matrix (in
+//! `cholesky`, `solve_triangular`, `eigh`, `eig`. Kernels run faer per matrix (in
 //! parallel over the batch); each backward rule is written with
 //! differentiable ops, so second derivatives follow.
 
 use super::binary::{add, eq, mul, sub};
+use super::complex::{complex, imag, real};
 use super::creation::eye;
+use super::index::cat;
 use super::index::{tril, triu};
 use super::matmul::matmul;
 use super::num::{Arith, Float, RealFloat};
 use super::reduce::sum_to;
+use super::shape::diagonal;
 use super::shape::{expand_to, narrow, squeeze_dims, transpose, unsqueeze};
-use super::unary::{neg, where_, zeros_like};
-use crate::autograd::{record, record_multi, SavedTensor};
+use super::unary::{conj, neg, where_, zeros_like};
+use crate::autograd::{record, record_multi, Grads, SavedTensor};
 use crate::tensor::layout::broadcast_shapes;
 use crate::tensor::storage::try_buffer;
 use crate::tensor::{DType, Element, Scalar, Tensor};
@@ -617,6 +620,28 @@ fn eigh_kernel<T: LinalgFloat>(a: &Tensor, upper: bool) -> Result<(Tensor, Tenso
     ))
 }
 
+/// Records a decomposition of `a` whose two outputs its backward rule
+/// reads: `formula` gets them unpacked, with the outputs' gradients.
+fn record_decomposition(
+    name: &'static str,
+    a: &Tensor,
+    (first, second): (&Tensor, &Tensor),
+    formula: impl Fn(Tensor, Tensor, &Grads) -> Result<Grads> + Send + Sync + 'static,
+) {
+    record_multi(
+        name,
+        &[a],
+        &[first, second],
+        || {
+            (
+                SavedTensor::output(first, 0),
+                SavedTensor::output(second, 1),
+            )
+        },
+        move |ctx, (first, second), grads| formula(first.unpack(ctx)?, second.unpack(ctx)?, grads),
+    );
+}
+
 /// `linalg.eigh(A, UPLO)` as `(eigenvalues, eigenvectors)`
 /// (`LinalgEighBackward0`): gA = V (F ∘ (V^T gV) + diag(gL)) V^T with
 /// F_ij = 1/(λ_j - λ_i) off the diagonal.
@@ -624,21 +649,11 @@ pub fn eigh(a: &Tensor, upper: bool) -> Result<(Tensor, Tensor)> {
     let n = check_square(a, "linalg.eigh")?;
     let (values, vectors) =
         with_linalg_float!(a.dtype(), "linalg_eigh_cpu", T => eigh_kernel::<T>(a, upper)?);
-    record_multi(
+    record_decomposition(
         "LinalgEighBackward0",
-        &[a],
-        &[&values, &vectors],
-        || {
-            (
-                SavedTensor::output(&values, 0),
-                SavedTensor::output(&vectors, 1),
-            )
-        },
-        move |ctx, (values, vectors), grads| {
-            let (l, v) = (values.unpack(ctx)?, vectors.unpack(ctx)?);
-            let diag_of = |x: &Tensor| -> Result<Tensor> {
-                mul(&unsqueeze(x, -1)?, &eye(n as i64, None, x.dtype())?)
-            };
+        a,
+        (&values, &vectors),
+        move |l, v, grads| {
             let inner = match (&grads[0], &grads[1]) {
                 (gl, Some(gv)) => {
                     let identity = eye(n as i64, None, l.dtype())?;
@@ -655,6 +670,123 @@ pub fn eigh(a: &Tensor, upper: bool) -> Result<(Tensor, Tensor)> {
                 (None, None) => return Ok(grads![None]),
             };
             Ok(grads![Some(matmul(&matmul(&v, &inner)?, &mt(&v)?)?)])
+        },
+    );
+    Ok((values, vectors))
+}
+
+/// Eigenvalues and eigenvectors of each real matrix, complex: each
+/// eigenvector scaled to unit norm with its largest component real and
+/// positive, a fixed choice among the `e^{iφ}` multiples that all qualify.
+fn eig_kernel<T: LinalgFloat>(a: &Tensor) -> Result<(Tensor, Tensor)>
+where
+    num_complex::Complex<T>: Element,
+{
+    let m = Matrices::<T>::of(a);
+    if !m.data.iter().all(|x| x.is_finite()) {
+        bail!(
+            Runtime,
+            "torch.linalg.eig: input tensor should not contain infs or NaNs."
+        );
+    }
+    let n = m.rows;
+    let parts = per_matrix(m.count, a.ndim() > 2, "linalg.eig", |b| {
+        let evd = m
+            .get(b)
+            .eigen()
+            .map_err(|_| "The QR algorithm failed to converge.".to_string())?;
+        let values: Vec<_> = (0..n).map(|k| evd.S().column_vector()[k]).collect();
+        let mut vectors = evd.U().to_owned();
+        let zero = <T as Arith>::zero();
+        for j in 0..n {
+            let (mut norm_sqr, mut largest) = (zero, num_complex::Complex::new(zero, zero));
+            for i in 0..n {
+                let z = vectors[(i, j)];
+                norm_sqr = Arith::add(norm_sqr, z.norm_sqr());
+                if z.norm_sqr() > largest.norm_sqr() {
+                    largest = z;
+                }
+            }
+            if norm_sqr > zero {
+                // Divides by |v| and turns the largest component onto the positive real axis.
+                let length = Float::sqrt(Arith::mul(largest.norm_sqr(), norm_sqr));
+                let scale = largest.conj() / num_complex::Complex::new(length, zero);
+                (0..n).for_each(|i| vectors[(i, j)] *= scale);
+            }
+        }
+        Ok((values, vectors))
+    })?;
+    let values = parts.iter().flat_map(|p| p.0.iter().copied()).collect();
+    let vectors: Vec<Mat<num_complex::Complex<T>>> = parts.into_iter().map(|p| p.1).collect();
+    let s = a.shape();
+    Ok((
+        Tensor::from_vec(values, &s[..s.len() - 1])?,
+        stack_matrices(&vectors, s)?,
+    ))
+}
+
+/// `X` with `C X = Y` for complex `C`, as the real system
+/// `[[Re C, -Im C], [Im C, Re C]] [Re X; Im X] = [Re Y; Im Y]`, so that it
+/// is differentiable with the real solver's rule.
+fn solve_complex(c: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let (cr, ci) = (real(c)?, imag(c)?);
+    let system = cat(
+        &[cat(&[cr.clone(), neg(&ci)?], -1)?, cat(&[ci, cr], -1)?],
+        -2,
+    )?;
+    let x = solve(&system, &cat(&[real(y)?, imag(y)?], -2)?, true)?;
+    let n = c.shape()[c.ndim() - 1] as i64;
+    complex(&narrow(&x, -2, 0, n)?, &narrow(&x, -2, n, n)?)
+}
+
+/// `linalg.eig(A)` of real matrices as complex `(eigenvalues,
+/// eigenvectors)` (`LinalgEigBackward0`). With `V^H gV` corrected for the
+/// unit norm of `V`'s columns (`- V^H V Re(diag(V^H gV))`) and divided by
+/// `conj(λ_j - λ_i)` off the diagonal, gA = V^{-H} (that + diag(gL)) V^H,
+/// its real part for a real `A`. A loss that changes when an eigenvector is
+/// multiplied by `e^{iφ}` has no gradient, and PyTorch's error says so.
+pub fn eig(a: &Tensor) -> Result<(Tensor, Tensor)> {
+    let n = check_square(a, "linalg.eig")?;
+    let (values, vectors) = with_linalg_float!(a.dtype(), "linalg_eig", T => eig_kernel::<T>(a)?);
+    record_decomposition(
+        "LinalgEigBackward0",
+        a,
+        (&values, &vectors),
+        move |l, v, grads| {
+            let vh = conj(&mt(&v)?)?;
+            let inner = match (&grads[0], &grads[1]) {
+                (gl, Some(gv)) => {
+                    let vhgv = matmul(&vh, gv)?;
+                    let diagonal_of = diagonal(&vhgv, 0, -2, -1)?;
+                    let phase_dependence =
+                        super::copy::try_cast(&imag(&diagonal_of)?, DType::Float64)?;
+                    if phase_dependence
+                        .to_vec::<f64>()
+                        .iter()
+                        .any(|x| x.abs() > 1e-2)
+                    {
+                        bail!(Runtime, "linalg_eig_backward: The eigenvectors in the complex case are specified up to multiplication by e^{{i phi}}. The specified loss function depends on this quantity, so it is ill-defined.");
+                    }
+                    let norm_part =
+                        complex(&real(&diagonal_of)?, &zeros_like(&real(&diagonal_of)?)?)?;
+                    let corrected =
+                        sub(&vhgv, &matmul(&vh, &mul(&v, &unsqueeze(&norm_part, -2)?)?)?)?;
+                    let identity = eye(n as i64, None, l.dtype())?;
+                    let gaps = add(
+                        &conj(&sub(&unsqueeze(&l, -2)?, &unsqueeze(&l, -1)?)?)?,
+                        &identity,
+                    )?;
+                    let rotation = super::binary::div(&corrected, &gaps)?;
+                    match gl {
+                        Some(gl) => add(&rotation, &diag_of(gl)?)?,
+                        None => rotation,
+                    }
+                }
+                (Some(gl), None) => diag_of(gl)?,
+                (None, None) => return Ok(grads![None]),
+            };
+            let ga = solve_complex(&vh, &matmul(&inner, &vh)?)?;
+            Ok(grads![Some(real(&ga)?)])
         },
     );
     Ok((values, vectors))
