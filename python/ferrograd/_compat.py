@@ -371,7 +371,8 @@ def frombuffer(
         view = memoryview(buffer)
     except TypeError:
         raise ValueError("object does not implement Python buffer protocol.") from None
-    length, itemsize = view.nbytes, _C.empty((0,), dtype=dtype).element_size()
+    probe = _C.empty((0,), dtype=dtype)
+    length, itemsize = view.nbytes, probe.element_size()
     if length == 0 or count == 0:
         raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
     if not 0 <= offset < length:
@@ -398,8 +399,7 @@ def frombuffer(
             UserWarning,
             stacklevel=2,
         )
-    np_dtype = _C.empty((0,), dtype=dtype).numpy().dtype
-    array = np.frombuffer(view.cast("B"), dtype=np_dtype, count=count, offset=offset)
+    array = np.frombuffer(view.cast("B"), dtype=probe.numpy().dtype, count=count, offset=offset)
     return _C.from_numpy(array).requires_grad_(requires_grad)
 
 
