@@ -200,5 +200,8 @@ def test_frombuffer_errors(buffer, kwargs):
         with pytest.raises(ValueError) as theirs:
             torch.frombuffer(buffer, dtype=torch.float32, **kwargs)
         assert str(ours.value) == str(theirs.value)
+
+
+def test_frombuffer_needs_a_dtype():
     with pytest.raises(TypeError):
         fg.frombuffer(bytearray(8))

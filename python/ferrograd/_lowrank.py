@@ -9,19 +9,14 @@ from ._C import Tensor
 __all__ = ["pca_lowrank", "svd_lowrank"]
 
 
-def _minus(product: Tensor, correction: Tensor | None) -> Tensor:
-    return product if correction is None else product - correction
-
-
-def _orthonormal_range(A: Tensor, q: int, niter: int, M: Tensor | None) -> Tensor:
-    """An orthonormal basis ``Q`` (``[..., m, k]``) whose span nearly holds the range of
-    ``A - M``: the range of a random ``q``-column sketch, sharpened by ``niter`` power
-    iterations, each re-orthonormalised so that small singular values are not lost."""
-    sketch = _C.randn(A.shape[-1], q, dtype=A.dtype)
-    Q = linalg.qr(_minus(A @ sketch, None if M is None else M @ sketch)).Q
+def _orthonormal_range(A: Tensor, q: int, niter: int) -> Tensor:
+    """An orthonormal basis ``Q`` (``[..., m, k]``) whose span nearly holds the range of ``A``:
+    the range of a random ``q``-column sketch, sharpened by ``niter`` power iterations, each
+    re-orthonormalised so that small singular values are not lost."""
+    Q = linalg.qr(A @ _C.randn(A.shape[-1], q, dtype=A.dtype)).Q
     for _ in range(niter):
-        Q = linalg.qr(_minus(A.mH @ Q, None if M is None else M.mH @ Q)).Q
-        Q = linalg.qr(_minus(A @ Q, None if M is None else M @ Q)).Q
+        Q = linalg.qr(A.mH @ Q).Q
+        Q = linalg.qr(A @ Q).Q
     return Q
 
 
@@ -32,18 +27,16 @@ def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2, M: Tensor |
     drawn from ferrograd's generator, so ``manual_seed`` makes the result repeatable."""
     q = 6 if q is None else q
     niter = 2 if niter is None else niter
-    m, n = A.shape[-2:]
     if M is not None:
-        M = M.broadcast_to(A.shape)
+        A = A - M.broadcast_to(A.shape)
+    m, n = A.shape[-2:]
     if m < n or n > q:
         # Sketch the rows' span instead: A is wide, or has more columns than the sketch.
-        Q = _orthonormal_range(A.mH, q, niter, None if M is None else M.mH)
-        B = _minus(A @ Q, None if M is None else M @ Q)  # A - M ≈ B Q^H
-        U, S, Vh = linalg.svd(B, full_matrices=False)
+        Q = _orthonormal_range(A.mH, q, niter)
+        U, S, Vh = linalg.svd(A @ Q, full_matrices=False)  # A ≈ (A Q) Q^H
         return U, S, Q @ Vh.mH
-    Q = _orthonormal_range(A, q, niter, M)
-    B = _minus(Q.mH @ A, None if M is None else Q.mH @ M)  # A - M ≈ Q B
-    U, S, Vh = linalg.svd(B, full_matrices=False)
+    Q = _orthonormal_range(A, q, niter)
+    U, S, Vh = linalg.svd(Q.mH @ A, full_matrices=False)  # A ≈ Q (Q^H A)
     return Q @ U, S, Vh.mH
 
 

@@ -7,13 +7,11 @@
 use super::binary::{add, eq, mul, sub};
 use super::complex::{complex, imag, real};
 use super::creation::eye;
-use super::index::cat;
-use super::index::{tril, triu};
+use super::index::{cat, tril, triu};
 use super::matmul::matmul;
 use super::num::{Arith, Float, RealFloat};
 use super::reduce::sum_to;
-use super::shape::diagonal;
-use super::shape::{expand_to, narrow, squeeze_dims, transpose, unsqueeze};
+use super::shape::{diagonal, expand_to, narrow, squeeze_dims, transpose, unsqueeze};
 use super::unary::{conj, neg, where_, zeros_like};
 use crate::autograd::{record, record_multi, Grads, SavedTensor};
 use crate::tensor::layout::broadcast_shapes;
@@ -767,8 +765,8 @@ pub fn eig(a: &Tensor) -> Result<(Tensor, Tensor)> {
                     {
                         bail!(Runtime, "linalg_eig_backward: The eigenvectors in the complex case are specified up to multiplication by e^{{i phi}}. The specified loss function depends on this quantity, so it is ill-defined.");
                     }
-                    let norm_part =
-                        complex(&real(&diagonal_of)?, &zeros_like(&real(&diagonal_of)?)?)?;
+                    let norm_re = real(&diagonal_of)?;
+                    let norm_part = complex(&norm_re, &zeros_like(&norm_re)?)?;
                     let corrected =
                         sub(&vhgv, &matmul(&vh, &mul(&v, &unsqueeze(&norm_part, -2)?)?)?)?;
                     let identity = eye(n as i64, None, l.dtype())?;
