@@ -586,7 +586,21 @@ del _name, _fn, _with_numpy_names
 
 builtins_bool = _builtins.bool
 
-from . import _dtype_info, amp, autograd, cuda, distributions, fft, func, linalg, nn, optim, special, utils  # noqa: E402,F401
+from . import (  # noqa: E402,F401
+    _dtype_info,
+    amp,
+    autograd,
+    cuda,
+    distributions,
+    fft,
+    func,
+    linalg,
+    nn,
+    optim,
+    special,
+    storage,
+    utils,
+)
 from .amp import autocast, is_autocast_enabled  # noqa: E402,F401
 
 vmap = func.vmap
@@ -614,6 +628,7 @@ from ._spectral import istft, stft  # noqa: E402
 Tensor.stft = stft
 Tensor.istft = istft
 from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401
+from .storage import TypedStorage, UntypedStorage  # noqa: E402,F401
 from .utils.dlpack import from_dlpack  # noqa: E402,F401
 
 Tensor.__dlpack__ = utils.dlpack._dlpack
@@ -637,6 +652,8 @@ _CPU = device("cpu")
 Tensor.device = property(lambda self: _CPU, doc="The device the tensor is on: always the CPU.")
 # NumPy then leaves mixed operations to the tensor (``np.float32(2) * x`` is a tensor), as in PyTorch.
 Tensor.__array_priority__ = 1000
+Tensor.untyped_storage = storage._untyped_storage
+Tensor.storage = storage._typed_storage
 
 
 def _cuda(self, device=None, non_blocking: builtins_bool = False, **_):

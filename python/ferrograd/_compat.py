@@ -392,15 +392,15 @@ def frombuffer(
     if view.readonly and not _warned_unwritable_buffer:
         _warned_unwritable_buffer = True
         warnings.warn(
-            "The given buffer is not writable, and ferrograd does not support non-writable tensors. "
-            "This means you can write to the underlying (supposedly non-writable) buffer using the tensor. "
+            "The given buffer is not writable, and ferrograd does not support writing to it: "
+            "in-place operations on this tensor raise an error. "
             "You may want to copy the buffer to protect its data or make it writable before converting "
             "it to a tensor. This type of warning will be suppressed for the rest of this program.",
             UserWarning,
             stacklevel=2,
         )
     array = np.frombuffer(view.cast("B"), dtype=probe.numpy().dtype, count=count, offset=offset)
-    return _C.from_numpy(array).requires_grad_(requires_grad)
+    return _C._share_array(array).requires_grad_(requires_grad)
 
 
 def is_inference(input: Tensor) -> builtins.bool:

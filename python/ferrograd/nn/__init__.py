@@ -1,9 +1,12 @@
 """torch.nn subset: modules, Parameter, ``functional`` and ``init``."""
 
-from . import functional, init, modules, rnn, transformer, utils
+from . import functional, grad, init, modules, rnn, transformer, utils
 from .modules import *  # noqa: F403 - the modules are nn's public names
 from .parameter import Parameter
 from .rnn import *  # noqa: F403
 from .transformer import *  # noqa: F403
 
-__all__ = [*modules.__all__, *rnn.__all__, *transformer.__all__, "Parameter", "functional", "init"]
+# As in PyTorch, `nn.functional.grad` is `nn.grad`.
+functional.grad = grad
+
+__all__ = [*modules.__all__, *rnn.__all__, *transformer.__all__, "Parameter", "functional", "grad", "init"]

@@ -84,6 +84,8 @@ __all__ = [
     "CosineEmbeddingLoss",
     "CosineSimilarity",
     "CrossEntropyLoss",
+    "LinearCrossEntropyLoss",
+    "LinearCrossEntropyOptions",
     "Dropout",
     "Dropout1d",
     "Dropout2d",
@@ -3188,6 +3190,98 @@ class CrossEntropyLoss(_WeightedLoss):
             ignore_index=self.ignore_index,
             reduction=self.reduction,
             label_smoothing=self.label_smoothing,
+        )
+
+
+class LinearCrossEntropyOptions:
+    """How PyTorch may chunk ``linear_cross_entropy`` to save memory. ferrograd takes and keeps
+    these settings, but computes the logits whole whatever they say."""
+
+    _ACC_POLICIES = ("accurate", "balanced", "compact", "auto")
+
+    def __init__(
+        self,
+        allow_retain_graph: bool = False,
+        batch_chunk_size: int | None = None,
+        chunking_method: str | None = "auto",
+        acc_policy: str = "auto",
+        acc_dtype: ferrograd.dtype | None = None,
+    ) -> None:
+        if acc_policy not in self._ACC_POLICIES:
+            raise ValueError(f"invalid acc_policy: {acc_policy!r}")
+        if chunking_method not in (None, "auto"):
+            name, _, factor = chunking_method.partition(":")
+            if name != "aspect_ratio" or not (factor or "1").isdigit() or int(factor or "1") < 1:
+                raise ValueError(f"invalid chunking_method: {chunking_method!r}")
+        if batch_chunk_size is not None and not (isinstance(batch_chunk_size, int) and batch_chunk_size > 0):
+            raise ValueError(f"batch_chunk_size must be positive int or None, got {batch_chunk_size}")
+        self.allow_retain_graph = allow_retain_graph
+        self.batch_chunk_size = batch_chunk_size
+        self.chunking_method = chunking_method
+        self.acc_policy = acc_policy
+        self.acc_dtype = acc_dtype
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"LinearCrossEntropyOptions({fields})"
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of ``target`` against the logits of a learned linear map of the input
+    (``self.linear``, of ``num_classes * prod(out_features)`` outputs), reshaped to
+    ``(N, num_classes, *out_features)`` for a K-dimensional loss."""
+
+    def __init__(
+        self,
+        in_features: int,
+        num_classes: int,
+        *,
+        out_features: tuple[int, ...] = (),
+        bias: bool = False,
+        device=None,
+        dtype=None,
+        reduction: str = "mean",
+        weight: ferrograd.Tensor | None = None,
+        ignore_index: int | None = None,
+        label_smoothing: float = 0.0,
+        options: LinearCrossEntropyOptions | None = None,
+    ) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight=weight, reduction=reduction)
+        self.num_classes = num_classes
+        self.out_features = tuple(out_features)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        # Linear holds a 2-d weight; forward views it as (C, *out_features, in_features).
+        self.linear = Linear(
+            in_features, math.prod(out_features, start=num_classes), bias=bias, device=device, dtype=dtype
+        )
+        self.options = options
+
+    def forward(self, input: ferrograd.Tensor, target: ferrograd.Tensor) -> ferrograd.Tensor:
+        shape = (self.num_classes, *self.out_features)
+        bias = self.linear.bias
+        return F.linear_cross_entropy(
+            input,
+            self.linear.weight.reshape(*shape, self.linear.in_features),
+            target,
+            linear_bias=None if bias is None else bias.reshape(shape),
+            weight=self.weight,
+            reduction=self.reduction,
+            ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing,
+            options=self.options,
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.linear.in_features}, num_classes={self.num_classes},"
+            f" out_features={self.out_features}, bias={self.linear.bias is not None},"
+            f" reduction={self.reduction}, ignore_index={self.ignore_index},"
+            f" label_smoothing={self.label_smoothing}, options={self.options}"
         )
 
 

@@ -77,7 +77,7 @@ def from_dlpack(ext_tensor) -> Tensor:
                 f"ferrograd tensors live in CPU memory; cannot import from DLPack device type {int(device)}"
             )
     exporter = ext_tensor if hasattr(ext_tensor, "__dlpack__") else _Capsule(ext_tensor)
-    return _C.from_numpy(np.from_dlpack(exporter))
+    return _C._share_array(np.from_dlpack(exporter))
 
 
 def to_dlpack(tensor: Tensor):

@@ -7,17 +7,34 @@ use crate::tensor::{maybe_detach, PyTensor};
 use ferrograd_core::ops::{creation, random};
 use ferrograd_core::tensor::{layout, Layout, Storage};
 use ferrograd_core::{DType, Scalar, Tensor};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Holds the NumPy array whose memory a tensor shares.
 struct NumpyOwner(#[allow(dead_code)] Py<PyAny>);
 
-/// `from_numpy(array)`: a tensor sharing the array's memory.
+/// Set once `from_numpy` has warned about a non-writable array: like
+/// PyTorch, it warns once per program.
+static WARNED_READ_ONLY_ARRAY: AtomicBool = AtomicBool::new(false);
+
+/// `from_numpy(array)`: a tensor sharing the array's memory. A non-writable
+/// array gives a read-only tensor: in-place writes to it raise.
 #[pyfunction]
 fn from_numpy(array: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    share_array(array, true)
+}
+
+/// `from_numpy` without its warning about non-writable arrays, for
+/// `frombuffer` and `from_dlpack`, whose arrays stand for another source.
+#[pyfunction]
+fn _share_array(array: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    share_array(array, false)
+}
+
+fn share_array(array: &Bound<'_, PyAny>, warn_read_only: bool) -> PyResult<PyTensor> {
     let iface = array.getattr("__array_interface__").map_err(|_| {
         PyTypeError::new_err(format!(
             "expected np.ndarray (got {})",
@@ -41,7 +58,7 @@ fn from_numpy(array: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
             array.getattr("dtype").and_then(|d| d.str()).map(|s| s.to_string()).unwrap_or(typestr.clone())
         ))
     })?;
-    let (ptr, _readonly): (usize, bool) = get("data")?.extract()?;
+    let (ptr, read_only): (usize, bool) = get("data")?.extract()?;
     let shape: Vec<usize> = get("shape")?.extract()?;
     let item = dtype.itemsize() as isize;
     let strides: Vec<isize> = match iface.get_item("strides")? {
@@ -74,11 +91,21 @@ fn from_numpy(array: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
             "from_numpy needs an array aligned to its element size; pass array.copy()",
         ));
     }
+    if read_only && warn_read_only && !WARNED_READ_ONLY_ARRAY.swap(true, Ordering::Relaxed) {
+        PyErr::warn(
+            array.py(),
+            &array.py().get_type::<PyUserWarning>(),
+            c"The given NumPy array is not writable, and ferrograd does not support writing to it: in-place operations on this tensor raise an error. You may want to copy the array to protect its data or make it writable before converting it to a tensor. This type of warning will be suppressed for the rest of this program.",
+            1,
+        )?;
+    }
     let owner = NumpyOwner(array.clone().unbind());
     // SAFETY: the array interface describes `len` elements of `dtype` at
     // `ptr`, aligned (checked above); the NumPy array kept in `owner` owns
-    // that memory and NumPy never moves an array's data.
-    let storage = unsafe { Storage::from_foreign(ptr as *mut u8, len, dtype, Box::new(owner)) };
+    // that memory and NumPy never moves an array's data. The storage is
+    // written through only when the array is writable.
+    let storage =
+        unsafe { Storage::from_foreign(ptr as *mut u8, len, dtype, Box::new(owner), !read_only) };
     let layout = Layout {
         shape: shape.into(),
         strides: strides.into(),
@@ -713,6 +740,7 @@ impl PyTensor {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(from_numpy, m)?)?;
+    m.add_function(wrap_pyfunction!(_share_array, m)?)?;
     m.add_function(wrap_pyfunction!(zeros, m)?)?;
     m.add_function(wrap_pyfunction!(get_rng_state, m)?)?;
     m.add_function(wrap_pyfunction!(set_rng_state, m)?)?;

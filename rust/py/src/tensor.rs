@@ -186,7 +186,8 @@ impl PyTensor {
     pub fn to_numpy<'py>(t: &Tensor, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let d = t.dtype();
         let iface = PyDict::new(py);
-        iface.set_item("data", (t.data_ptr(), false))?;
+        let read_only = !t.storage().is_writable();
+        iface.set_item("data", (t.data_ptr(), read_only))?;
         iface.set_item("shape", shape_tuple(py, t.shape())?)?;
         let strides: Vec<isize> = t
             .strides()
@@ -342,6 +343,13 @@ impl PyTensor {
     #[getter]
     fn nbytes(&self) -> usize {
         self.t.dtype().itemsize() * self.t.numel()
+    }
+
+    /// Size in bytes of the whole storage under this tensor and its views,
+    /// for `untyped_storage()`.
+    fn _storage_nbytes(&self) -> usize {
+        let storage = self.t.storage();
+        storage.len() * storage.dtype().itemsize()
     }
 
     #[getter]

@@ -56,7 +56,8 @@ impl BackwardFn for AccumulateGrad {
 /// which could need the same lock. A gradient stored by another thread in
 /// the meantime is merged on the next round. The first gradient is kept as
 /// is when nothing else holds it, else copied; later ones are added in place
-/// unless the graph of the gradient itself is being recorded.
+/// unless the graph of the gradient itself is being recorded or the stored
+/// gradient's memory is read-only (a `.grad` set from a non-writable array).
 pub fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
     // A gradient that is a view (the transposed gradient of a weight used
     // as `W.t()`) holds its base, which holds the same storage: detaching
@@ -89,7 +90,9 @@ pub fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
         };
         pending = match existing {
             None => ops::copy::clone(&pending.detach())?,
-            Some(existing) if is_grad_enabled() => ops::binary::add(&existing, &pending)?,
+            Some(existing) if is_grad_enabled() || !existing.storage().is_writable() => {
+                ops::binary::add(&existing, &pending)?
+            }
             Some(existing) => {
                 ops::binary::add_into(&existing, &pending)?;
                 existing

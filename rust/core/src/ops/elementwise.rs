@@ -470,23 +470,26 @@ pub fn zip3_map<A: Element, B: Element, C: Element, O: Element>(
     Tensor::from_vec(out, &shape)
 }
 
+/// A source read and a destination written together.
+pub type ReadWriteGuards<'a, S, D> = (
+    MappedRwLockReadGuard<'a, [S]>,
+    MappedRwLockWriteGuard<'a, [D]>,
+);
+
 /// Read access to `src` and write access to `dst` (distinct storages),
 /// taken in address order so that concurrent updates in opposite
 /// directions (`a += b` beside `b += a`) cannot deadlock.
 pub fn lock_pair<'a, S: Element, D: Element>(
     src: &'a Tensor,
     dst: &'a Tensor,
-) -> (
-    MappedRwLockReadGuard<'a, [S]>,
-    MappedRwLockWriteGuard<'a, [D]>,
-) {
-    if src.storage().buffer_id() < dst.storage().buffer_id() {
+) -> Result<ReadWriteGuards<'a, S, D>> {
+    Ok(if src.storage().buffer_id() < dst.storage().buffer_id() {
         let ds = src.storage().read::<S>();
-        (ds, dst.storage().write::<D>())
+        (ds, dst.storage().write::<D>()?)
     } else {
-        let dd = dst.storage().write::<D>();
+        let dd = dst.storage().write::<D>()?;
         (src.storage().read::<S>(), dd)
-    }
+    })
 }
 
 /// Writes `f(dst, src)` into `dst` in place, `src` broadcast to `dst`'s
@@ -504,7 +507,7 @@ pub fn update<D: Element, S: Element>(
         let copy = Tensor::from_vec(src.to_vec::<S>(), src.shape())?;
         return update(dst, &copy, f);
     }
-    let (ds, mut dd) = lock_pair::<S, D>(src, dst);
+    let (ds, mut dd) = lock_pair::<S, D>(src, dst)?;
     match (contiguous_range(ld), contiguous_range(&lsrc)) {
         (Some(r), _) if is_single_element(&lsrc) && lsrc.numel() > 0 => {
             let s = ds[lsrc.offset];

@@ -145,7 +145,7 @@ where
 {
     let out = map::<Complex<T>, Complex<T>>(x, |v| v)?;
     {
-        let mut data = out.storage().write::<Complex<T>>();
+        let mut data = out.storage().write::<Complex<T>>()?;
         for &d in dims {
             transform_dim(&mut data, out.shape(), d, direction);
         }
@@ -187,7 +187,7 @@ where
 {
     let full = map::<T, Complex<T>>(x, |v| Complex::new(v, T::zero()))?;
     {
-        let mut data = full.storage().write::<Complex<T>>();
+        let mut data = full.storage().write::<Complex<T>>()?;
         for &d in dims {
             transform_dim(&mut data, full.shape(), d, FftDirection::Forward);
         }

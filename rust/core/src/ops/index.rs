@@ -968,7 +968,7 @@ pub fn put(
     }
     with_dtype!(dst.dtype(), T => {
         let vals = v.to_vec::<T>();
-        let mut data = dst.storage().write::<T>();
+        let mut data = dst.storage().write::<T>()?;
         let mut done = 0;
         p.for_rows(|start, len, stride| {
             let src = &vals[done..done + len];

@@ -184,7 +184,7 @@ fn update_fast<T: Element>(
         return update(t, src, f);
     }
     let n = lt.numel();
-    let (s, mut d) = lock_pair::<T, T>(src, t);
+    let (s, mut d) = lock_pair::<T, T>(src, t)?;
     let dst = &mut d[lt.offset..lt.offset + n];
     let par = n >= PARALLEL_MIN_ELEMENTS;
     if ls.numel() == 1 {

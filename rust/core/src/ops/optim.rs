@@ -22,8 +22,8 @@ pub struct Sgd {
 /// the unfused ops (`buf.mul_(m).add_(g, alpha=1-d)`, then
 /// `param.add_(buf, alpha=-lr)`) make three, and rounds exactly as they do.
 /// Returns `Ok(false)` and touches nothing unless the three are contiguous
-/// float32 or float64 tensors of one dtype and shape on separate buffers
-/// and grad mode is off; the caller then runs the unfused ops.
+/// float32 or float64 tensors of one dtype and shape on separate, writable
+/// buffers and grad mode is off; the caller then runs the unfused ops.
 pub fn sgd_momentum_(param: &Tensor, grad: &Tensor, buf: &Tensor, h: Sgd) -> Result<bool> {
     let tensors = [param, buf, grad];
     let dtype = param.dtype();
@@ -34,13 +34,15 @@ pub fn sgd_momentum_(param: &Tensor, grad: &Tensor, buf: &Tensor, h: Sgd) -> Res
         })
         && !param.storage().same_buffer(buf.storage())
         && !param.storage().same_buffer(grad.storage())
-        && !buf.storage().same_buffer(grad.storage());
+        && !buf.storage().same_buffer(grad.storage())
+        // The fused pass locks all three for writing.
+        && tensors.iter().all(|t| t.storage().is_writable());
     if !fusable {
         return Ok(false);
     }
     match dtype {
-        DType::Float32 => fused_sgd::<f32>(tensors, h, |x| x as f32),
-        _ => fused_sgd::<f64>(tensors, h, |x| x),
+        DType::Float32 => fused_sgd::<f32>(tensors, h, |x| x as f32)?,
+        _ => fused_sgd::<f64>(tensors, h, |x| x)?,
     }
     param.bump_version();
     buf.bump_version();
@@ -72,7 +74,7 @@ fn fused_sgd<T: StepFloat + Send + Sync>(
     [param, buf, grad]: [&Tensor; 3],
     h: Sgd,
     cast: impl Fn(f64) -> T,
-) {
+) -> Result<()> {
     let (lr, m, wd) = (cast(-h.lr), cast(h.momentum), cast(h.weight_decay));
     let (keep, with_decay) = (cast(1.0 - h.dampening), h.weight_decay != 0.0);
     let (plain_add, nesterov, maximize) = (h.dampening == 0.0, h.nesterov, h.maximize);
@@ -95,7 +97,7 @@ fn fused_sgd<T: StepFloat + Send + Sync>(
     order.sort_by_key(|&i| [param, buf, grad][i].storage().buffer_id());
     let mut guards = [None, None, None];
     for i in order {
-        guards[i] = Some([param, buf, grad][i].storage().write::<T>());
+        guards[i] = Some([param, buf, grad][i].storage().write::<T>()?);
     }
     let [Some(mut p), Some(mut b), Some(g)] = guards else {
         unreachable!("every guard was taken")
@@ -105,7 +107,7 @@ fn fused_sgd<T: StepFloat + Send + Sync>(
     let (p, b, g) = (&mut p[slice(param)], &mut b[slice(buf)], &g[slice(grad)]);
     if n < PARALLEL_MIN_ELEMENTS {
         update_pair_from(p, b, g, &step);
-        return;
+        return Ok(());
     }
     let span = crate::parallel::span_len(n, CHUNK);
     /// A chunk of the parameter, its buffer and its gradient.
@@ -121,4 +123,5 @@ fn fused_sgd<T: StepFloat + Send + Sync>(
         let (p, b, g) = &mut *part;
         update_pair_from(p, b, g, &step);
     });
+    Ok(())
 }

@@ -206,7 +206,7 @@ fn fill_with<T: Element>(
 ) -> Result<()> {
     let vals = samples(t.numel(), sample)?;
     let l = t.layout();
-    let mut d = t.storage().write::<T>();
+    let mut d = t.storage().write::<T>()?;
     if l.is_contiguous() {
         d[l.offset..l.offset + vals.len()].copy_from_slice(&vals);
     } else {

@@ -176,9 +176,9 @@ impl Plan {
         src: &Tensor,
         reset: Option<T>,
         combine: impl Fn(T, T) -> T,
-    ) {
+    ) -> Result<()> {
         let s = src.storage().read::<T>();
-        let mut o = out.storage().write::<T>();
+        let mut o = out.storage().write::<T>()?;
         if let Some(r) = reset {
             for &p in &self.targets {
                 o[p] = r;
@@ -187,6 +187,7 @@ impl Plan {
         for (&p, &q) in self.targets.iter().zip(&self.sources) {
             o[p] = combine(o[p], s[q]);
         }
+        Ok(())
     }
 
     /// For each position of a contiguous output of `shape`: how many
@@ -225,7 +226,7 @@ fn combined_into<T: Element>(
     combine: impl Fn(T, T) -> T,
 ) -> Result<(Tensor, Plan)> {
     let plan = Plan::new(&out, d, index, src)?;
-    plan.apply(&out, src, reset, combine);
+    plan.apply(&out, src, reset, combine)?;
     Ok((out, plan))
 }
 

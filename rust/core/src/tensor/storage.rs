@@ -1,7 +1,9 @@
 //! Reference-counted element buffers shared by every view of a tensor.
 //!
 //! A buffer is either owned (a `Vec` of the element type) or borrowed from a
-//! foreign owner such as a NumPy array, which `from_numpy` shares. Access goes
+//! foreign owner such as a NumPy array, which `from_numpy` shares. A foreign
+//! buffer may be read-only (a non-writable array, a read-only `mmap`):
+//! writing to it is then an error rather than a fault. Access goes
 //! through a `RwLock`, so concurrent readers never race with an in-place
 //! writer; raw pointers handed to NumPy (`Tensor.numpy()`) share the memory
 //! without the lock, exactly as PyTorch's do.
@@ -94,6 +96,8 @@ struct Buffer {
     ptr: NonNull<u8>,
     /// Size in bytes, so that storages of different element types can share it.
     bytes: usize,
+    /// False for foreign memory that its owner marks read-only.
+    writable: bool,
     _owner: Owner,
 }
 
@@ -122,6 +126,7 @@ impl Storage {
             buf: BufferRef::Own(RwLock::new(Buffer {
                 ptr,
                 bytes,
+                writable: true,
                 _owner: T::into_owner(v),
             })),
             dtype: T::DTYPE,
@@ -129,21 +134,25 @@ impl Storage {
     }
 
     /// Wraps memory owned by `owner` (e.g. a NumPy array) without copying.
+    /// A storage that is not `writable` refuses every `write`.
     ///
     /// # Safety
     /// `ptr` must point to `len` initialised, aligned elements of `dtype` that
-    /// stay valid and unmoved for as long as `owner` is alive.
+    /// stay valid and unmoved for as long as `owner` is alive, and, when
+    /// `writable`, may be written.
     pub unsafe fn from_foreign(
         ptr: *mut u8,
         len: usize,
         dtype: DType,
         owner: Box<dyn Any + Send + Sync>,
+        writable: bool,
     ) -> Storage {
         let ptr = NonNull::new(ptr).unwrap_or(NonNull::dangling());
         Storage {
             buf: BufferRef::Own(RwLock::new(Buffer {
                 ptr,
                 bytes: len * dtype.itemsize(),
+                writable,
                 _owner: Owner::Foreign(owner),
             })),
             dtype,
@@ -196,6 +205,11 @@ impl Storage {
         self.len() == 0
     }
 
+    /// Whether the memory may be written: false for a read-only foreign buffer.
+    pub fn is_writable(&self) -> bool {
+        self.lock().read().writable
+    }
+
     /// Address of the first element, for `data_ptr` and zero-copy NumPy views.
     pub fn data_ptr(&self) -> usize {
         self.lock().read().ptr.as_ptr() as usize
@@ -222,13 +236,20 @@ impl Storage {
         })
     }
 
-    pub fn write<T: Element>(&self) -> MappedRwLockWriteGuard<'_, [T]> {
+    /// Exclusive access to the elements, or an error for read-only memory.
+    pub fn write<T: Element>(&self) -> Result<MappedRwLockWriteGuard<'_, [T]>> {
         assert_eq!(
             T::DTYPE,
             self.dtype,
             "storage write with the wrong element type"
         );
-        RwLockWriteGuard::map(self.lock().write(), |b| {
+        let guard = self.lock().write();
+        if !guard.writable {
+            return Err(Error::Runtime(
+                "this tensor's memory is read-only (it shares a non-writable NumPy array or buffer), so it cannot be written in place; write to a copy (`x.clone()`), or make the array writable before converting it".into(),
+            ));
+        }
+        Ok(RwLockWriteGuard::map(guard, |b| {
             // SAFETY: as in `read`; the write lock makes this the only access.
             unsafe {
                 std::slice::from_raw_parts_mut(
@@ -236,7 +257,7 @@ impl Storage {
                     b.bytes / std::mem::size_of::<T>(),
                 )
             }
-        })
+        }))
     }
 }
 
@@ -248,7 +269,7 @@ mod tests {
     fn owned_storage_reads_back_and_writes() {
         let s = Storage::from_vec(vec![1.0f32, 2.0, 3.0]);
         assert_eq!(&*s.read::<f32>(), &[1.0, 2.0, 3.0]);
-        s.write::<f32>()[1] = 5.0;
+        s.write::<f32>().unwrap()[1] = 5.0;
         assert_eq!(s.read::<f32>()[1], 5.0);
         assert_eq!(s.len(), 3);
     }
@@ -259,9 +280,28 @@ mod tests {
         let ptr = backing.as_mut_ptr() as *mut u8;
         // SAFETY: `backing` is moved into the owner box, which keeps the heap
         // allocation alive and unmoved.
-        let s = unsafe { Storage::from_foreign(ptr, 3, DType::Int64, Box::new(backing)) };
-        s.write::<i64>()[0] = 7;
+        let s = unsafe { Storage::from_foreign(ptr, 3, DType::Int64, Box::new(backing), true) };
+        s.write::<i64>().unwrap()[0] = 7;
         assert_eq!(&*s.read::<i64>(), &[7, 2, 3]);
+        assert!(s.is_writable());
+    }
+
+    #[test]
+    fn read_only_foreign_storage_refuses_writes() {
+        let backing = vec![1.0f64, 2.0];
+        let ptr = backing.as_ptr() as *mut u8;
+        // SAFETY: `backing` is moved into the owner box, which keeps the heap
+        // allocation alive and unmoved; the storage is read-only, so the
+        // pointer is never written through.
+        let s = unsafe { Storage::from_foreign(ptr, 2, DType::Float64, Box::new(backing), false) };
+        let err = s
+            .write::<f64>()
+            .expect_err("read-only memory must refuse writes");
+        assert!(err.to_string().contains("read-only"));
+        assert_eq!(&*s.read::<f64>(), &[1.0, 2.0]);
+        // A reinterpretation shares the buffer and so its read-only flag.
+        let real = Storage::reinterpret(&std::sync::Arc::new(s), DType::Float64);
+        assert!(!real.is_writable() && real.write::<f64>().is_err());
     }
 
     #[test]
@@ -273,7 +313,7 @@ mod tests {
         let r = Storage::reinterpret(&c, DType::Float64);
         assert_eq!(r.len(), 4);
         assert_eq!(&*r.read::<f64>(), &[1.0, 2.0, 3.0, 4.0]);
-        r.write::<f64>()[3] = -4.0;
+        r.write::<f64>().unwrap()[3] = -4.0;
         assert_eq!(c.read::<num_complex::Complex64>()[1].im, -4.0);
         assert!(r.same_buffer(&c));
         assert_eq!(r.data_ptr(), c.data_ptr());
