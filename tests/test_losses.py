@@ -238,3 +238,14 @@ def test_legacy_reduction_arguments_warn_at_the_callers_line(loss):
     with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated") as caught:
         loss(fg.nn.functional, x, t)
     assert caught[0].filename == __file__
+
+
+def test_nll_loss_2d_is_nll_loss_under_a_deprecated_name():
+    log_probs = fg.randn(2, 3, 4, 5).log_softmax(1)
+    target = fg.randint(0, 3, (2, 4, 5))
+    weight = fg.tensor([1.0, 2.0, 0.5])
+    with pytest.warns(FutureWarning, match="`NLLLoss2d` has been deprecated"):
+        old = fg.nn.NLLLoss2d(weight, ignore_index=1, reduction="sum")
+    assert isinstance(old, fg.nn.NLLLoss)
+    expect = fg.nn.NLLLoss(weight, ignore_index=1, reduction="sum")(log_probs, target)
+    assert old(log_probs, target).item() == expect.item()

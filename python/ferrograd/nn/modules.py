@@ -84,6 +84,8 @@ __all__ = [
     "CosineEmbeddingLoss",
     "CosineSimilarity",
     "CrossEntropyLoss",
+    "NLLLoss2d",
+    "SyncBatchNorm",
     "LinearCrossEntropyLoss",
     "LinearCrossEntropyOptions",
     "Dropout",
@@ -3045,6 +3047,59 @@ class BatchNorm3d(_BatchNorm):
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
 
 
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalization whose statistics span every process of a distributed group. ferrograd
+    runs in one process, so the group is this process and the statistics are the batch's own,
+    as ``BatchNorm*d`` computes them; ``process_group`` is kept for code that sets it."""
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        process_group: Any = None,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: ferrograd.Tensor) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:
+        """``module`` with every ``BatchNorm*d`` in it replaced by a ``SyncBatchNorm`` sharing its
+        parameters and running statistics."""
+        converted = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            converted = cls(
+                module.num_features,
+                module.eps,
+                module.momentum,
+                module.affine,
+                module.track_running_stats,
+                process_group,
+                bias=module.bias is not None,
+            )
+            if module.affine:
+                converted.weight, converted.bias = module.weight, module.bias
+            converted.running_mean = module.running_mean
+            converted.running_var = module.running_var
+            converted.num_batches_tracked = module.num_batches_tracked
+            converted.training = module.training
+        for name, child in module.named_children():
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return converted
+
+
 # ---- losses ---------------------------------------------------------------------------
 
 
@@ -3166,6 +3221,18 @@ class NLLLoss(_WeightedLoss):
             ignore_index=self.ignore_index,
             reduction=self.reduction,
         )
+
+
+class NLLLoss2d(NLLLoss):
+    """``NLLLoss`` under its deprecated name; warns as PyTorch does."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        warnings.warn(
+            "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__(*args, **kwargs)
 
 
 class CrossEntropyLoss(_WeightedLoss):
