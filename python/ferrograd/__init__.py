@@ -636,7 +636,13 @@ Tensor.__dlpack_device__ = utils.dlpack._dlpack_device
 lu = linalg._torch_lu
 lu_solve = linalg._torch_lu_solve
 lu_unpack = linalg.lu_unpack
+geqrf = linalg._torch_geqrf
+orgqr = linalg.householder_product
+ormqr = linalg._torch_ormqr
 for _name, _fn in {
+    "geqrf": geqrf,
+    "orgqr": orgqr,
+    "ormqr": ormqr,
     "inverse": inverse,
     "det": det,
     "logdet": logdet,

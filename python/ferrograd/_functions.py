@@ -312,7 +312,7 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, ou
         out_shape[dim] = out_shape[dim] * repeats
         return x.expand(*shape).reshape(out_shape)
     if not isinstance(repeats, Tensor):
-        repeats = _C.from_numpy(np.asarray(repeats, dtype=np.int64).reshape(-1))
+        repeats = _C.from_numpy(np.array(repeats, dtype=np.int64).reshape(-1))
     if repeats.dim() != 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
     counts = repeats.tolist()

@@ -17,6 +17,7 @@ import numpy as np
 from . import _C
 from ._C import Tensor
 from ._functions import _cross, _dtype_name, _from_np, _return_type, _wrap_dim
+from .autograd.function import Function as _Function
 
 __all__ = [
     "LinAlgError",
@@ -646,6 +647,78 @@ def _torch_lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     """``ferrograd.lu_solve(b, LU_data, LU_pivots)`` / ``b.lu_solve(...)``: ``lu_solve`` with the
     right-hand side first."""
     return lu_solve(LU_data, LU_pivots, b)
+
+
+_GeqrfResult = _return_type("geqrf", ("a", "tau"))
+
+
+class _GeqrfNoDerivative(_Function):
+    """Passes ``geqrf``'s outputs through, refusing to differentiate them, as PyTorch does."""
+
+    @staticmethod
+    def forward(ctx, A, a, tau):
+        return a, tau
+
+    @staticmethod
+    def backward(ctx, grad_a, grad_tau):
+        raise RuntimeError("the derivative for 'geqrf' is not implemented.")
+
+
+def _torch_geqrf(input: Tensor):
+    """``ferrograd.geqrf``: the Householder QR of each matrix in LAPACK's form, ``R`` on and above
+    the diagonal of ``a`` and the reflectors below it, with their scales ``tau``
+    (``householder_product(a, tau)`` is ``Q``)."""
+    if input.dim() < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    m, n = input.shape[-2], input.shape[-1]
+    k = builtins.min(m, n)
+    matrices = input.detach().numpy().reshape(-1, m, n)
+    a = np.empty_like(matrices)
+    tau = np.empty((matrices.shape[0], k), dtype=matrices.dtype)
+    for i, matrix in enumerate(matrices):
+        if k:
+            raw, scales = np.linalg.qr(matrix, mode="raw")
+            a[i], tau[i] = raw.T, scales
+        else:
+            a[i] = matrix
+    a = _from_np(a.reshape(input.shape), dtype=input.dtype)
+    tau = _from_np(tau.reshape(*input.shape[:-2], k), dtype=input.dtype)
+    if _C.is_grad_enabled() and input.requires_grad:
+        a, tau = _GeqrfNoDerivative.apply(input, a, tau)
+    return _GeqrfResult(a, tau)
+
+
+def _full_householder_product(input: Tensor, tau: Tensor) -> Tensor:
+    """The whole ``m x m`` ``Q = H_1 ... H_k`` of reflectors stored below ``input``'s diagonal."""
+    m, n = input.shape[-2], input.shape[-1]
+    square = input[..., :, :m] if n >= m else _C.cat([input, input.new_zeros(*input.shape[:-1], m - n)], -1)
+    return householder_product(square, tau)
+
+
+def _torch_ormqr(
+    input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpose: bool = False
+) -> Tensor:
+    """``ferrograd.ormqr``: ``other`` multiplied by the ``Q`` of ``geqrf``'s output (``Q^H`` with
+    ``transpose``), from the left or the right; differentiable in all three."""
+    for name, t in (("input", input), ("other", other)):
+        if t.dim() < 2:
+            raise RuntimeError(f"torch.ormqr: {name} must have at least 2 dimensions.")
+    if other.dim() != input.dim():
+        raise RuntimeError(
+            "torch.ormqr: Expected other to have the same number of dimensions as input, but got "
+            f"other.ndim equal to {other.dim()} and input.ndim is equal to {input.dim()}"
+        )
+    side = -2 if left else -1
+    if other.shape[side] != input.shape[-2]:
+        raise RuntimeError(f"torch.ormqr: other.shape[{side}] must be equal to input.shape[-2]")
+    if tau.shape[-1] != builtins.min(other.shape[side], input.shape[-1]):
+        raise RuntimeError(
+            f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1])"
+        )
+    Q = _full_householder_product(input, tau)
+    if transpose:
+        Q = Q.transpose(-2, -1).conj()
+    return Q @ other if left else other @ Q
 
 
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False) -> Tensor:
