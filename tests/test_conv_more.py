@@ -825,3 +825,38 @@ ERRORS = {
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_errors_match_torch(name):
     assert_raises_like_torch(*ERRORS[name])
+
+
+@pytest.mark.parametrize("pad", [0, 1, 2])
+def test_conv_tbc_is_conv1d_in_time_batch_channel_layout(pad):
+    rng = np.random.default_rng(pad)
+    x, w, b = (fg.tensor(rng.standard_normal(s), requires_grad=True) for s in ((6, 2, 3), (3, 3, 4), (4,)))
+    out = fg.conv_tbc(x, w, b, pad)
+    assert out.shape == (6 + 2 * pad - 2, 2, 4)
+    expect = fg.nn.functional.conv1d(x.permute(1, 2, 0), w.permute(2, 1, 0), b, padding=pad).permute(2, 0, 1)
+    np.testing.assert_allclose(out.detach().numpy(), expect.detach().numpy(), rtol=1e-12)
+    assert fg.autograd.gradcheck(lambda x, w, b: fg.nn.functional.conv_tbc(x, w, b, pad), (x, w, b))
+    if torch is not None:
+        theirs = torch.conv_tbc(*(torch.tensor(t.detach().numpy()) for t in (x, w, b)), pad)
+        np.testing.assert_allclose(out.detach().numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("shapes", "message"),
+    [
+        (((2, 3), (3, 3, 4), (4,)), "Input must have 3 dims: time, batch, in_channel"),
+        (((6, 2, 3), (3, 4), (4,)), "Weight tensor must have 3 dims"),
+        (((6, 2, 3), (3, 3, 4), (2, 2)), "Bias must be 1-D"),
+        (
+            ((6, 2, 3), (3, 2, 4), (4,)),
+            r"Input dim 2 \(input channels\) is not == dim 1 in the weight tensor",
+        ),
+        (
+            ((6, 2, 3), (3, 3, 4), (2,)),
+            r"Bias size must equal dim 2 in the weight tensor \(output channels\).",
+        ),
+    ],
+)
+def test_conv_tbc_errors(shapes, message):
+    with pytest.raises(RuntimeError, match=message):
+        fg.conv_tbc(*(fg.randn(*s) for s in shapes))

@@ -1249,7 +1249,7 @@ _TOP_LEVEL_FUNCTIONAL = {
         for name in (
             "conv1d conv2d conv3d conv_transpose1d conv_transpose2d avg_pool1d adaptive_avg_pool1d "
             "pixel_shuffle pixel_unshuffle cosine_similarity pairwise_distance selu celu prelu "
-            "hardshrink rms_norm conv_transpose3d pdist rrelu channel_shuffle"
+            "hardshrink rms_norm conv_transpose3d pdist rrelu channel_shuffle conv_tbc"
         ).split()
     },
     "max_pool1d_with_indices": _max_pool1d_with_indices,

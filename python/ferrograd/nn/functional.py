@@ -56,6 +56,7 @@ __all__ = [
     "celu_",
     "channel_shuffle",
     "conv1d",
+    "conv_tbc",
     "conv2d",
     "conv3d",
     "conv_transpose1d",
@@ -1035,6 +1036,23 @@ def _same_padding(weight: Tensor, dilation: Sequence[int]) -> list[int]:
         total = d * (k - 1)
         amounts += [total // 2, total - total // 2]
     return amounts
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """A 1-d convolution in time-batch-channel layout: ``input`` ``(T, B, C_in)``, ``weight``
+    ``(kernel_width, C_in, C_out)``, ``bias`` ``(C_out,)``, ``pad`` zeros at both ends of time."""
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if bias.shape[0] != weight.shape[2]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
 
 
 def conv1d(
