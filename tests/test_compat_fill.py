@@ -208,6 +208,28 @@ def test_apply_and_map_values():
         assert T.tensor([1j]).apply_(lambda v: 2).tolist() == [2 + 0j]
 
 
+def test_map2_combines_three_tensors_elementwise():
+    for T in MODULES:
+        a = T.arange(6.0).reshape(2, 3)[:, 1:]  # a non-contiguous view
+        out = a.map2_(T.tensor([10.0, 20.0]), T.tensor([[100.0], [200.0]]), lambda v, x, y: v + x + y)
+        assert out is a and a.tolist() == [[111.0, 122.0], [214.0, 225.0]]
+    assert_raises_like_torch(
+        lambda _F, T: T.ones(2).map2_(T.ones(2), T.ones(2, dtype=T.float64), lambda *v: 0),
+        TypeError,
+        r"map2_: expected \w+\.FloatTensor for argument 'y' \(got \w+\.DoubleTensor\)",
+    )
+    raises_like_torch(
+        lambda T: T.ones(2).map2_(1, T.ones(2), lambda *v: 0),
+        TypeError,
+        "map2_(): argument 'x' (position 1) must be Tensor, not int",
+    )
+    raises_like_torch(
+        lambda T: T.ones(2).map2_(T.ones(2), T.ones(2, requires_grad=True), lambda *v: 0),
+        RuntimeError,
+        "Can't call map2_() on Variable that requires grad. Use var.detach().map2_() instead.",
+    )
+
+
 def test_apply_and_map_bump_the_version_counter():
     # ferrograd counts these writes like every in-place op (PyTorch does not for these two).
     x = fg.ones(3)

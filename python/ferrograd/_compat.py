@@ -288,15 +288,29 @@ def _apply_(self: Tensor, callable) -> Tensor:
     return _write_values(self, [callable(v) for v in self.reshape(-1).tolist()])
 
 
+def _map_elements(name: str, self: Tensor, operands: list[tuple[str, str, Tensor]], callable) -> Tensor:
+    """Replaces every element ``v`` of ``self`` by ``callable(v, *w)``, ``w`` the matching elements
+    of the operands (each of ``self``'s dtype, broadcast to its shape), in place. Each operand is
+    ``(argument name, how PyTorch's dtype error names it, tensor)``."""
+    for position, (arg, _, tensor) in enumerate(operands, 1):
+        _require_tensor(name, arg, position, tensor)
+    _check_no_grad(name, self, *(tensor for *_, tensor in operands))
+    for _, label, tensor in operands:
+        if tensor.dtype != self.dtype:
+            raise TypeError(f"{name}: expected {self.type()} for {label} (got {tensor.type()})")
+    columns = [tensor.expand(*self.shape).reshape(-1).tolist() for *_, tensor in operands]
+    return _write_values(self, [callable(v, *w) for v, *w in zip(self.reshape(-1).tolist(), *columns)])
+
+
 def _map_(self: Tensor, tensor: Tensor, callable) -> Tensor:
-    """Replaces every element ``v`` of ``self`` by ``callable(v, w)``, ``w`` the matching element
-    of ``tensor`` (which must have ``self``'s dtype and broadcast to its shape), in place."""
-    _require_tensor("map_", "other", 1, tensor)
-    _check_no_grad("map_", self, tensor)
-    if tensor.dtype != self.dtype:
-        raise TypeError(f"map_: expected {self.type()} for 'other' (got {tensor.type()})")
-    others = tensor.expand(*self.shape).reshape(-1).tolist()
-    return _write_values(self, [callable(v, w) for v, w in zip(self.reshape(-1).tolist(), others)])
+    """``callable(v, w)`` in place of each element ``v``, ``w`` the matching element of ``tensor``."""
+    return _map_elements("map_", self, [("other", "'other'", tensor)], callable)
+
+
+def _map2_(self: Tensor, x: Tensor, y: Tensor, callable) -> Tensor:
+    """``callable(v, a, b)`` in place of each element ``v``, ``a`` and ``b`` the matching elements
+    of ``x`` and ``y``."""
+    return _map_elements("map2_", self, [("x", "argument 'x'", x), ("y", "argument 'y'", y)], callable)
 
 
 # --------------------------------------------------------------------------- top-level utilities
@@ -574,6 +588,7 @@ METHODS = {
     "new_empty_strided": _new_empty_strided,
     "apply_": _apply_,
     "map_": _map_,
+    "map2_": _map2_,
     **{
         name: property(lambda self: False, doc="Always False for a ferrograd tensor.")
         for name in _ALWAYS_FALSE
