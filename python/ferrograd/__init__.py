@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 import functools as _functools
+import math as _math
 import types as _types
 
 import numpy as _np
@@ -82,8 +83,24 @@ from ._C import (
 )
 from ._size import Size
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from .version import __version__
 
-__version__ = "0.1.0"
+# PyTorch's constants, for code such as ``2 * torch.pi`` or ``x[:, torch.newaxis]``.
+pi = _math.pi
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+
+
+class OutOfMemoryError(RuntimeError):
+    """An accelerator running out of memory. ferrograd has none, so nothing raises it: an
+    allocation that fails on the CPU raises ``RuntimeError``, as in PyTorch."""
+
+
+class AcceleratorError(RuntimeError):
+    """An error an accelerator reports. ferrograd has none, so nothing raises it."""
+
 
 _NUMPY_DTYPES = {
     float32: _np.float32,
@@ -588,18 +605,24 @@ builtins_bool = _builtins.bool
 
 from . import (  # noqa: E402,F401
     _dtype_info,
+    accelerator,
     amp,
     autograd,
+    backends,
+    cpu,
     cuda,
     distributions,
     fft,
     func,
+    jit,
     linalg,
     nn,
     optim,
+    random,
     special,
     storage,
     utils,
+    version,
 )
 from .amp import autocast, is_autocast_enabled  # noqa: E402,F401
 

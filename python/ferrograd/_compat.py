@@ -366,6 +366,26 @@ def typename(obj) -> str:
     return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
+def set_default_tensor_type(t) -> None:
+    """Deprecated: makes the dtype of ``t`` (``DoubleTensor`` or ``"torch.DoubleTensor"``, a
+    floating type) the default dtype; prefer ``set_default_dtype``."""
+    warnings.warn(
+        "set_default_tensor_type() is deprecated (as in PyTorch 2.1 and later); use set_default_dtype() instead.",
+        UserWarning,
+        stacklevel=2,
+    )
+    if isinstance(t, str):
+        name = t.rsplit(".", 1)[-1]
+        if name not in _LEGACY_TYPES:
+            raise AttributeError(f"module 'ferrograd' has no attribute '{name}'")
+        t = _LEGACY_TYPES[name]
+    if not isinstance(t, _LegacyTensorType):
+        raise TypeError(f"invalid type object: only floating-point types are supported, not {t!r}")
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _C.set_default_dtype(t.dtype)
+
+
 def is_storage(obj) -> builtins.bool:
     """False: ferrograd has no storage objects apart from its tensors."""
     return False
@@ -563,6 +583,7 @@ FUNCTIONS = {
     "set_flush_denormal": set_flush_denormal,
     "typename": typename,
     "is_storage": is_storage,
+    "set_default_tensor_type": set_default_tensor_type,
     "frombuffer": frombuffer,
     "is_inference": is_inference,
     "fill": fill,
