@@ -932,8 +932,10 @@ class Module:
         return self
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
-        """``to(dtype)``, ``to(tensor)``, ``to(device)`` ("cpu" only), ``to(device, dtype)``."""
+        """``to(dtype)``, ``to(tensor)``, ``to(device)`` ("cpu" only), ``to(device, dtype)``, and
+        ``memory_format=`` (``channels_last`` lays out 4-d parameters and buffers as N, H, W, C)."""
         dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+        memory_format = kwargs.pop("memory_format", None)
         kwargs.pop("non_blocking", None)
         if kwargs:
             raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
@@ -946,19 +948,22 @@ class Module:
                 dtype = arg
         if device is not None and str(device).split(":")[0] != "cpu":
             raise RuntimeError(f"ferrograd only supports the cpu device, got {device}")
-        if dtype is None:
-            return self
-        if not (dtype.is_floating_point or dtype.is_complex):
-            raise TypeError(
-                f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}"
-            )
-        if dtype.is_complex:
-            warnings.warn(
-                "Complex modules are a new feature under active development whose design may change, and some "
-                "modules might not work as expected when using complex tensors as parameters or buffers.",
-                stacklevel=2,
-            )
-        return self._cast(dtype, complex_too=True)
+        if dtype is not None:
+            if not (dtype.is_floating_point or dtype.is_complex):
+                raise TypeError(
+                    f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}"
+                )
+            if dtype.is_complex:
+                warnings.warn(
+                    "Complex modules are a new feature under active development whose design may change, and "
+                    "some modules might not work as expected when using complex tensors as parameters or buffers.",
+                    stacklevel=2,
+                )
+            self._cast(dtype, complex_too=True)
+        if memory_format is not None:
+            rank = {ferrograd.channels_last: 4, ferrograd.channels_last_3d: 5}.get(memory_format)
+            self._apply(lambda t: t.contiguous(memory_format=memory_format) if t.dim() == rank else t)
+        return self
 
     def float(self) -> Module:
         return self._cast(ferrograd.float32)

@@ -10,6 +10,7 @@ mod function;
 mod gil;
 mod graph;
 mod hooks;
+mod memory_format;
 mod node;
 mod ops;
 mod ops_complex;
@@ -34,6 +35,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::StorageRef>()?;
     m.add_class::<hooks::HookHandle>()?;
     dtype::register(m)?;
+    memory_format::register(m)?;
     autograd::register(m)?;
     factories::register(m)?;
     function::register(m)?;

@@ -4,10 +4,11 @@
 use crate::convert::{dtype_arg, shape_size, shape_tuple};
 use crate::dtype::{typestr, PyDType};
 use crate::errors::IntoPyResult;
+use crate::memory_format::PyMemoryFormat;
 use crate::node::PyNode;
 use ferrograd_core::autograd::engine;
 use ferrograd_core::ops::{copy, shape as shape_ops};
-use ferrograd_core::tensor::Storage;
+use ferrograd_core::tensor::{MemoryFormat, Storage};
 use ferrograd_core::{DType, Scalar, Tensor};
 use pyo3::exceptions::{
     PyAssertionError, PyRuntimeError, PyTypeError, PyUserWarning, PyValueError,
@@ -375,8 +376,16 @@ impl PyTensor {
         self.t.dtype().is_complex()
     }
 
-    fn is_contiguous(&self) -> bool {
-        self.t.is_contiguous()
+    #[pyo3(signature = (memory_format=None))]
+    fn is_contiguous(&self, memory_format: Option<PyMemoryFormat>) -> bool {
+        match memory_format {
+            None => self.t.is_contiguous(),
+            // A rank the format does not take is simply not contiguous in it.
+            Some(format) => format
+                .0
+                .dim_order(self.t.ndim())
+                .is_ok_and(|order| self.t.layout().is_contiguous_in(&order)),
+        }
     }
 
     fn data_ptr(&self) -> usize {
@@ -667,6 +676,7 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut dtype = None;
         let mut copy = false;
+        let mut memory_format = None;
         let mut candidates: Vec<Bound<'_, PyAny>> = args.iter().collect();
         if let Some(kw) = kwargs {
             if let Some(d) = kw.get_item("dtype")? {
@@ -674,6 +684,9 @@ impl PyTensor {
             }
             if let Some(c) = kw.get_item("copy")? {
                 copy = c.is_truthy()?;
+            }
+            if let Some(f) = kw.get_item("memory_format")? {
+                memory_format = f.extract::<Option<PyMemoryFormat>>()?;
             }
         }
         for a in candidates {
@@ -698,10 +711,16 @@ impl PyTensor {
             }
         }
         let t = &slf.get().t;
-        match dtype {
-            Some(d) if d != t.dtype() => PyTensor::cast(slf, d),
-            _ if copy => Ok(Bound::new(slf.py(), PyTensor::from(copy::clone(t).py()?))?.into_any()),
-            _ => Ok(slf.clone().into_any()),
+        let out = match dtype {
+            Some(d) if d != t.dtype() => PyTensor::cast(slf, d)?,
+            _ if copy => Bound::new(slf.py(), PyTensor::from(copy::clone(t).py()?))?.into_any(),
+            _ => slf.clone().into_any(),
+        };
+        match memory_format {
+            Some(format) if format.0 != MemoryFormat::Preserve => {
+                PyTensor::contiguous(out.downcast::<PyTensor>()?, Some(format))
+            }
+            _ => Ok(out),
         }
     }
 
@@ -771,18 +790,34 @@ impl PyTensor {
         slf
     }
 
-    fn clone(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        Ok(maybe_detach(py, self.t.numel(), || copy::clone(&self.t))
-            .py()?
-            .into())
+    #[pyo3(signature = (*, memory_format=None))]
+    fn clone(&self, py: Python<'_>, memory_format: Option<PyMemoryFormat>) -> PyResult<PyTensor> {
+        let format = memory_format.map_or(MemoryFormat::Preserve, |f| f.0);
+        Ok(
+            maybe_detach(py, self.t.numel(), || copy::clone_as(&self.t, format))
+                .py()?
+                .into(),
+        )
     }
 
-    fn contiguous<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+    #[pyo3(signature = (memory_format=None))]
+    fn contiguous<'py>(
+        slf: &Bound<'py, Self>,
+        memory_format: Option<PyMemoryFormat>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let t = &slf.get().t;
-        if t.is_contiguous() {
+        let out = match memory_format.map_or(MemoryFormat::Contiguous, |f| f.0) {
+            MemoryFormat::Contiguous | MemoryFormat::Preserve if t.is_contiguous() => {
+                return Ok(slf.clone().into_any())
+            }
+            MemoryFormat::Contiguous | MemoryFormat::Preserve => {
+                maybe_detach(slf.py(), t.numel(), || copy::contiguous(t)).py()?
+            }
+            format => maybe_detach(slf.py(), t.numel(), || copy::contiguous_in(t, format)).py()?,
+        };
+        if out.same(t) {
             return Ok(slf.clone().into_any());
         }
-        let out = maybe_detach(slf.py(), t.numel(), || copy::contiguous(t)).py()?;
         Ok(Bound::new(slf.py(), PyTensor::from(out))?.into_any())
     }
 }

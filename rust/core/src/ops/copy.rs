@@ -3,7 +3,7 @@
 use super::elementwise::map;
 use crate::autograd::record;
 use crate::grads;
-use crate::tensor::{DType, ScalarConvert, Tensor};
+use crate::tensor::{DType, Layout, MemoryFormat, ScalarConvert, Tensor};
 use crate::{with_dtype, Result};
 
 /// Converts elements without recording history (kernels' operand casts).
@@ -36,14 +36,19 @@ pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
 /// `t.clone()`: a contiguous copy with history.
 pub fn clone(t: &Tensor) -> Result<Tensor> {
     let out = with_dtype!(t.dtype(), T => map::<T, T>(t, |x| x))?;
+    record_clone(t, &out);
+    Ok(out)
+}
+
+/// Records `out`, a copy of `t`'s elements in any layout, as `CloneBackward0`.
+fn record_clone(t: &Tensor, out: &Tensor) {
     record(
         "CloneBackward0",
         &[t],
-        &out,
+        out,
         || (),
         |_, _, g| Ok(grads![Some(g.clone())]),
     );
-    Ok(out)
 }
 
 /// `t.contiguous()`: `t` itself when already contiguous, else a copy.
@@ -52,4 +57,61 @@ pub fn contiguous(t: &Tensor) -> Result<Tensor> {
         return Ok(t.clone());
     }
     clone(t)
+}
+
+/// `t.contiguous(memory_format=format)`: `t` itself when its elements already
+/// lie in that order, else a copy (`CloneBackward0`) whose elements do.
+pub fn contiguous_in(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
+    let order = format.dim_order(t.ndim())?;
+    if t.layout().is_contiguous_in(&order) {
+        return Ok(t.clone());
+    }
+    clone_in(t, &order)
+}
+
+/// `t.clone(memory_format=format)`: a copy with history laid out in
+/// `format`; `Preserve` keeps a channels-last tensor channels-last.
+pub fn clone_as(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
+    let format = match format {
+        MemoryFormat::Preserve => [MemoryFormat::ChannelsLast, MemoryFormat::ChannelsLast3d]
+            .into_iter()
+            .find(|f| {
+                !t.is_contiguous()
+                    && f.dim_order(t.ndim())
+                        .is_ok_and(|order| t.layout().is_contiguous_in(&order))
+            })
+            .unwrap_or(MemoryFormat::Contiguous),
+        format => format,
+    };
+    match format {
+        MemoryFormat::Contiguous => clone(t),
+        format => clone_in(t, &format.dim_order(t.ndim())?),
+    }
+}
+
+/// A copy of `t` with history (`CloneBackward0`) whose dims lie in memory
+/// from outermost to innermost in `order`.
+fn clone_in(t: &Tensor, order: &[usize]) -> Result<Tensor> {
+    let l = t.layout();
+    // `t` seen with its dims in memory order, read without history into a
+    // row-major buffer, which then is seen with the dims in `t`'s order.
+    let reordered = Layout {
+        shape: order.iter().map(|&d| l.shape[d]).collect(),
+        strides: order.iter().map(|&d| l.strides[d]).collect(),
+        offset: l.offset,
+    };
+    let source = Tensor::from_parts(t.storage().clone(), reordered);
+    let dense = with_dtype!(t.dtype(), T => map::<T, T>(&source, |x| x))?;
+    let mut strides = l.strides.clone();
+    for (i, &d) in order.iter().enumerate() {
+        strides[d] = dense.layout().strides[i];
+    }
+    let layout = Layout {
+        shape: l.shape.clone(),
+        strides,
+        offset: 0,
+    };
+    let out = Tensor::from_parts(dense.storage().clone(), layout);
+    record_clone(t, &out);
+    Ok(out)
 }

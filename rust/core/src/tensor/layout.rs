@@ -108,6 +108,38 @@ pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
     })
 }
 
+/// How a dense tensor's dims are ordered in memory (`torch.memory_format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryFormat {
+    /// Row-major: the last dim innermost (the default).
+    Contiguous,
+    /// A 4-d N, C, H, W tensor stored as N, H, W, C.
+    ChannelsLast,
+    /// A 5-d N, C, D, H, W tensor stored as N, D, H, W, C.
+    ChannelsLast3d,
+    /// A copy keeps its source's order.
+    Preserve,
+}
+
+impl MemoryFormat {
+    /// The dims of an `ndim`-d tensor from outermost to innermost in memory
+    /// (`Preserve` reads as `Contiguous`), or PyTorch's error for a rank the
+    /// format does not take.
+    pub fn dim_order(self, ndim: usize) -> Result<SmallVec<[usize; 6]>> {
+        let channels_last = |rank: usize, name: &str| -> Result<SmallVec<[usize; 6]>> {
+            if ndim != rank {
+                bail!(Runtime, "required rank {rank} tensor to use {name} format");
+            }
+            Ok(std::iter::once(0).chain(2..rank).chain([1]).collect())
+        };
+        match self {
+            MemoryFormat::ChannelsLast => channels_last(4, "channels_last"),
+            MemoryFormat::ChannelsLast3d => channels_last(5, "channels_last_3d"),
+            MemoryFormat::Contiguous | MemoryFormat::Preserve => Ok((0..ndim).collect()),
+        }
+    }
+}
+
 impl Layout {
     pub fn contiguous(shape: &[usize]) -> Layout {
         Layout {
@@ -140,6 +172,19 @@ impl Layout {
                 return false;
             }
             expected *= self.shape[i] as isize;
+        }
+        true
+    }
+
+    /// Whether the elements are dense with dims `order` from outermost to
+    /// innermost; a dim of size 1 may have any stride.
+    pub fn is_contiguous_in(&self, order: &[usize]) -> bool {
+        let mut expected = 1isize;
+        for &d in order.iter().rev() {
+            if self.shape[d] != 1 && self.strides[d] != expected {
+                return false;
+            }
+            expected *= self.shape[d] as isize;
         }
         true
     }

@@ -6,7 +6,7 @@ pub mod scalar;
 pub mod storage;
 
 pub use dtype::{DType, Element};
-pub use layout::{Layout, Shape};
+pub use layout::{Layout, MemoryFormat, Shape};
 pub use scalar::{Scalar, ScalarConvert};
 pub use storage::Storage;
 
