@@ -626,6 +626,7 @@ from . import (  # noqa: E402,F401
     random,
     special,
     storage,
+    testing,
     utils,
     version,
 )

@@ -18,7 +18,7 @@ from ._aliases import empty_strided, split_with_sizes
 from ._C import Tensor
 from ._functions import _dtype_name, _from_np
 from ._size import Size
-from .autograd.function import Function
+from .autograd.function import Function, _no_derivative
 from .autograd.grad_mode import no_grad
 
 _FLOATING = (_C.float32, _C.float64)
@@ -53,21 +53,7 @@ class _ZeroGradSample(Function):
         return grad.new_zeros(tuple(grad.shape)), None
 
 
-def _no_derivative(op: str):
-    class NoDerivative(Function):
-        @staticmethod
-        def forward(ctx, sample, *params):
-            return sample
-
-        @staticmethod
-        def backward(ctx, grad):
-            raise RuntimeError(f"derivative for aten::{op} is not implemented")
-
-    NoDerivative.__name__ = NoDerivative.__qualname__ = f"{op.capitalize()}NoDerivative"
-    return NoDerivative
-
-
-_BinomialNoDerivative = _no_derivative("binomial")
+_BinomialNoDerivative = _no_derivative("Binomial", "derivative for aten::binomial is not implemented")
 
 
 def _tracks(*tensors: Tensor) -> builtins.bool:
@@ -132,7 +118,7 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
     out = np.where(np.isposinf(n) & (p_safe > 0), np.inf, out)
     out[undefined] = np.nan
     sample = _from_np(np.ascontiguousarray(out)).to(count.dtype)
-    return _BinomialNoDerivative.apply(sample, count, prob) if _tracks(count, prob) else sample
+    return _BinomialNoDerivative.apply(count, prob, sample) if _tracks(count, prob) else sample
 
 
 # --------------------------------------------------------------------------- splits and copies

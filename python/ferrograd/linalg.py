@@ -17,7 +17,7 @@ import numpy as np
 from . import _C
 from ._C import Tensor
 from ._functions import _cross, _dtype_name, _from_np, _return_type, _wrap_dim
-from .autograd.function import Function as _Function
+from .autograd.function import _no_derivative
 
 __all__ = [
     "LinAlgError",
@@ -652,16 +652,7 @@ def _torch_lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
 _GeqrfResult = _return_type("geqrf", ("a", "tau"))
 
 
-class _GeqrfNoDerivative(_Function):
-    """Passes ``geqrf``'s outputs through, refusing to differentiate them, as PyTorch does."""
-
-    @staticmethod
-    def forward(ctx, A, a, tau):
-        return a, tau
-
-    @staticmethod
-    def backward(ctx, grad_a, grad_tau):
-        raise RuntimeError("the derivative for 'geqrf' is not implemented.")
+_GeqrfNoDerivative = _no_derivative("Geqrf", "the derivative for 'geqrf' is not implemented.", outputs=2)
 
 
 def _torch_geqrf(input: Tensor):

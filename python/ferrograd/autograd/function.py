@@ -143,3 +143,22 @@ def once_differentiable(fn):
             return fn(ctx, *args)
 
     return wrapper
+
+
+def _no_derivative(name: str, message: str, outputs: int = 1) -> type[Function]:
+    """A Function that links results computed without recording to the inputs they came from, so
+    that differentiating them raises ``message`` as PyTorch does for ops without a derivative.
+    ``apply(*inputs, *results)`` returns the last ``outputs`` arguments."""
+
+    class NoDerivative(Function):
+        @staticmethod
+        def forward(ctx, *args):
+            results = args[-outputs:]
+            return results if outputs > 1 else results[0]
+
+        @staticmethod
+        def backward(ctx, *grads):
+            raise RuntimeError(message)
+
+    NoDerivative.__name__ = NoDerivative.__qualname__ = f"{name}NoDerivative"
+    return NoDerivative

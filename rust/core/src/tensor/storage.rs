@@ -96,8 +96,6 @@ struct Buffer {
     ptr: NonNull<u8>,
     /// Size in bytes, so that storages of different element types can share it.
     bytes: usize,
-    /// False for foreign memory that its owner marks read-only.
-    writable: bool,
     _owner: Owner,
 }
 
@@ -110,6 +108,9 @@ unsafe impl Sync for Buffer {}
 pub struct Storage {
     buf: BufferRef,
     dtype: DType,
+    /// False for foreign memory that its owner marks read-only. Fixed at
+    /// creation, so it is read without the lock.
+    writable: bool,
 }
 
 /// The buffer itself, or the storage whose buffer is reinterpreted.
@@ -126,10 +127,10 @@ impl Storage {
             buf: BufferRef::Own(RwLock::new(Buffer {
                 ptr,
                 bytes,
-                writable: true,
                 _owner: T::into_owner(v),
             })),
             dtype: T::DTYPE,
+            writable: true,
         }
     }
 
@@ -152,10 +153,10 @@ impl Storage {
             buf: BufferRef::Own(RwLock::new(Buffer {
                 ptr,
                 bytes: len * dtype.itemsize(),
-                writable,
                 _owner: Owner::Foreign(owner),
             })),
             dtype,
+            writable,
         }
     }
 
@@ -172,6 +173,7 @@ impl Storage {
         Storage {
             buf: BufferRef::Shared(storage.clone()),
             dtype,
+            writable: storage.writable,
         }
     }
 
@@ -207,7 +209,7 @@ impl Storage {
 
     /// Whether the memory may be written: false for a read-only foreign buffer.
     pub fn is_writable(&self) -> bool {
-        self.lock().read().writable
+        self.writable
     }
 
     /// Address of the first element, for `data_ptr` and zero-copy NumPy views.
@@ -243,13 +245,12 @@ impl Storage {
             self.dtype,
             "storage write with the wrong element type"
         );
-        let guard = self.lock().write();
-        if !guard.writable {
+        if !self.writable {
             return Err(Error::Runtime(
                 "this tensor's memory is read-only (it shares a non-writable NumPy array or buffer), so it cannot be written in place; write to a copy (`x.clone()`), or make the array writable before converting it".into(),
             ));
         }
-        Ok(RwLockWriteGuard::map(guard, |b| {
+        Ok(RwLockWriteGuard::map(self.lock().write(), |b| {
             // SAFETY: as in `read`; the write lock makes this the only access.
             unsafe {
                 std::slice::from_raw_parts_mut(
