@@ -1,10 +1,10 @@
 """torch.nn.utils: gradient clipping, parameter/vector conversion, sequence packing,
-parametrizations (new and hook-based weight/spectral norm), BatchNorm fusion, skip_init and
+parametrizations (new and hook-based weight/spectral norm), pruning, BatchNorm fusion, skip_init and
 stateless functional calls."""
 
 from __future__ import annotations
 
-from . import parametrizations, parametrize, rnn, stateless
+from . import parametrizations, parametrize, prune, rnn, stateless
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -31,6 +31,7 @@ __all__ = [
     "parameters_to_vector",
     "parametrizations",
     "parametrize",
+    "prune",
     "remove_spectral_norm",
     "remove_weight_norm",
     "rnn",
