@@ -118,3 +118,52 @@ def test_out_of_memory_error_is_a_runtime_error_nothing_raises():
     with pytest.raises(RuntimeError, match="not enough memory") as caught:
         fg.empty(2**55)
     assert not isinstance(caught.value, fg.OutOfMemoryError)
+
+
+def test_compiler_runs_everything_eagerly():
+    compiler = importlib.import_module("ferrograd.compiler")
+    model = fg.nn.Linear(2, 2)
+    assert compiler.compile(model) is model
+    assert not compiler.is_compiling() and not compiler.is_dynamo_compiling() and not compiler.is_exporting()
+
+    @compiler.disable
+    def double(x):
+        return 2 * x
+
+    @compiler.disable(recursive=False)
+    def triple(x):
+        return 3 * x
+
+    assert double(fg.ones(2)).tolist() == [2.0, 2.0] and triple(1) == 3
+    assert compiler.allow_in_graph(len) is len and compiler.assume_constant_result(len) is len
+    assert compiler.substitute_in_graph(len)(sorted) is sorted
+    assert compiler.list_backends() == [] and compiler.reset() is None
+
+    @compiler.set_stance("force_eager")
+    def five():
+        return 5
+
+    with compiler.set_stance("eager_on_recompile"):
+        assert five() == 5
+    with pytest.raises(ValueError, match="Invalid stance 'sometimes'"):
+        compiler.set_stance("sometimes")
+    if has_torch:
+        assert all(hasattr(torch.compiler, name) for name in compiler.__all__)
+
+
+def test_hook_handles_for_custom_hooks():
+    hooks = importlib.import_module("ferrograd.utils.hooks")
+    callbacks, extra = {}, {}
+    handle = hooks.RemovableHandle(callbacks, extra_dict=extra)
+    callbacks[handle.id], extra[handle.id] = print, True
+    with handle:
+        assert handle.id in callbacks
+    assert callbacks == {} and extra == {}
+    model = fg.nn.Linear(2, 2)
+    assert isinstance(model.register_forward_hook(lambda *a: None), hooks.RemovableHandle)
+
+    @hooks.unserializable_hook
+    def hook(grad):
+        return grad
+
+    assert hook.__torch_unserializable__ is True

@@ -614,6 +614,7 @@ from . import (  # noqa: E402,F401
     amp,
     autograd,
     backends,
+    compiler,
     cpu,
     cuda,
     distributions,

@@ -246,8 +246,12 @@ class RemovableHandle:
 
     _next_id = 0
 
-    def __init__(self, *hook_dicts: dict[int, Any]) -> None:
-        self.hook_dicts = hook_dicts
+    def __init__(self, *hook_dicts: dict[int, Any], extra_dict: Any = None) -> None:
+        # `extra_dict` (a dict or a list of dicts) holds entries kept under the same id.
+        extras = (
+            [] if extra_dict is None else [extra_dict] if isinstance(extra_dict, dict) else list(extra_dict)
+        )
+        self.hook_dicts = (*hook_dicts, *extras)
         self.id = RemovableHandle._next_id
         RemovableHandle._next_id += 1
 

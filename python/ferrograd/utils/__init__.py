@@ -1,3 +1,3 @@
-"""Utilities: activation checkpointing, data loading and DLPack exchange."""
+"""Utilities: activation checkpointing, data loading, DLPack exchange and hook handles."""
 
-from . import checkpoint, data, dlpack
+from . import checkpoint, data, dlpack, hooks
