@@ -10,6 +10,7 @@ import builtins
 import math
 import operator
 import warnings
+from typing import Any, Callable
 
 import numpy as np
 
@@ -138,10 +139,51 @@ def _unsafe_chunk(self: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]
     return tuple(self.chunk(chunks, dim))
 
 
-def _narrow_copy(self: Tensor, dim: int, start, length: int) -> Tensor:
-    """A contiguous copy of ``self.narrow(dim, start, length)``."""
-    view = self.narrow(dim, start, length)
-    return view.clone() if view.is_contiguous() else view.contiguous()
+def _slice(input: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+    """``input[..., start:end:step, ...]`` along ``dim``."""
+    dim = dim + input.dim() if dim < 0 else dim
+    return input[(slice(None),) * dim + (slice(start, end, step),)]
+
+
+def _fresh(view) -> Callable[..., Any]:
+    """A ``*_copy`` function: what the method named ``view`` (or the function ``view``) returns,
+    as new contiguous tensors rather than views of the input."""
+
+    def copy(input: Tensor, *args, **kwargs):
+        result = (
+            getattr(input, view)(*args, **kwargs) if isinstance(view, str) else view(input, *args, **kwargs)
+        )
+        if isinstance(result, (tuple, list)):
+            return tuple(part.clone(memory_format=_C.contiguous_format) for part in result)
+        return result.clone(memory_format=_C.contiguous_format)
+
+    copy.__doc__ = (
+        f"Does what ``{getattr(view, '__name__', view)}`` does, returning new tensors rather than views."
+    )
+    return copy
+
+
+_COPIES_OF_VIEWS = {
+    "alias_copy": _fresh(lambda input: input.view_as(input)),
+    "as_strided_copy": _fresh("as_strided"),
+    "detach_copy": _fresh("detach"),
+    "diagonal_copy": _fresh("diagonal"),
+    "expand_copy": _fresh("expand"),
+    "permute_copy": _fresh("permute"),
+    "select_copy": _fresh("select"),
+    "slice_copy": _fresh(_slice),
+    "split_copy": _fresh("split"),
+    "split_with_sizes_copy": _fresh("split_with_sizes"),
+    "squeeze_copy": _fresh("squeeze"),
+    "t_copy": _fresh("t"),
+    "transpose_copy": _fresh("transpose"),
+    "unbind_copy": _fresh("unbind"),
+    "unfold_copy": _fresh("unfold"),
+    "unsqueeze_copy": _fresh("unsqueeze"),
+    "view_as_complex_copy": _fresh(lambda input: _C.view_as_complex(input)),
+    "view_as_real_copy": _fresh(lambda input: _C.view_as_real(input)),
+    "view_copy": _fresh("view"),
+}
 
 
 # --------------------------------------------------------------------------- legacy constructors
@@ -557,11 +599,12 @@ _FUNCTIONS_AND_METHODS = {
     "unsafe_chunk": _unsafe_chunk,
     "unsafe_split": _unsafe_split,
     "unsafe_split_with_sizes": split_with_sizes,
-    "narrow_copy": _narrow_copy,
+    "narrow_copy": _fresh("narrow"),
 }
 
 FUNCTIONS = {
     **_FUNCTIONS_AND_METHODS,
+    **_COPIES_OF_VIEWS,
     **_LEGACY_TYPES,
     "poisson": poisson,
     "binomial": binomial,
