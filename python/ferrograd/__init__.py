@@ -705,7 +705,7 @@ for _name in (
     "ceil_ clamp_ clamp_max_ clamp_min_ clip_ cos_ cosh_ deg2rad_ detach_ erf_ erfc_ exp2_ exp_ expm1_ "
     "fill_ fix_ floor_ frac_ gcd_ index_put_ lcm_ ldexp_ log10_ log1p_ log2_ log_ logit_ nan_to_num_ "
     "neg_ negative_ rad2deg_ reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ "
-    "tan_ tanh_ trunc_ xlogy_ addmv_ conj_physical_ zero_"
+    "tan_ tanh_ trunc_ xlogy_ addmv_ conj_physical_ zero_ i0_"
 ).split():
     if hasattr(Tensor, _name) and _name not in globals():
         globals()[_name] = _method_function(_name)
@@ -730,3 +730,24 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
 def dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     """In-place ``dropout(input, p, train)``."""
     return nn.functional.dropout(input, p, train, inplace=True)
+
+
+from ._aten import (  # noqa: E402,F401
+    alpha_dropout_,
+    constant_pad_nd,
+    convolution,
+    empty_permuted,
+    feature_alpha_dropout_,
+    feature_dropout,
+    feature_dropout_,
+    gru_cell,
+    lstm_cell,
+    native_batch_norm,
+    native_channel_shuffle,
+    native_dropout,
+    native_group_norm,
+    native_layer_norm,
+    rnn_relu_cell,
+    rnn_tanh_cell,
+    rrelu_,
+)
