@@ -101,3 +101,27 @@ def test_strides_agree_with_torch():
     assert t.is_contiguous(memory_format=fg.channels_last) == u.is_contiguous(
         memory_format=torch.channels_last
     )
+
+
+def test_convert_conv_weight_memory_format():
+    fg.manual_seed(0)
+    model = fg.nn.Sequential(
+        fg.nn.Conv2d(3, 4, 3),
+        fg.nn.ReLU(),
+        fg.nn.ConvTranspose2d(4, 2, 2),
+        fg.nn.Conv3d(2, 2, 1),
+        fg.nn.Linear(2, 2),
+    )
+    before = [p.detach().clone() for p in model.parameters()]
+    assert fg.nn.utils.convert_conv2d_weight_memory_format(model, fg.channels_last) is model
+    for conv in (model[0], model[2]):
+        assert conv.weight.is_contiguous(memory_format=fg.channels_last) and not conv.weight.is_contiguous()
+        assert isinstance(conv.weight, fg.nn.Parameter) and conv.weight.requires_grad
+    assert model[3].weight.is_contiguous() and model[4].weight.is_contiguous()
+    fg.nn.utils.memory_format.convert_conv3d_weight_memory_format(model, fg.channels_last_3d)
+    assert model[3].weight.is_contiguous(memory_format=fg.channels_last_3d)
+    for old, new in zip(before, model.parameters()):
+        np.testing.assert_array_equal(old.numpy(), new.detach().numpy())
+    x = fg.randn(1, 3, 6, 6)
+    model[0](x).sum().backward()
+    assert model[0].weight.grad.shape == (4, 3, 3, 3)

@@ -631,7 +631,7 @@ from . import (  # noqa: E402,F401
     utils,
     version,
 )
-from .amp import autocast, is_autocast_enabled  # noqa: E402,F401
+from .amp import GradScaler, autocast, is_autocast_enabled  # noqa: E402,F401
 
 vmap = func.vmap
 from ._dtype_info import (  # noqa: E402,F401
