@@ -575,3 +575,29 @@ def test_a_small_transformer_learns_to_copy():
 )
 def test_bad_arguments_raise_torchs_errors(fn, kind, match):
     raises_like_torch(fn, kind, match)
+
+
+def test_sdpa_kernel_sets_and_restores_the_backend_switches():
+    from ferrograd.nn.attention import SDPBackend, sdpa_kernel
+
+    cuda = fg.backends.cuda
+    q = fg.randn(2, 3, 4)
+    expected = fg.nn.functional.scaled_dot_product_attention(q, q, q)
+    with sdpa_kernel(SDPBackend.MATH):
+        assert cuda.math_sdp_enabled() and not cuda.flash_sdp_enabled() and not cuda.cudnn_sdp_enabled()
+        np.testing.assert_array_equal(
+            fg.nn.functional.scaled_dot_product_attention(q, q, q).numpy(), expected.numpy()
+        )
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):
+        assert cuda.flash_sdp_enabled() and cuda.mem_efficient_sdp_enabled() and not cuda.math_sdp_enabled()
+    assert cuda.flash_sdp_enabled() and cuda.math_sdp_enabled()
+    with pytest.raises(AssertionError, match="got str"):
+        with sdpa_kernel("math"):
+            pass
+    assert int(SDPBackend.MATH) == 0 and int(SDPBackend.ERROR) == -1
+    if torch is not None:
+        from torch.nn.attention import SDPBackend as TorchBackend
+
+        assert {k: int(v) for k, v in TorchBackend.__members__.items()} == {
+            b.name: int(b) for b in SDPBackend
+        }

@@ -1,6 +1,6 @@
 """torch.nn subset: modules, Parameter, ``functional`` and ``init``."""
 
-from . import functional, grad, init, modules, rnn, transformer, utils
+from . import attention, functional, grad, init, modules, rnn, transformer, utils
 from .modules import *  # noqa: F403 - the modules are nn's public names
 from .parameter import Parameter
 from .rnn import *  # noqa: F403
