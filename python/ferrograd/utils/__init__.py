@@ -1,3 +1,3 @@
-"""Utilities: activation checkpointing, data loading, DLPack exchange and hook handles."""
+"""Utilities: activation checkpointing, data loading, DLPack exchange, hook handles and timing."""
 
-from . import checkpoint, data, dlpack, hooks
+from . import benchmark, checkpoint, data, dlpack, hooks
