@@ -175,6 +175,14 @@ def test_assert_close_agrees_with_isclose(values, noise):
     assert passed == within
 
 
+def test_booleans_against_numbers():
+    with pytest.raises(AssertionError, match=r"The \(d\)types do not match: <class 'bool'> != <class 'int'>"):
+        fg.testing.assert_close(True, 1)
+    fg.testing.assert_close(True, 1, check_dtype=False)
+    with pytest.raises(AssertionError, match="Expected 2 but got True"):
+        fg.testing.assert_close(True, 2, check_dtype=False)
+
+
 def test_assert_allclose_is_deprecated_and_lenient():
     with pytest.warns(FutureWarning, match="assert_close"):
         fg.testing.assert_allclose([1.0, 2.0], fg.tensor([1.0, 2.0]))

@@ -25,25 +25,25 @@ _DEFAULT_TOLERANCES = {
     _fg.float64: (1e-7, 1e-7),
     _fg.complex128: (1e-7, 1e-7),
 }
-_NUMBER_DTYPES = {int: _fg.int64, float: _fg.float64, complex: _fg.complex128}
+_NUMBER_DTYPES = {bool: _fg.bool, int: _fg.int64, float: _fg.float64, complex: _fg.complex128}
 _COMPLEX_PARTS = {_fg.complex64: _fg.float32, _fg.complex128: _fg.float64}
 
 
 class _Mismatch(Exception):
-    """A failed comparison: the exception type to raise and its message."""
+    """A failed comparison: the exception type to raise, its message, and the path of the nested
+    item that failed (set where it failed)."""
 
-    def __init__(self, kind: type[Exception], message: str, custom_msg_applies: bool = True):
+    def __init__(self, kind: type[Exception], message: str):
         super().__init__(message)
         self.kind = kind
         self.message = message
-        self.custom_msg_applies = custom_msg_applies
+        self.path: list | None = None
 
 
 def _unsupported(actual: Any, expected: Any) -> _Mismatch:
     return _Mismatch(
         TypeError,
         f"No comparison pair was able to handle inputs of type {type(actual)} and {type(expected)}.",
-        custom_msg_applies=False,
     )
 
 
@@ -232,12 +232,8 @@ def _compare(actual, expected, path: list, settings: dict) -> None:
         else:
             raise _unsupported(actual, expected)
     except _Mismatch as mismatch:
-        if (
-            path
-            and mismatch.kind is AssertionError
-            and "The failure occurred for item" not in mismatch.message
-        ):
-            mismatch.message += "\n\nThe failure occurred for item " + "".join(f"[{key!r}]" for key in path)
+        if mismatch.path is None:
+            mismatch.path = path
         raise
 
 
@@ -274,8 +270,15 @@ def assert_close(
         _compare(actual, expected, [], settings)
     except _Mismatch as mismatch:
         message = mismatch.message
-        if mismatch.custom_msg_applies and msg is not None:
-            message = msg(message) if callable(msg) else msg
+        # A failed comparison names the item that failed and may be reworded; unsupported inputs
+        # (a TypeError) are reported as they are.
+        if mismatch.kind is AssertionError:
+            if mismatch.path:
+                message += "\n\nThe failure occurred for item " + "".join(
+                    f"[{key!r}]" for key in mismatch.path
+                )
+            if msg is not None:
+                message = msg(message) if callable(msg) else msg
         raise mismatch.kind(message) from None
 
 
