@@ -32,6 +32,9 @@ from .autograd import grad as _autograd_grad
 from .autograd.functional import _grads, jacobian
 from .autograd.grad_mode import enable_grad
 from .nn.utils.stateless import _reparametrize_module
+from .utils._pytree import TreeSpec as _Spec
+from .utils._pytree import tree_flatten as _flatten
+from .utils._pytree import tree_unflatten as _unflatten
 
 __all__ = [
     "functional_call",
@@ -51,97 +54,26 @@ __all__ = [
 # --------------------------------------------------------------------------- pytrees
 
 
-class _Spec:
-    """The structure of a pytree: ``kind`` is None for a leaf, else the container type;
-    ``keys`` are a dict's keys; ``children`` the sub-structures."""
-
-    __slots__ = ("children", "keys", "kind")
-
-    def __init__(self, kind: Any = None, keys: Any = None, children: tuple = ()) -> None:
-        self.kind = kind
-        self.keys = keys
-        self.children = children
-
-    @property
-    def num_leaves(self) -> int:
-        return 1 if self.kind is None else sum(c.num_leaves for c in self.children)
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, _Spec)
-            and self.kind is other.kind
-            and self.keys == other.keys
-            and self.children == other.children
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.kind, self.children))
-
-    def __repr__(self) -> str:
-        if self.kind is None:
-            return "*"
-        keys = None if self.keys is None else list(self.keys)
-        return f"TreeSpec({self.kind.__name__}, {keys}, [{', '.join(map(repr, self.children))}])"
-
-
-def _is_namedtuple(x: Any) -> bool:
-    return isinstance(x, tuple) and hasattr(type(x), "_fields")
-
-
-def _flatten(tree: Any) -> tuple[list, _Spec]:
-    leaves: list = []
-
-    def walk(node: Any) -> _Spec:
-        if node is None:
-            return _Spec(type(None))
-        if isinstance(node, (tuple, list)):
-            return _Spec(type(node), None, tuple(walk(c) for c in node))
-        if isinstance(node, dict):
-            return _Spec(dict, tuple(node), tuple(walk(v) for v in node.values()))
-        leaves.append(node)
-        return _Spec()
-
-    return leaves, walk(tree)
-
-
-def _unflatten(leaves: list, spec: _Spec) -> Any:
-    it = iter(leaves)
-
-    def build(s: _Spec) -> Any:
-        if s.kind is None:
-            return next(it)
-        if s.kind is type(None):
-            return None
-        children = [build(c) for c in s.children]
-        if s.kind is dict:
-            return dict(zip(s.keys, children))
-        if issubclass(s.kind, tuple) and s.kind is not tuple:  # a namedtuple
-            return s.kind(*children)
-        return s.kind(children)
-
-    return build(spec)
-
-
 def _broadcast_prefix(prefix: Any, spec: _Spec) -> list | None:
     """One value per leaf of ``spec``: an int or None in ``prefix`` covers a whole subtree.
     None when ``prefix`` is not a prefix of ``spec``'s structure."""
     if prefix is None or isinstance(prefix, int):
         return [prefix] * spec.num_leaves
-    if spec.kind is None or spec.kind is type(None):
+    if spec.is_leaf():
         return None
     if isinstance(prefix, dict):
-        if spec.kind is not dict or set(prefix) != set(spec.keys):
+        if not issubclass(spec.type, dict) or set(prefix) != set(spec.context):
             return None
-        subs = [prefix[k] for k in spec.keys]
+        subs = [prefix[k] for k in spec.context]
     elif isinstance(prefix, (tuple, list)):
-        same = isinstance(prefix, tuple) == issubclass(spec.kind, tuple) and not issubclass(spec.kind, dict)
-        if not same or len(prefix) != len(spec.children):
+        same = isinstance(prefix, tuple) == issubclass(spec.type, tuple)
+        if not same or len(prefix) != spec.num_children:
             return None
         subs = list(prefix)
     else:
         return None
     out: list = []
-    for sub, child in zip(subs, spec.children):
+    for sub, child in zip(subs, spec.children_specs):
         part = _broadcast_prefix(sub, child)
         if part is None:
             return None
@@ -571,7 +503,7 @@ def _stack_outputs(func: Callable, outputs: list, out_dims: Any, size: int) -> A
                 f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a python "
                 "collection of ints representing where in the outputs the vmapped dimension should appear."
             )
-    if spec.kind is None and isinstance(out_dims, tuple) and len(out_dims) == 1:
+    if spec.is_leaf() and isinstance(out_dims, tuple) and len(out_dims) == 1:
         dims: list | None = list(out_dims)
     else:
         dims = _broadcast_prefix(out_dims, spec)
