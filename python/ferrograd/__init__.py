@@ -617,6 +617,7 @@ from . import (  # noqa: E402,F401
     compiler,
     cpu,
     cuda,
+    distributed,
     distributions,
     fft,
     func,

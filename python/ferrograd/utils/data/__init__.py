@@ -18,6 +18,7 @@ from .dataset import (
 )
 from .sampler import (
     BatchSampler,
+    DistributedSampler,
     RandomSampler,
     Sampler,
     SequentialSampler,
@@ -27,6 +28,7 @@ from .sampler import (
 
 __all__ = [
     "BatchSampler",
+    "DistributedSampler",
     "ChainDataset",
     "ConcatDataset",
     "DataLoader",

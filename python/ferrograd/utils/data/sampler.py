@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Sequence
 
 import ferrograd
 
 __all__ = [
     "BatchSampler",
+    "DistributedSampler",
     "RandomSampler",
     "Sampler",
     "SequentialSampler",
@@ -158,3 +160,55 @@ class BatchSampler(Sampler):
         if self.drop_last:
             return n // self.batch_size
         return (n + self.batch_size - 1) // self.batch_size
+
+
+class DistributedSampler(Sampler):
+    """The share of the indices that replica ``rank`` of ``num_replicas`` reads: every
+    ``num_replicas``-th index of one (shuffled, by ``seed + epoch``) order, padded by repeating
+    it to an equal share per replica, or cut to one with ``drop_last``. ferrograd has no process
+    groups, so ``num_replicas`` and ``rank`` must be given."""
+
+    def __init__(
+        self,
+        dataset,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+        drop_last: bool = False,
+    ) -> None:
+        from ... import distributed
+
+        num_replicas = distributed.get_world_size() if num_replicas is None else num_replicas
+        rank = distributed.get_rank() if rank is None else rank
+        if rank >= num_replicas or rank < 0:
+            raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
+        self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
+        self.shuffle, self.seed, self.drop_last, self.epoch = shuffle, seed, drop_last, 0
+        size = len(dataset)
+        if drop_last and size % num_replicas:
+            self.num_samples = math.ceil((size - num_replicas) / num_replicas)
+        else:
+            self.num_samples = math.ceil(size / num_replicas)
+        self.total_size = self.num_samples * num_replicas
+
+    def __iter__(self) -> Iterator[int]:
+        size = len(self.dataset)
+        if self.shuffle:
+            generator = ferrograd.Generator().manual_seed(self.seed + self.epoch)
+            indices = ferrograd.randperm(size, generator=generator).tolist()
+        else:
+            indices = list(range(size))
+        if self.drop_last:
+            indices = indices[: self.total_size]
+        else:
+            padding = self.total_size - len(indices)
+            indices += (indices * math.ceil(padding / len(indices)))[:padding] if padding and indices else []
+        return iter(indices[self.rank : self.total_size : self.num_replicas])
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch whose order the next iteration uses (all replicas must set the same one)."""
+        self.epoch = epoch
