@@ -601,3 +601,42 @@ def test_sdpa_kernel_sets_and_restores_the_backend_switches():
         assert {k: int(v) for k, v in TorchBackend.__members__.items()} == {
             b.name: int(b) for b in SDPBackend
         }
+
+
+@pytest.mark.parametrize("variant", ["causal_upper_left", "causal_lower_right"])
+@pytest.mark.parametrize("lengths", [(3, 3), (2, 5), (4, 6)])
+def test_causal_bias_masks(variant, lengths):
+    from ferrograd.nn.attention import bias
+
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.normal(size=(2, n, 4)) for n in (lengths[0], lengths[1], lengths[1]))
+    mask = getattr(bias, variant)(*lengths)
+    expected_mask = np.tril(
+        np.ones(lengths, dtype=bool), 0 if variant == "causal_upper_left" else lengths[1] - lengths[0]
+    )
+    np.testing.assert_array_equal(mask._materialize().numpy(), expected_mask)
+    tensors = [fg.tensor(a, requires_grad=True) for a in (q, k, v)]
+    out = fg.nn.functional.scaled_dot_product_attention(*tensors, attn_mask=mask)
+    explicit = fg.nn.functional.scaled_dot_product_attention(*tensors, attn_mask=fg.tensor(expected_mask))
+    np.testing.assert_allclose(out.detach().numpy(), explicit.detach().numpy())
+    with pytest.raises(ValueError, match="CausalBias should not be used with causal=True"):
+        fg.nn.functional.scaled_dot_product_attention(*tensors, attn_mask=mask, is_causal=True)
+    if torch is not None:
+        from torch.nn.attention import bias as torch_bias
+
+        reference = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+        expected = torch.nn.functional.scaled_dot_product_attention(
+            *reference, attn_mask=getattr(torch_bias, variant)(*lengths)
+        )
+        np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_causal_bias_errors_and_warnings():
+    from ferrograd.nn.attention.bias import CausalVariant, causal_lower_right, causal_upper_left
+
+    with pytest.raises(AssertionError, match="causal_upper_left only supports 2D tensors"):
+        causal_upper_left(2)
+    with pytest.warns(UserWarning, match="Lower right causal bias will produce NaNs"):
+        wide = causal_lower_right(3, 2)
+    assert wide.variant == CausalVariant.LOWER_RIGHT and (wide.seq_len_q, wide.seq_len_kv) == (3, 2)
+    assert int(CausalVariant.UPPER_LEFT) == 1 and int(CausalVariant.LOWER_RIGHT) == 2

@@ -27,6 +27,8 @@ import numpy as np
 import ferrograd
 from ferrograd import _C
 
+from .attention.bias import CausalBias
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -2259,6 +2261,10 @@ def scaled_dot_product_attention(
     if is_causal:
         scores = scores + _attention_bias(ferrograd.ones((L, S), dtype=ferrograd.bool).tril(), scores.dtype)
     if attn_mask is not None:
+        if isinstance(attn_mask, CausalBias):
+            if is_causal:
+                raise ValueError("CausalBias should not be used with causal=True")
+            attn_mask = attn_mask._materialize()
         scores = scores + _attention_bias(attn_mask, scores.dtype)
     weights = _safe_softmax(scores)
     if dropout_p > 0.0:

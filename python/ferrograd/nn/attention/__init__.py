@@ -8,9 +8,10 @@ import contextlib
 import enum
 from typing import Iterable, Iterator
 
-from ..backends import cuda as _cuda
+from ...backends import cuda as _cuda
+from . import bias
 
-__all__ = ["WARN_FOR_UNFUSED_KERNELS", "SDPBackend", "sdpa_kernel"]
+__all__ = ["WARN_FOR_UNFUSED_KERNELS", "SDPBackend", "bias", "sdpa_kernel"]
 
 WARN_FOR_UNFUSED_KERNELS = False
 
