@@ -296,9 +296,14 @@ def _add_global_call_hook(
     return handle
 
 
-def _add_hook(hooks: dict[int, Callable[..., Any]], hook: Callable[..., Any]) -> RemovableHandle:
+def _add_hook(
+    hooks: dict[int, Callable[..., Any]], hook: Callable[..., Any], prepend: bool = False
+) -> RemovableHandle:
+    """Registers ``hook`` last in ``hooks`` (an ``OrderedDict``; first with ``prepend``)."""
     handle = RemovableHandle(hooks)
     hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)  # type: ignore[attr-defined]
     return handle
 
 
@@ -387,6 +392,10 @@ class Module:
 
     _version: int = 1
     training: bool
+    # Whether `Module.__init__` passes its arguments on to the next class (never, here).
+    call_super_init: bool = False
+    # Whether loading a state dict warns when a module's `_version` changed (it does not).
+    dump_patches: bool = False
 
     def __init__(self) -> None:
         setattr_ = super().__setattr__
@@ -888,10 +897,12 @@ class Module:
     def _apply(
         self,
         fn: Callable[[ferrograd.Tensor], ferrograd.Tensor],
+        recurse: bool = True,
         *,
         _memo: dict[object, tuple[ferrograd.Tensor, ferrograd.Tensor]] | None = None,
     ) -> Module:
-        """Replace every parameter, gradient and buffer ``t`` by ``fn(t)``.
+        """Replace every parameter, gradient and buffer ``t`` by ``fn(t)`` (in submodules too
+        unless not ``recurse``).
 
         A converted parameter becomes a new Parameter object (torch's behaviour
         with ``torch.__future__.set_overwrite_module_params_on_conversion(True)``).
@@ -925,7 +936,7 @@ class Module:
                     applied.grad = grad_applied
             return applied
 
-        for module in self.children():
+        for module in self.children() if recurse else ():
             module._apply(fn, _memo=memo)
         for key, param in self._parameters.items():
             if param is not None:
@@ -986,6 +997,11 @@ class Module:
 
     def cpu(self) -> Module:
         return self
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Parameters and buffers of the same shapes and dtypes, uninitialised, on ``device``
+        (the CPU): for a module built without initialising its weights, which are set next."""
+        return self._apply(lambda t: ferrograd.empty_like(t).to(device), recurse=recurse)
 
     def cuda(self, device: Any = None) -> Module:
         """ferrograd computes on the CPU only, so this raises as PyTorch built without CUDA does."""

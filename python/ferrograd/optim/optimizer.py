@@ -10,16 +10,76 @@ Relies on
 
 from __future__ import annotations
 
+import functools
 import warnings
-from collections import defaultdict
-from collections.abc import Iterable
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable
 from copy import deepcopy
 from itertools import chain
 from typing import Any
 
 import ferrograd
 
-__all__ = ["Optimizer", "required"]
+from ..nn.modules import RemovableHandle
+from ..nn.modules import _add_hook as _register
+
+__all__ = ["Optimizer", "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook", "required"]
+
+# Step hooks every optimizer runs: the pre-hooks before its own, the post-hooks after.
+_global_optimizer_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_optimizer_post_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_HOOK_DICTS = (
+    "_optimizer_step_pre_hooks",
+    "_optimizer_step_post_hooks",
+    "_optimizer_state_dict_pre_hooks",
+    "_optimizer_state_dict_post_hooks",
+    "_optimizer_load_state_dict_pre_hooks",
+    "_optimizer_load_state_dict_post_hooks",
+)
+
+
+def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs)`` runs before every optimizer's ``step`` (see
+    ``Optimizer.register_step_pre_hook``)."""
+    return _register(_global_optimizer_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs)`` runs after every optimizer's ``step``."""
+    return _register(_global_optimizer_post_hooks, hook)
+
+
+def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
+    """``step`` running the global and the optimizer's step hooks around it; a ``step`` that
+    calls another hooked ``step`` (a subclass's calling its base's) runs them once."""
+
+    @functools.wraps(step)
+    def hooked(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        if self.__dict__.get("_running_step_hooks"):
+            return step(self, *args, **kwargs)
+        self._init_hooks()  # for subclasses that never call Optimizer.__init__
+        self._running_step_hooks = True
+        try:
+            call_args = (self, *args)
+            for hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+                result = hook(self, call_args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(
+                            f"{step} must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                        )
+                    call_args, kwargs = result
+            out = step(*call_args, **kwargs)
+            for hook in chain(
+                self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()
+            ):
+                hook(self, call_args, kwargs)
+            return out
+        finally:
+            self._running_step_hooks = False
+
+    hooked._with_step_hooks = True  # type: ignore[attr-defined]
+    return hooked
 
 
 class _RequiredParameter:
@@ -48,7 +108,14 @@ def _check_implementation_flags(fused: bool | None, foreach: bool | None, differ
 class Optimizer:
     """Base class: holds ``param_groups`` (dicts with "params" and hyper-parameters) and per-parameter ``state``."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_with_step_hooks", False):
+            cls.step = _with_step_hooks(step)
+
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        self._init_hooks()
         self.defaults = defaults
         if isinstance(params, ferrograd.Tensor):
             raise TypeError(
@@ -74,7 +141,47 @@ class Optimizer:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self._init_hooks()
         self.defaults.setdefault("differentiable", False)
+
+    def _init_hooks(self) -> None:
+        for name in _HOOK_DICTS:
+            self.__dict__.setdefault(name, OrderedDict())
+
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` runs before each ``step`` (``args`` starts with the
+        optimizer); it may return ``(new_args, new_kwargs)`` for ``step`` to take instead."""
+        return _register(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` runs after each ``step``."""
+        return _register(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """``hook(optimizer)`` runs before ``state_dict`` gathers the state."""
+        return _register(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """``hook(optimizer, state_dict)`` runs on what ``state_dict`` returns; a dict it
+        returns is returned instead."""
+        return _register(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """``hook(optimizer, state_dict)`` runs before ``load_state_dict``; a dict it returns is
+        loaded instead."""
+        return _register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """``hook(optimizer)`` runs after ``load_state_dict``."""
+        return _register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     def __repr__(self) -> str:
         text = type(self).__name__ + " ("
@@ -158,6 +265,8 @@ class Optimizer:
             raise NotImplementedError
         return self._step_groups(closure, update)
 
+    step = _with_step_hooks(step)
+
     def _step_groups(self, closure: Any, update: Any) -> Any:
         """``step``'s frame: the closure's loss with grad enabled, then ``update(group, params)``
         for each group's parameters that have a gradient, without recording unless
@@ -175,6 +284,8 @@ class Optimizer:
 
     def state_dict(self) -> dict[str, Any]:
         """``{"state": {index: state}, "param_groups": [group with "params" as indices]}``."""
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
         index: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
@@ -184,9 +295,19 @@ class Optimizer:
             packed["params"] = [index[id(p)] for p in group["params"]]
             groups.append(packed)
         state = {(index[id(k)] if isinstance(k, ferrograd.Tensor) else k): v for k, v in self.state.items()}
-        return {"state": state, "param_groups": groups}
+        state_dict = {"state": state, "param_groups": groups}
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state_dict = dict(state_dict)
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         groups = self.param_groups
         saved_groups = deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
@@ -223,3 +344,5 @@ class Optimizer:
             if "param_names" in group and "param_names" not in new_group:
                 new_group["param_names"] = group["param_names"]
         self.__setstate__({"state": state, "param_groups": saved_groups})
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
