@@ -167,3 +167,15 @@ def test_hook_handles_for_custom_hooks():
         return grad
 
     assert hook.__torch_unserializable__ is True
+
+
+def test_functional_module_reexports_the_tensor_functions():
+    # The autograd-mechanics notebook imports it: `import torch.functional as F`.
+    functional = importlib.import_module("ferrograd.functional")
+    for name in functional.__all__:
+        assert getattr(functional, name) is getattr(fg, name)
+    x = fg.ones(2, 3, requires_grad=True)
+    functional.einsum("ij->j", x).sum().backward()
+    assert x.grad.tolist() == [[1.0] * 3] * 2
+    if has_torch:
+        assert sorted(functional.__all__) == sorted(torch.functional.__all__)

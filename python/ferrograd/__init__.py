@@ -733,6 +733,7 @@ def dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     return nn.functional.dropout(input, p, train, inplace=True)
 
 
+from . import functional  # noqa: E402,F401  (after every name it re-exports)
 from ._aten import (  # noqa: E402,F401
     alpha_dropout_,
     constant_pad_nd,

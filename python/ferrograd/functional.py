@@ -1,0 +1,55 @@
+"""``ferrograd.functional``: the tensor functions PyTorch gathers in ``torch.functional``
+(``einsum``, ``meshgrid``, ``split``, ``norm``, ...), the same objects as ``ferrograd.<name>``,
+for code that imports them from here (``import torch.functional as F``)."""
+
+from __future__ import annotations
+
+from . import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    block_diag,
+    broadcast_shapes,
+    broadcast_tensors,
+    cartesian_prod,
+    cdist,
+    chain_matmul,
+    einsum,
+    istft,
+    lu,
+    meshgrid,
+    norm,
+    pca_lowrank,
+    split,
+    stft,
+    svd_lowrank,
+    tensordot,
+    unique,
+    unique_consecutive,
+    unravel_index,
+)
+
+__all__ = [
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "block_diag",
+    "broadcast_shapes",
+    "broadcast_tensors",
+    "cartesian_prod",
+    "cdist",
+    "chain_matmul",
+    "einsum",
+    "istft",
+    "lu",
+    "meshgrid",
+    "norm",
+    "pca_lowrank",
+    "split",
+    "stft",
+    "svd_lowrank",
+    "tensordot",
+    "unique",
+    "unique_consecutive",
+    "unravel_index",
+]
