@@ -811,6 +811,13 @@ def test_variable_and_multithreading():
         assert w.requires_grad is False and w.grad_fn is None
         with pytest.raises(TypeError, match="Variable data has to be a tensor, but got list"):
             T.autograd.Variable([1])
+        assert isinstance(t, T.autograd.Variable) and not isinstance([t], T.autograd.Variable)
+        with pytest.warns(UserWarning, match="volatile was removed and now has no effect"):
+            assert not T.autograd.Variable(t, volatile=True).requires_grad
+        with pytest.warns(UserWarning, match=r"volatile was removed \(Variable.volatile is always False\)"):
+            assert t.volatile is False
+        with pytest.warns(UserWarning, match="volatile was removed and now has no effect"):
+            t.volatile = True
     assert fg.autograd.is_multithreading_enabled() is True
     with fg.autograd.set_multithreading_enabled(False):
         assert fg.autograd.is_multithreading_enabled() is False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Optional, Union
 
@@ -68,12 +69,39 @@ def grad(
     return tuple(result)
 
 
-def Variable(data: Tensor, requires_grad: bool = False, volatile: bool = False) -> Tensor:  # noqa: N802
-    """The legacy wrapper: a Variable is a tensor, so this returns a new leaf sharing ``data``'s
-    memory (cut from its graph), requiring gradients when asked."""
-    if not isinstance(data, Tensor):
-        raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
-    return data.detach().requires_grad_(requires_grad)
+_VOLATILE_SET = "volatile was removed and now has no effect. Use `with ferrograd.no_grad():` instead."
+
+
+class _VariableMeta(type):
+    """Makes ``Variable(...)`` build a tensor and ``isinstance(x, Variable)`` test for one."""
+
+    def __call__(cls, data: Tensor, requires_grad: bool = False, volatile: bool = False) -> Tensor:
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        if volatile:
+            warnings.warn(_VOLATILE_SET, UserWarning, stacklevel=2)
+        return data.detach().requires_grad_(requires_grad)
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        return isinstance(obj, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """The legacy wrapper: a Variable is a tensor, so ``Variable(data, requires_grad=False)``
+    returns a new leaf sharing ``data``'s memory (cut from its graph), and every tensor is an
+    instance of it. ``volatile`` has no effect (use ``no_grad``) and warns."""
+
+
+def _volatile_get(self: Tensor) -> bool:
+    warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+    return False
+
+
+def _volatile_set(self: Tensor, value: bool) -> None:
+    warnings.warn(_VOLATILE_SET, UserWarning, stacklevel=2)
+
+
+Tensor.volatile = property(_volatile_get, _volatile_set, doc="Always False (removed); warns.")
 
 
 _multithreading = True
