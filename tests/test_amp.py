@@ -109,3 +109,32 @@ def test_grad_scaler_matches_torch():
     ours, theirs = _scaled_training(fg, (2, 3)), _scaled_training(torch, (2, 3))
     np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6)
     assert ours[1:] == theirs[1:]
+
+
+def test_custom_fwd_and_bwd_decorate_function_passes():
+    class Square(fg.autograd.Function):
+        @staticmethod
+        @fg.amp.custom_fwd(device_type="cpu", cast_inputs=fg.float32)
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @fg.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    x = fg.tensor([1.0, -3.0], dtype=fg.float64, requires_grad=True)
+    with fg.autocast("cpu"):
+        y = Square.apply(x)
+    assert y.dtype == fg.float64  # autocast never enables, so nothing is cast
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, -6.0]
+    with pytest.raises(TypeError, match="device_type"):
+        fg.amp.custom_fwd(lambda ctx, x: x)
+    with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
+        fg.amp.custom_bwd(lambda ctx, g: g, device_type=0)
+    with pytest.warns(FutureWarning, match="custom_fwd\\(args...\\)` is deprecated"):
+        decorated = fg.cuda.amp.custom_fwd(lambda ctx, x: x)
+    assert decorated(None, 3) == 3

@@ -17,7 +17,7 @@ from . import _C
 from ._C import Tensor
 from .autograd.grad_mode import no_grad
 
-__all__ = ["GradScaler", "autocast", "is_autocast_available"]
+__all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd", "is_autocast_available"]
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -42,8 +42,7 @@ class autocast:
         enabled: bool = True,
         cache_enabled: bool | None = None,
     ) -> None:
-        if not isinstance(device_type, str):
-            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        _check_device_type(device_type)
         if device_type not in ("cpu", "cuda"):
             raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
         if enabled and device_type == "cuda":
@@ -71,6 +70,30 @@ class autocast:
                 return func(*args, **kwargs)
 
         return decorated
+
+
+def _check_device_type(device_type: Any) -> None:
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+
+
+def custom_fwd(fwd=None, *, device_type: str, cast_inputs: Any = None):
+    """Decorates a custom Function's ``forward``. Under an enabled autocast it would run with
+    floating inputs cast to ``cast_inputs`` and autocast off; autocast never enables here, so
+    ``forward`` runs as written (usable bare or called with options)."""
+    _check_device_type(device_type)
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+    return fwd
+
+
+def custom_bwd(bwd=None, *, device_type: str):
+    """Decorates a custom Function's ``backward`` to run under the autocast state of its
+    ``forward``: off, as autocast never enables here."""
+    _check_device_type(device_type)
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+    return bwd
 
 
 class GradScaler:
