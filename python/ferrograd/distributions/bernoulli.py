@@ -6,12 +6,13 @@ import ferrograd as _fg
 
 from . import constraints
 from ._bases import BinaryParam
+from .exp_family import ExponentialFamily
 from .utils import bce_with_logits, broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(BinaryParam):
+class Bernoulli(BinaryParam, ExponentialFamily):
     """Bernoulli distribution parameterized by ``probs`` or ``logits`` (not both)."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}

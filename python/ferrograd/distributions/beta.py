@@ -6,14 +6,14 @@ import ferrograd as _fg
 
 from . import constraints
 from .dirichlet import _dirichlet_entropy, _dirichlet_log_prob, _dirichlet_mode
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma import standard_gamma_rsample
 from .utils import broadcast_all
 
 __all__ = ["Beta"]
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """Beta distribution with ``concentration1`` (alpha) and ``concentration0`` (beta)."""
 
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}

@@ -8,12 +8,13 @@ import ferrograd as _fg
 
 from . import constraints
 from ._bases import BinaryParam
+from .exp_family import ExponentialFamily
 from .utils import bce_with_logits, broadcast_all, clamp_probs, lazy_property, logits_to_probs
 
 __all__ = ["ContinuousBernoulli"]
 
 
-class ContinuousBernoulli(BinaryParam):
+class ContinuousBernoulli(BinaryParam, ExponentialFamily):
     """Density ``C(p) * p ** x * (1 - p) ** (1 - x)`` on ``[0, 1]`` for ``p = probs``.
 
     The normalizer ``C(p) = 2 atanh(1 - 2p) / (1 - 2p)`` and the moments are

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ferrograd as _fg
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma import standard_gamma_rsample
 
 __all__ = ["Dirichlet"]
@@ -39,7 +39,7 @@ def _dirichlet_mode(concentration):
     return _fg.where(mask.unsqueeze(-1), one_hot, mode)
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """Dirichlet distribution with ``concentration`` of shape ``batch_shape + (K,)``."""
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}

@@ -7,7 +7,7 @@ import math
 import ferrograd as _fg
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Gamma"]
@@ -95,7 +95,7 @@ def standard_gamma_rsample(concentration):
     return _standard_gamma(concentration)
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """Gamma distribution with shape ``concentration`` and ``rate`` (inverse scale)."""
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}

@@ -7,13 +7,14 @@ import math
 import ferrograd as _fg
 
 from ._bases import LocScale
+from .exp_family import ExponentialFamily
 
 __all__ = ["Normal"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
-class Normal(LocScale):
+class Normal(LocScale, ExponentialFamily):
     """Normal distribution parameterized by ``loc`` (mean) and ``scale`` (standard deviation)."""
 
     def expand(self, batch_shape, _instance=None):

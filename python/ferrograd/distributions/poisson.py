@@ -7,7 +7,7 @@ import math
 import ferrograd as _fg
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Poisson"]
@@ -42,7 +42,7 @@ def _sample_poisson(rate):
         return k.sum(-1)
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """Poisson distribution with ``rate`` (mean number of events)."""
 
     arg_constraints = {"rate": constraints.nonnegative}
