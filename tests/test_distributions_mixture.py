@@ -208,3 +208,20 @@ def test_samples_with_a_mixture_batch_shorter_than_the_components():
     samples = mixture.sample((4,))
     assert samples.shape == (4, 3)
     np.testing.assert_allclose(samples.numpy(), np.tile([10.0, 30.0, 50.0], (4, 1)), atol=1e-3)
+
+
+def test_gamma_and_inverse_gamma_cdf():
+    def cdf(T, rate, x, family):
+        D = T.distributions
+        return getattr(D, family)(T.tensor(CONCENTRATION), rate).cdf(x)
+
+    for family in ("Gamma", "InverseGamma"):
+        check_op(
+            lambda T, r, x, family=family: cdf(T, r, x, family),
+            RATE,
+            np.array([0.4, 1.2, 2.5]),
+            atol=1e-9,
+            rtol=1e-9,
+        )
+    with pytest.raises(ValueError, match="within the support"):
+        fd.Gamma(fg.tensor([2.0]), fg.tensor([3.0]), validate_args=True).cdf(fg.tensor([-0.5]))

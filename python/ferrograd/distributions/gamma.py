@@ -131,6 +131,13 @@ class Gamma(ExponentialFamily):
         a, b = self.concentration, self.rate
         return _fg.xlogy(a, b) + _fg.xlogy(a - 1, value) - b * value - _fg.lgamma(a)
 
+    def cdf(self, value):
+        """The regularised lower incomplete gamma function of ``rate * value``; differentiable
+        in ``value`` and ``rate`` (not in ``concentration``, as in PyTorch)."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return _fg.special.gammainc(self.concentration, self.rate * value)
+
     def entropy(self):
         a = self.concentration
         return a - _fg.log(self.rate) + _fg.lgamma(a) + (1.0 - a) * _fg.digamma(a)
