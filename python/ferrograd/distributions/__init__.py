@@ -8,13 +8,14 @@ global generator, so ``ferrograd.manual_seed`` makes it reproducible."""
 
 from __future__ import annotations
 
-from . import constraints, kl, transforms
+from . import constraint_registry, constraints, kl, transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .chi2 import Chi2
+from .constraint_registry import biject_to, transform_to
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
@@ -48,10 +49,15 @@ from .transforms import (
     AbsTransform,
     AffineTransform,
     ComposeTransform,
+    CumulativeDistributionTransform,
     ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
     PowerTransform,
+    ReshapeTransform,
     SigmoidTransform,
     SoftmaxTransform,
+    SoftplusTransform,
     StickBreakingTransform,
     TanhTransform,
     Transform,
@@ -72,6 +78,7 @@ __all__ = [
     "Chi2",
     "ComposeTransform",
     "ContinuousBernoulli",
+    "CumulativeDistributionTransform",
     "Dirichlet",
     "Distribution",
     "ExpTransform",
@@ -84,11 +91,13 @@ __all__ = [
     "HalfCauchy",
     "HalfNormal",
     "Independent",
+    "IndependentTransform",
     "InverseGamma",
     "Kumaraswamy",
     "Laplace",
     "LogNormal",
     "LogisticNormal",
+    "LowerCholeskyTransform",
     "MixtureSameFamily",
     "Multinomial",
     "MultivariateNormal",
@@ -101,8 +110,10 @@ __all__ = [
     "PowerTransform",
     "RelaxedBernoulli",
     "RelaxedOneHotCategorical",
+    "ReshapeTransform",
     "SigmoidTransform",
     "SoftmaxTransform",
+    "SoftplusTransform",
     "StickBreakingTransform",
     "StudentT",
     "TanhTransform",
@@ -111,10 +122,12 @@ __all__ = [
     "Uniform",
     "VonMises",
     "Weibull",
+    "biject_to",
     "constraints",
     "identity_transform",
     "kl",
     "kl_divergence",
     "register_kl",
+    "transform_to",
     "transforms",
 ]

@@ -17,10 +17,15 @@ __all__ = [
     "AbsTransform",
     "AffineTransform",
     "ComposeTransform",
+    "CumulativeDistributionTransform",
     "ExpTransform",
+    "IndependentTransform",
+    "LowerCholeskyTransform",
     "PowerTransform",
+    "ReshapeTransform",
     "SigmoidTransform",
     "SoftmaxTransform",
+    "SoftplusTransform",
     "StickBreakingTransform",
     "TanhTransform",
     "Transform",
@@ -521,3 +526,176 @@ class StickBreakingTransform(_ParameterFreeTransform):
         if len(shape) < 1:
             raise ValueError("Too few dimensions on input")
         return tuple(shape[:-1]) + (shape[-1] - 1,)
+
+
+class SoftplusTransform(_IncreasingBijection):
+    """``y = log(1 + exp(x))``."""
+
+    codomain = constraints.positive
+
+    def _call(self, x):
+        return _fg.nn.functional.softplus(x)
+
+    def _inverse(self, y):
+        return (-(-y).expm1()).log() + y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -_fg.nn.functional.softplus(-x)
+
+
+class LowerCholeskyTransform(_ParameterFreeTransform):
+    """A square matrix to a lower-triangular one with a positive diagonal: the strictly lower
+    part kept, the diagonal exponentiated (no Jacobian, as in PyTorch)."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def _call(self, x):
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y):
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class IndependentTransform(Transform):
+    """``base_transform`` with its rightmost ``reinterpreted_batch_ndims`` batch dims taken as
+    event dims: its log-abs-det-Jacobian is summed over them."""
+
+    def __init__(
+        self, base_transform: Transform, reinterpreted_batch_ndims: int, cache_size: int = 0
+    ) -> None:
+        super().__init__(cache_size=cache_size)
+        self.base_transform = base_transform.with_cache(cache_size)
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    def with_cache(self, cache_size: int = 1):
+        if self._cache_size == cache_size:
+            return self
+        return IndependentTransform(
+            self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size
+        )
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self):
+        return constraints.independent(self.base_transform.domain, self.reinterpreted_batch_ndims)
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self):
+        return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
+
+    @property
+    def bijective(self):  # type: ignore[override]
+        return self.base_transform.bijective
+
+    @property
+    def sign(self):
+        return self.base_transform.sign
+
+    @property
+    def event_dim(self) -> int:
+        return self.base_transform.event_dim + self.reinterpreted_batch_ndims
+
+    def _call(self, x):
+        if x.dim() < self.domain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform(x)
+
+    def _inverse(self, y):
+        if y.dim() < self.codomain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y), self.reinterpreted_batch_ndims)
+
+    def forward_shape(self, shape):
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self.base_transform.inverse_shape(shape)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
+
+
+class ReshapeTransform(Transform):
+    """The rightmost dims of shape ``in_shape`` reshaped to ``out_shape`` (as many elements)."""
+
+    bijective = True
+
+    def __init__(self, in_shape, out_shape, cache_size: int = 0) -> None:
+        self.in_shape = tuple(in_shape)
+        self.out_shape = tuple(out_shape)
+        if math.prod(self.in_shape) != math.prod(self.out_shape):
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size: int = 1):
+        if self._cache_size == cache_size:
+            return self
+        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+
+    def _call(self, x):
+        batch_shape = tuple(x.shape[: x.dim() - len(self.in_shape)])
+        return x.reshape(batch_shape + self.out_shape)
+
+    def _inverse(self, y):
+        batch_shape = tuple(y.shape[: y.dim() - len(self.out_shape)])
+        return y.reshape(batch_shape + self.in_shape)
+
+    def log_abs_det_jacobian(self, x, y):
+        return x.new_zeros(tuple(x.shape[: x.dim() - len(self.in_shape)]))
+
+    @staticmethod
+    def _swap_trailing(shape, old: tuple, new: tuple) -> tuple:
+        if len(shape) < len(old):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(old)
+        if tuple(shape[cut:]) != old:
+            raise ValueError(f"Shape mismatch: expected {tuple(shape[cut:])} but got {old}")
+        return tuple(shape[:cut]) + new
+
+    def forward_shape(self, shape):
+        return self._swap_trailing(shape, self.in_shape, self.out_shape)
+
+    def inverse_shape(self, shape):
+        return self._swap_trailing(shape, self.out_shape, self.in_shape)
+
+
+class CumulativeDistributionTransform(Transform):
+    """``y = distribution.cdf(x)``: the support of a univariate distribution onto ``[0, 1]``,
+    inverted by its ``icdf``."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):  # type: ignore[override]
+        return self.distribution.support
+
+    def with_cache(self, cache_size: int = 1):
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
