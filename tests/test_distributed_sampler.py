@@ -1,6 +1,7 @@
 """DistributedSampler: the replicas' shares cover the dataset once (padded or cut to equal
-shares), in torch's order without shuffling; shuffled orders depend on seed and epoch only; and
-ferrograd.distributed, which has no process groups, raises torch's errors."""
+shares), in torch's order without shuffling; shuffled orders depend on seed and epoch only.
+ferrograd.distributed, which has no process groups, raises torch's errors; nn.DataParallel runs
+its module on the whole batch, as torch's does without CUDA."""
 
 import pytest
 
@@ -61,3 +62,21 @@ def test_with_a_dataloader_and_errors():
     assert not fg.distributed.is_available() and not fg.distributed.is_initialized()
     with pytest.raises(RuntimeError, match="one process"):
         fg.distributed.init_process_group("gloo")
+
+
+def test_data_parallel_runs_the_module_on_the_whole_batch():
+    fg.manual_seed(0)
+    inner = fg.nn.Linear(2, 3)
+    model = fg.nn.DataParallel(inner)
+    x = fg.randn(4, 2)
+    assert model(x).tolist() == inner(x).tolist() and model.module is inner and model.device_ids == []
+    assert list(model.state_dict()) == ["module.weight", "module.bias"]
+    model(x).sum().backward()
+    assert inner.weight.grad is not None
+    if has_torch:
+        import torch
+
+        reference = torch.nn.DataParallel(torch.nn.Linear(2, 3))
+        assert repr(model) == repr(reference) and list(model.state_dict()) == list(reference.state_dict())
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        fg.nn.parallel.DistributedDataParallel(inner)
