@@ -661,3 +661,23 @@ def test_public_names_match_torch_func():
     assert ours <= set(dir(torch.func))
     missing = {"functionalize", "replace_all_batch_norm_modules_", "debug_unwrap", "rearrange"}
     assert set(torch.func.__all__) - ours <= missing
+
+
+def test_functionalize_and_batch_norm_replacement():
+    def shift(x):
+        x.add_(1)
+        return x * 2
+
+    x = fg.zeros(2)
+    assert fg.func.functionalize(shift)(x).tolist() == [2.0, 2.0] and x.tolist() == [1.0, 1.0]
+    assert fg.func.functionalize(shift, remove="mutations_and_views").__name__ == "shift"
+    with pytest.raises(RuntimeError, match="received invalid argument for remove=views"):
+        fg.func.functionalize(shift, remove="views")
+    model = fg.nn.Sequential(fg.nn.Linear(3, 3), fg.nn.BatchNorm1d(3))
+    assert fg.func.replace_all_batch_norm_modules_(model) is model
+    norm = model[1]
+    assert norm.running_mean is None and norm.running_var is None and not norm.track_running_stats
+    assert sorted(model.state_dict()) == ["0.bias", "0.weight", "1.bias", "1.weight"]
+    model.eval()  # still the batch's own statistics
+    out = model(fg.randn(8, 3))
+    np.testing.assert_allclose(out.mean(0).detach().numpy(), np.zeros(3), atol=1e-5)

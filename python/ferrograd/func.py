@@ -38,6 +38,7 @@ from .utils._pytree import tree_unflatten as _unflatten
 
 __all__ = [
     "functional_call",
+    "functionalize",
     "grad",
     "grad_and_value",
     "hessian",
@@ -45,6 +46,7 @@ __all__ = [
     "jacrev",
     "jvp",
     "linearize",
+    "replace_all_batch_norm_modules_",
     "stack_module_state",
     "vjp",
     "vmap",
@@ -657,3 +659,37 @@ def stack_module_state(models: Any) -> tuple[dict[str, Tensor], dict[str, Tensor
         stacked([dict(m.named_parameters()) for m in models]),
         stacked([dict(m.named_buffers()) for m in models]),
     )
+
+
+def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
+    """``func`` as a function without in-place mutations in its traced program. ferrograd runs
+    eagerly and traces nothing, so the result runs ``func`` itself: the same outputs, and the
+    same changes to its inputs, which a functionalized program also applies at its end."""
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}. "
+            "Valid options are:\n     remove='mutations': all inplace and out= operators will be removed "
+            "from the program, and replaced with their out-of-place equivalents.\n     "
+            "remove='mutations_and_views': In addition to the above, all aliasing operators {view} will "
+            "be replaced with their non-aliasing counterparts, {view}_copy.\n"
+        )
+
+    @functools.wraps(func)
+    def functionalized(*args: Any, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    return functionalized
+
+
+def replace_all_batch_norm_modules_(root: Any) -> Any:
+    """Makes every batch-norm layer in ``root`` normalise by its batch's own statistics, in
+    place: no running statistics are kept or used (as ``vmap`` over a model needs)."""
+    from .nn.modules import _BatchNorm
+
+    for module in root.modules():
+        if isinstance(module, _BatchNorm):
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
