@@ -124,3 +124,70 @@ def test_custom_functions_inside_a_checkpoint():
 
 # checkpoint_sequential with both variants and the peak memory with and
 # without checkpointing are tested in test_threads.py.
+
+
+def test_context_fn_wraps_the_forward_and_the_recomputation():
+    import contextlib
+
+    entered = []
+
+    def contexts():
+        @contextlib.contextmanager
+        def record(name):
+            entered.append(name)
+            yield
+
+        return record("forward"), record("recompute")
+
+    x = fg.ones(3, dtype=fg.float64, requires_grad=True)
+    out = checkpoint(lambda t: (t.sin() * t).sum(), x, use_reentrant=False, context_fn=contexts)
+    assert entered == ["forward"]
+    out.backward()
+    assert entered == ["forward", "recompute"]
+    np.testing.assert_allclose(x.grad.numpy(), (np.sin(1.0) + np.cos(1.0)) * np.ones(3))
+    with pytest.raises(ValueError, match="only supported when use_reentrant=False"):
+        checkpoint(lambda t: t * 2, x, use_reentrant=True, context_fn=contexts)
+    with pytest.raises(
+        ValueError, match="determinism_check should be one of \\['default', 'none'\\], but got x"
+    ):
+        checkpoint(lambda t: t * 2, x, use_reentrant=False, determinism_check="x")
+
+
+def test_determinism_check_none_and_checkpoint_error():
+    from ferrograd.utils import checkpoint as module
+
+    shapes = iter([(3,), (1,)])
+
+    def changing(x):
+        return (x * fg.ones(*next(shapes), dtype=fg.float64)).sum()
+
+    x = fg.ones(1, dtype=fg.float64, requires_grad=True)
+    checkpoint(changing, x, use_reentrant=False, determinism_check="none").backward()
+    assert x.grad is not None
+    shapes = iter([(3,), (4,)])
+    out = checkpoint(changing, x, use_reentrant=False)
+    with pytest.raises(module.CheckpointError):
+        out.backward()
+    assert issubclass(module.CheckpointError, RuntimeError)
+
+
+def test_checkpoint_helpers():
+    from ferrograd.utils import checkpoint as module
+
+    a, b = fg.ones(2, requires_grad=True) * 2, fg.zeros(2)
+    detached = module.detach_variable((a, b, 3))
+    assert (
+        detached[0].requires_grad
+        and detached[0].is_leaf
+        and not detached[1].requires_grad
+        and detached[2] == 3
+    )
+    with pytest.raises(
+        RuntimeError, match="Only tuple of tensors is supported. Got Unsupported input type: list"
+    ):
+        module.detach_variable([a])
+    with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+        module.check_backward_validity((b, 1))
+    forward, recompute = module.noop_context_fn()
+    with forward, recompute, module.set_checkpoint_early_stop(False):
+        pass

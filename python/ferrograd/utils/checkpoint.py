@@ -16,8 +16,9 @@ and keyword arguments.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .. import _C
@@ -26,7 +27,49 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import saved_tensors_hooks
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = [
+    "CheckpointError",
+    "check_backward_validity",
+    "checkpoint",
+    "checkpoint_sequential",
+    "detach_variable",
+    "noop_context_fn",
+    "set_checkpoint_early_stop",
+]
+
+_DETERMINISM_CHECKS = ("default", "none")
+
+
+class CheckpointError(RuntimeError):
+    """A recomputation that saved other tensors than the forward pass did."""
+
+
+def noop_context_fn() -> tuple[contextlib.AbstractContextManager, contextlib.AbstractContextManager]:
+    """The default ``context_fn``: no context around the forward pass or the recomputation."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """Accepted for PyTorch's code: whether a recomputation may stop once it has every tensor
+    backward needs. ferrograd always reruns the whole function, which gives the same tensors."""
+    yield
+
+
+def detach_variable(inputs: tuple) -> tuple:
+    """``inputs`` detached from their graphs, each still requiring grad if it did."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(
+            f"Only tuple of tensors is supported. Got Unsupported input type: {type(inputs).__name__}"
+        )
+    return tuple(x.detach().requires_grad_(x.requires_grad) if isinstance(x, Tensor) else x for x in inputs)
+
+
+def check_backward_validity(inputs: Iterable[Any]) -> None:
+    """Warns when no tensor among ``inputs`` requires grad: the checkpoint would get no gradients."""
+    if not any(isinstance(x, Tensor) and x.requires_grad for x in inputs):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
+
 
 _REENTRANT_PARTIAL = (
     "When use_reentrant=True, ferrograd.utils.checkpoint is incompatible with .grad() or passing an `inputs` "
@@ -109,11 +152,21 @@ class _Recomputation:
     """One non-reentrant checkpointed call: the handles given out for the
     tensors its forward saved, and the rerun that serves them in backward."""
 
-    def __init__(self, function: Callable, args: tuple, kwargs: dict, rng_state: Tensor | None) -> None:
+    def __init__(
+        self,
+        function: Callable,
+        args: tuple,
+        kwargs: dict,
+        rng_state: Tensor | None,
+        context: contextlib.AbstractContextManager,
+        check_metadata: bool,
+    ) -> None:
         self.function = function
         self.args = args
         self.kwargs = kwargs
         self.rng_state = rng_state
+        self.context = context
+        self.check_metadata = check_metadata
         # Shape and dtype of each saved tensor, in saving order.
         self.metadata: list[tuple] = []
         self.recomputed: list[Tensor] | None = None
@@ -140,19 +193,20 @@ class _Recomputation:
         inputs = [
             a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a for a in self.args
         ]
-        with _RngState(self.rng_state), enable_grad(), saved_tensors_hooks(keep, unused):
+        with _RngState(self.rng_state), enable_grad(), self.context, saved_tensors_hooks(keep, unused):
             self.function(*inputs, **self.kwargs)
         if len(saved) < len(self.metadata):
-            raise RuntimeError(_RECOMPUTED_FEWER.format(len(self.metadata), len(saved)))
+            raise CheckpointError(_RECOMPUTED_FEWER.format(len(self.metadata), len(saved)))
         for i, (meta, t) in enumerate(zip(self.metadata, saved)):
             now = (tuple(t.shape), t.dtype)
-            if now != meta:
-                raise RuntimeError(_RECOMPUTED_DIFFERENT.format(i, _describe(meta), _describe(now)))
+            if self.check_metadata and now != meta:
+                raise CheckpointError(_RECOMPUTED_DIFFERENT.format(i, _describe(meta), _describe(now)))
         self.recomputed = saved[: len(self.metadata)]
         # The rerun is done: drop what only it needed.
         self.function = None  # type: ignore[assignment]
         self.args = ()
         self.kwargs = {}
+        self.context = contextlib.nullcontext()
 
 
 def _describe(meta: tuple) -> str:
@@ -161,11 +215,17 @@ def _describe(meta: tuple) -> str:
 
 
 def _checkpoint_without_reentrant(
-    function: Callable, preserve_rng_state: bool, *args: Any, **kwargs: Any
+    function: Callable,
+    preserve_rng_state: bool,
+    context_fn: Callable[[], tuple],
+    check_metadata: bool,
+    *args: Any,
+    **kwargs: Any,
 ) -> Any:
     rng_state = _C.get_rng_state() if preserve_rng_state else None
-    frame = _Recomputation(function, args, kwargs, rng_state)
-    with saved_tensors_hooks(frame.pack, frame.unpack):
+    forward_context, recompute_context = context_fn()
+    frame = _Recomputation(function, args, kwargs, rng_state, recompute_context, check_metadata)
+    with forward_context, saved_tensors_hooks(frame.pack, frame.unpack):
         return function(*args, **kwargs)
 
 
@@ -174,19 +234,33 @@ def checkpoint(
     *args: Any,
     use_reentrant: bool | None = None,
     preserve_rng_state: bool = True,
+    context_fn: Callable[[], tuple] = noop_context_fn,
+    determinism_check: str = "default",
+    debug: bool = False,
+    early_stop: bool = True,
     **kwargs: Any,
 ) -> Any:
     """Runs ``function(*args)`` keeping only its inputs for backward, which reruns it.
 
     With ``use_reentrant=True`` the rerun happens in a nested backward call
     inside the engine, which cannot serve ``autograd.grad`` or
-    ``backward(inputs=...)``.
+    ``backward(inputs=...)``. Without it, ``context_fn()`` gives the two context managers to
+    run the forward pass and the recomputation in, and ``determinism_check="none"`` skips the
+    check that the recomputation saved tensors of the same shapes and dtypes.
     """
     if use_reentrant is None:
         warnings.warn(_PASS_USE_REENTRANT, stacklevel=2)
         use_reentrant = True
+    if determinism_check not in _DETERMINISM_CHECKS:
+        raise ValueError(
+            f"determinism_check should be one of {list(_DETERMINISM_CHECKS)}, but got {determinism_check}"
+        )
     if not use_reentrant:
-        return _checkpoint_without_reentrant(function, preserve_rng_state, *args, **kwargs)
+        return _checkpoint_without_reentrant(
+            function, preserve_rng_state, context_fn, determinism_check == "default", *args, **kwargs
+        )
+    if context_fn is not noop_context_fn or debug:
+        raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
     if kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     return CheckpointFunction.apply(function, preserve_rng_state, *args)
