@@ -1,6 +1,7 @@
-"""MixtureSameFamily, InverseGamma, OneHotCategoricalStraightThrough and the ExponentialFamily
-base: values and float64 gradients against torch and finite differences (check_op), sample
-shapes and statistics under fixed seeds, expand, and torch's errors."""
+"""MixtureSameFamily, InverseGamma, LowRankMultivariateNormal, OneHotCategoricalStraightThrough,
+Gamma.cdf and the ExponentialFamily base: values and float64 gradients against torch and finite
+differences (check_op), sample shapes and statistics under fixed seeds, expand, and torch's
+errors."""
 
 import math
 
@@ -225,3 +226,53 @@ def test_gamma_and_inverse_gamma_cdf():
         )
     with pytest.raises(ValueError, match="within the support"):
         fd.Gamma(fg.tensor([2.0]), fg.tensor([3.0]), validate_args=True).cdf(fg.tensor([-0.5]))
+
+
+LR_LOC = np.array([[0.2, -0.4, 1.0, 0.0], [1.5, 0.3, -0.7, 0.2]])
+LR_FACTOR = np.array(
+    [[[0.5, -0.2], [0.1, 0.9], [-0.6, 0.3], [0.2, 0.4]], [[1.0, 0.0], [0.3, -0.5], [0.2, 0.2], [-0.4, 0.7]]]
+)
+LR_DIAG = np.array([[0.8, 1.2, 0.5, 1.0], [0.6, 0.9, 1.4, 0.7]])
+
+
+@pytest.mark.parametrize(
+    "quantity",
+    [
+        lambda d, x: d.log_prob(x),
+        lambda d, x: d.entropy() * x.sum(),
+        lambda d, x: d.precision_matrix.sum((-2, -1)) * x.sum(),
+        lambda d, x: d.variance * x,
+    ],
+    ids=["log_prob", "entropy", "precision", "variance"],
+)
+def test_low_rank_multivariate_normal(quantity):
+    points = np.array(
+        [[[0.3, -1.0, 0.5, 0.8], [1.0, 0.0, -0.2, 0.4]], [[-0.5, 0.6, 1.1, -0.3], [0.1, 0.9, 0.0, 0.0]]]
+    )
+    check_op(
+        lambda T, loc, w, d, x: quantity(T.distributions.LowRankMultivariateNormal(loc, w, d), x),
+        LR_LOC,
+        LR_FACTOR,
+        LR_DIAG,
+        points,
+        atol=1e-9,
+        rtol=1e-9,
+    )
+
+
+def test_low_rank_multivariate_normal_samples_and_errors():
+    fg.manual_seed(5)
+    d = fd.LowRankMultivariateNormal(fg.tensor(LR_LOC[0]), fg.tensor(LR_FACTOR[0]), fg.tensor(LR_DIAG[0]))
+    samples = d.rsample((20000,)).numpy()
+    np.testing.assert_allclose(np.cov(samples.T), d.covariance_matrix.numpy(), atol=0.08)
+    full = fd.MultivariateNormal(fg.tensor(LR_LOC[0]), covariance_matrix=d.covariance_matrix)
+    np.testing.assert_allclose(
+        d.log_prob(fg.tensor(samples[:5])).numpy(), full.log_prob(fg.tensor(samples[:5])).numpy()
+    )
+    assert d.expand((3,)).batch_shape == (3,) and d.mean is d.loc
+    with pytest.raises(ValueError, match="loc must be at least one-dimensional"):
+        fd.LowRankMultivariateNormal(fg.tensor(1.0), fg.ones(1, 1), fg.ones(1))
+    with pytest.raises(ValueError, match="cov_factor must be a batch of matrices with shape 4 x m"):
+        fd.LowRankMultivariateNormal(fg.zeros(4), fg.ones(3, 2), fg.ones(4))
+    with pytest.raises(ValueError, match="cov_diag must be a batch of vectors with shape"):
+        fd.LowRankMultivariateNormal(fg.zeros(4), fg.ones(4, 2), fg.ones(3))

@@ -33,6 +33,7 @@ from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
@@ -97,6 +98,7 @@ __all__ = [
     "Laplace",
     "LogNormal",
     "LogisticNormal",
+    "LowRankMultivariateNormal",
     "LowerCholeskyTransform",
     "MixtureSameFamily",
     "Multinomial",
