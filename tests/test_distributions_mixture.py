@@ -276,3 +276,24 @@ def test_low_rank_multivariate_normal_samples_and_errors():
         fd.LowRankMultivariateNormal(fg.zeros(4), fg.ones(3, 2), fg.ones(4))
     with pytest.raises(ValueError, match="cov_diag must be a batch of vectors with shape"):
         fd.LowRankMultivariateNormal(fg.zeros(4), fg.ones(4, 2), fg.ones(3))
+
+
+def test_kl_with_low_rank_normals():
+    def kl(T, loc, w, d, loc2, w2, d2):
+        D = T.distributions
+        low_rank = D.LowRankMultivariateNormal(loc, w, d)
+        other = D.LowRankMultivariateNormal(loc2, w2, d2)
+        full = D.MultivariateNormal(loc2, covariance_matrix=other.covariance_matrix)
+        return (
+            D.kl_divergence(low_rank, other)
+            + 2 * D.kl_divergence(low_rank, full)
+            + 3 * D.kl_divergence(full, low_rank)
+        )
+
+    check_op(
+        kl, LR_LOC, LR_FACTOR, LR_DIAG, LR_LOC[::-1], LR_FACTOR[::-1], LR_DIAG[::-1], atol=1e-9, rtol=1e-9
+    )
+    a = fd.LowRankMultivariateNormal(fg.zeros(3), fg.ones(3, 1), fg.ones(3))
+    with pytest.raises(ValueError, match="different event shapes cannot be computed"):
+        fd.kl_divergence(a, fd.MultivariateNormal(fg.zeros(2), fg.eye(2)))
+    assert float(fd.kl_divergence(a, a)) == pytest.approx(0.0, abs=1e-6)

@@ -5,7 +5,6 @@ does (how many elements differ, the greatest differences and where, the item tha
 
 from __future__ import annotations
 
-import builtins
 import collections.abc
 import math
 import warnings
@@ -51,7 +50,7 @@ def _tolerances(dtypes, rtol, atol) -> tuple[float, float]:
     if rtol is not None:
         return rtol, atol
     defaults = [_DEFAULT_TOLERANCES.get(d, (0.0, 0.0)) for d in dtypes]
-    return builtins.max(r for r, _ in defaults), builtins.max(a for _, a in defaults)
+    return max(r for r, _ in defaults), max(a for _, a in defaults)
 
 
 def _allowed(tolerance) -> str:
@@ -325,7 +324,7 @@ def _value_range(dtype, low, high) -> tuple[Any, Any]:
     else:
         limits = _fg.iinfo(dtype)
         lowest, highest = limits.min, limits.max + 1
-        default_low, default_high = builtins.max(-9, lowest), 10
+        default_low, default_high = max(-9, lowest), 10
     low = default_low if low is None else low
     high = default_high if high is None else high
     if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
@@ -338,7 +337,7 @@ def _value_range(dtype, low, high) -> tuple[Any, Any]:
             f"The value interval specified by `low` and `high` is [{low}, {high}), "
             f"but {dtype} only supports [{lowest}, {highest})"
         )
-    low, high = builtins.max(low, lowest), builtins.min(high, highest)
+    low, high = max(low, lowest), min(high, highest)
     if not is_float:
         low, high = math.ceil(low), math.ceil(high)
     elif low == high:

@@ -21,6 +21,7 @@ from .gumbel import Gumbel
 from .half import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
@@ -171,6 +172,27 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     term2 = solved.pow(2).sum((-2, -1))
     term3 = _batch_mahalanobis(lq, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+def _as_full_normal(d):
+    """A low-rank normal as the ``MultivariateNormal`` of its whole covariance."""
+    return (
+        MultivariateNormal(d.loc, covariance_matrix=d.covariance_matrix)
+        if isinstance(d, LowRankMultivariateNormal)
+        else d
+    )
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_with_low_rank_normal(p, q):
+    # Through the whole covariance: O(n^3) where the low-rank form allows O(n r^2).
+    if p.event_shape != q.event_shape:
+        raise ValueError(
+            "KL-divergence between two (Low Rank) Multivariate Normals with different event shapes cannot be computed"
+        )
+    return _kl_multivariatenormal_multivariatenormal(_as_full_normal(p), _as_full_normal(q))
 
 
 @register_kl(Gamma, Gamma)
