@@ -57,7 +57,6 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
     def hooked(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
         if self.__dict__.get("_running_step_hooks"):
             return step(self, *args, **kwargs)
-        self._init_hooks()  # for subclasses that never call Optimizer.__init__
         self._running_step_hooks = True
         try:
             call_args = (self, *args)
