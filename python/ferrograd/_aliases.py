@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import numbers
 
 import numpy as np
 
@@ -19,10 +20,13 @@ from ._functions import (
     _dtype_name,
     _from_np,
     _np_of,
+    _number_as_tensor,
     _return_type,
     _wrap_dim,
+    _zero_grad_like,
     broadcast_shapes,
     tensordot,
+    tile,
 )
 from .autograd.grad_mode import no_grad
 from .special import multigammaln
@@ -42,8 +46,21 @@ def positive(input: Tensor) -> Tensor:
 
 
 def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
-    """``other - alpha * input``."""
-    return _as_tensor(other, input).sub(input, alpha=alpha)
+    """``other - alpha * input``. A Python number ``other`` keeps the lowest rank in type
+    promotion, as in PyTorch: ``rsub(int32 tensor, 2)`` is int32."""
+    if not isinstance(other, Tensor):
+        other = _number_as_tensor(other, input)
+    return other.sub(input, alpha=alpha)
+
+
+def _contains(self: Tensor, element) -> builtins.bool:
+    """``element in self``: whether any element of ``self`` equals ``element`` (a number, or a
+    tensor compared after broadcasting), rather than Python's walk over the first dimension."""
+    if not isinstance(element, (Tensor, numbers.Number)):
+        raise RuntimeError(
+            f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}."
+        )
+    return builtins.bool(self.eq(element).any().item())
 
 
 # --------------------------------------------------------------------------- shapes
@@ -52,6 +69,14 @@ def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
 def ravel(input: Tensor) -> Tensor:
     """The elements of ``input`` as a 1-D tensor (a view when the layout allows)."""
     return input.reshape(-1)
+
+
+def _tile(self: Tensor, *dims, **kwargs) -> Tensor:
+    """``Tensor.tile``: the counts as one sequence (or ``dims=``), as ``tile`` takes them, or one
+    by one (``x.tile(2, 1)``), as PyTorch's method also does."""
+    if len(dims) > 1:
+        return tile(self, dims, **kwargs)
+    return tile(self, *dims, **kwargs)
 
 
 def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple[Tensor, ...]:
@@ -246,11 +271,36 @@ def unravel_index(indices, shape) -> tuple[Tensor, ...]:
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, requires_grad=False, **_) -> Tensor:
-    """``steps`` numbers from ``base ** start`` to ``base ** end``, evenly spaced in exponent."""
-    exponents = _C.linspace(start, end, steps, dtype=_C.float64)
-    values = exponents.mul(math.log(base)).exp() if base > 0 else _C.full((steps,), base).pow(exponents)
-    out = values.to(dtype or _C.get_default_dtype())
-    return out.requires_grad_(requires_grad)
+    """``steps`` numbers from ``base ** start`` to ``base ** end``, evenly spaced in exponent.
+
+    Computed as PyTorch does, so integer results agree: ``start`` and ``end`` converted to the
+    result's dtype (integers truncated), the exponents and powers in double, the second half
+    counted back from ``end``, and the powers truncated to integers.
+    """
+    from . import tensor
+
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dtype = dtype or _C.get_default_dtype()
+    if dtype == _C.bool:
+        raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
+    if steps <= 1:
+        exponents = np.full(steps, float(start))
+    else:
+        first, last = (_C.full((), x, dtype=dtype).item() for x in (start, end))
+        span = last - first
+        if dtype == _C.float32:
+            span = float(np.float32(span))  # float32 arithmetic, as PyTorch's
+        step = span / (steps - 1)
+        i = np.arange(steps)
+        exponents = np.where(i < steps // 2, first + step * i, last - step * (steps - 1 - i))
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        values = np.power(complex(base) if dtype.is_complex else float(base), exponents)
+        if not (dtype.is_floating_point or dtype.is_complex):
+            # As C converts a double: narrower integers through int32, so 1000 wraps to 232 in
+            # uint8 and values out of range become the type's minimum.
+            values = values.astype(np.int64 if dtype == _C.int64 else np.int32)
+    return tensor(values, dtype=dtype, requires_grad=requires_grad)
 
 
 def _window_dtype(name: str, length: int, dtype):
@@ -606,7 +656,8 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     if ones > source.numel():
         raise RuntimeError("Number of elements of source < number of ones in mask")
     if not ones:
-        return input.expand(*shape).clone()
+        # Nothing is taken from ``source``, but it gets a zero gradient, as in PyTorch.
+        return _zero_grad_like(input.expand(*shape).clone(), source.sum())
     # The k-th True position takes source's k-th element.
     order = flat.to(_C.int64).cumsum(0).sub(1).clamp(min=0)
     picked = source.reshape(-1).index_select(0, order).reshape(shape)
@@ -1292,7 +1343,7 @@ _FUNCTIONS_AND_METHODS = {
     "msort": msort,
     "is_nonzero": _is_nonzero,
     "is_same_size": lambda input, other: tuple(input.shape) == tuple(other.shape),
-    "is_signed": lambda input: input.dtype != _C.bool,
+    "is_signed": lambda input: input.dtype.is_signed,
     "index_copy": index_copy,
     "index_fill": index_fill,
     "masked_scatter": masked_scatter,
@@ -1365,6 +1416,8 @@ FUNCTIONS = {
 METHODS = {
     **_FUNCTIONS_AND_METHODS,
     "absolute_": Tensor.abs_,
+    "__contains__": _contains,
+    "tile": _tile,
     "ndimension": Tensor.dim,
     "get_device": lambda self: -1,
     "new_tensor": _new_tensor,

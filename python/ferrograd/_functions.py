@@ -28,6 +28,8 @@ from ._C import (
     int64,
 )
 from ._C import bool as _bool
+from ._dtype_info import result_type
+from .autograd.grad_mode import no_grad
 
 _FLOAT_TYPES = (float32, float64)
 
@@ -48,6 +50,14 @@ def _as_tensor(x, like: Tensor | None = None) -> Tensor:
         if like.dtype.is_floating_point or like.dtype.is_complex:
             return tensor(x, dtype=like.dtype)
     return tensor(x)
+
+
+def _number_as_tensor(number, other) -> Tensor:
+    """A Python number as the 0-d tensor PyTorch makes of it next to ``other``: of the dtype the
+    two promote to (so the number still ranks lowest in type promotion), its value read in its
+    widest type and then converted, wrapping as PyTorch does (-3 next to a uint8 tensor is 253)."""
+    value = np.array(number)
+    return _from_np(value).to(result_type(value.item(), other))
 
 
 def _promote(*dtypes):
@@ -299,18 +309,19 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, ou
     if dim is None:
         input = input.reshape(-1)
         dim = 0
+    if input.dim() == 0:  # with an explicit dim: PyTorch's messages for either kind of repeats
+        if isinstance(repeats, Tensor):
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        got = 1 if dim in (0, -1) else dim
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {got})")
     dim = _wrap_dim(dim, input.dim())
-    if isinstance(repeats, Tensor) and repeats.dim() == 0:
+    # A single count (an int, or a tensor of one element) applies to every slice.
+    if isinstance(repeats, Tensor) and repeats.dim() <= 1 and repeats.numel() == 1:
         repeats = int(repeats.item())
     if isinstance(repeats, int):
         if repeats < 0:
             raise RuntimeError("Repeats must be non-negative")
-        x = input.unsqueeze(dim + 1)
-        shape = list(x.shape)
-        shape[dim + 1] = repeats
-        out_shape = list(input.shape)
-        out_shape[dim] = out_shape[dim] * repeats
-        return x.expand(*shape).reshape(out_shape)
+        repeats = [repeats] * input.shape[dim]
     if not isinstance(repeats, Tensor):
         repeats = _C.from_numpy(np.array(repeats, dtype=np.int64).reshape(-1))
     if repeats.dim() != 1:
@@ -534,9 +545,9 @@ def subtract(input, other, *, alpha=1) -> Tensor:
 def divide(input, other, *, rounding_mode: str | None = None) -> Tensor:
     """``input / other``; ``rounding_mode='trunc'`` rounds towards zero, ``'floor'`` towards minus
     infinity (both keep integer dtypes and give zero gradients)."""
-    if not isinstance(input, Tensor):
-        input = _as_tensor(input, other if isinstance(other, Tensor) else None)
     if rounding_mode is None:
+        if not isinstance(input, Tensor):
+            input = _as_tensor(input, other if isinstance(other, Tensor) else None)
         return Tensor.div(input, other)
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(
@@ -544,27 +555,29 @@ def divide(input, other, *, rounding_mode: str | None = None) -> Tensor:
             + str(rounding_mode)
             + "'"
         )
-    other_t = other if isinstance(other, Tensor) else None
-    int_result = not (input.dtype.is_floating_point or input.dtype.is_complex) and (
-        other_t is None
-        and isinstance(other, int)
-        or other_t is not None
-        and not (other_t.dtype.is_floating_point or other_t.dtype.is_complex)
-    )
-    if int_result:
+    # Python numbers take the result dtype first, as in PyTorch: uint8 values divided by -3 are
+    # divided by 253.
+    if not isinstance(input, Tensor):
+        input = _number_as_tensor(input, other)
+    if not isinstance(other, Tensor):
+        other = _number_as_tensor(other, input)
+    dtype = result_type(input, other)
+    with no_grad():
         if rounding_mode == "floor":
-            return input.floor_divide(other)
-        b = other if other_t is not None else int(other)
-        q = input.floor_divide(b)
-        r = input.sub(q * b)
-        # floor and trunc differ where the remainder is non-zero and the signs differ
-        neg = (input < 0).logical_xor(_as_tensor(b) < 0)
-        fix = r.ne(0).logical_and(neg)
-        return q + fix.long()
-    quotient = Tensor.div(input, other)
-    if rounding_mode == "trunc":
-        return quotient.trunc()
-    return _zero_grad_like(input.floor_divide(other), quotient)
+            quotient = input.floor_divide(other)
+        elif dtype == _bool or dtype.is_complex:
+            raise NotImplementedError(f"\"div_trunc_cpu\" not implemented for '{_dtype_name(dtype)}'")
+        elif dtype.is_floating_point:
+            quotient = Tensor.div(input, other).trunc()
+        else:
+            # What fmod leaves is an exact multiple of the divisor, so its floor quotient is the
+            # truncated one (and a zero divisor raises as floor division does).
+            quotient = input.sub(input.fmod(other)).floor_divide(other)
+    # The rounded quotient is piecewise constant: zero gradients, as in PyTorch, which the
+    # quotient's own would not give where the divisor is 0 or the dividend infinite (NaN there).
+    for operand in (input, other):
+        quotient = _zero_grad_like(quotient, operand)
+    return quotient
 
 
 def float_power(input, exponent) -> Tensor:
@@ -1374,7 +1387,8 @@ def _np_of(t: Tensor) -> np.ndarray:
 def _from_np(a, dtype=None) -> Tensor:
     from . import tensor
 
-    return tensor(np.ascontiguousarray(a), dtype=dtype)
+    # ``ascontiguousarray`` makes a 0-d array 1-d: the shape is restored.
+    return tensor(np.ascontiguousarray(a).reshape(np.shape(a)), dtype=dtype)
 
 
 # --------------------------------------------------------------------------- selection
@@ -1418,10 +1432,16 @@ def unique(
         vals, inv, cnt = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
         inv = inv.reshape(a.shape)
     else:
-        d = _wrap_dim(dim, input.dim())
+        d = _unique_dim(dim, input)
         vals, inv, cnt = np.unique(a, return_inverse=True, return_counts=True, axis=d)
         inv = inv.reshape(-1)
     return _unique_result(vals, inv, cnt, input.dtype, return_inverse, return_counts)
+
+
+def _unique_dim(dim: int, input: Tensor) -> int:
+    if input.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _wrap_dim(dim, input.dim())
 
 
 def _unique_result(vals, inv, cnt, dtype, return_inverse, return_counts):
@@ -1449,7 +1469,7 @@ def unique_consecutive(
         vals = flat[starts]
         inv = (np.cumsum(starts) - 1).reshape(a.shape)
     else:
-        d = _wrap_dim(dim, input.dim())
+        d = _unique_dim(dim, input)
         m = np.moveaxis(a, d, 0).reshape(a.shape[d], -1)
         starts = np.ones(m.shape[0], dtype=bool)
         if m.shape[0]:
@@ -1523,16 +1543,20 @@ def searchsorted(
                 "while right was True"
             )
         right = side == "right"
-    scalar = not isinstance(input, Tensor)
     seq = _np_of(sorted_sequence)
     if sorter is not None:
         seq = np.take_along_axis(seq, _np_of(sorter), axis=-1)
-    vals = np.asarray(input if scalar else _np_of(input))
+    vals = _np_of(input) if isinstance(input, Tensor) else np.asarray(input)
     s = "right" if right else "left"
     if seq.ndim == 1:
         out = np.searchsorted(seq, vals, side=s)
     else:
-        if scalar or vals.shape[:-1] != seq.shape[:-1]:
+        if vals.ndim == 0:
+            raise RuntimeError(
+                "torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension "
+                f"is 1, but we got boundaries tensor dim({seq.ndim}) and input value's dim(0) numel(1)"
+            )
+        if vals.shape[:-1] != seq.shape[:-1]:
             raise RuntimeError(
                 "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
                 "of boundaries tensor and input value tensor must match, but we got boundaries tensor "
@@ -1583,12 +1607,15 @@ def _evenly_distributed(input: Tensor, value: Tensor) -> Tensor:
     if not input.requires_grad:
         return value.detach()
     v = value.detach()
-    mask = input.detach().eq(v)
-    if bool(v.isnan()):
-        mask = input.detach().isnan()
-    mask_f = mask.to(input.dtype)
-    share = (input - input.detach()) * mask_f
-    return v + share.sum() / mask_f.sum()
+    mask = input.detach().isnan() if bool(v.isnan()) else input.detach().eq(v)
+    count = mask.sum().to(input.dtype)
+    # ``where`` rather than a product with the mask: the infinities and NaNs left out must not
+    # reach the value (inf * 0 is NaN).
+    picked = input.where(mask, 0)
+    if not bool(v.isfinite()):
+        # Equal infinities (or NaNs) average to themselves, while ``v + (x - x)`` would be NaN.
+        return picked.sum() / count
+    return v + (picked - picked.detach()).sum() / count
 
 
 def _pick(input: Tensor, dim: int, idx: Tensor, keepdim: builtins.bool, cls):

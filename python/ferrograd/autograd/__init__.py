@@ -56,6 +56,8 @@ def grad(
         raise NotImplementedError("is_grads_batched=True is not supported")
     outputs = _as_tuple(outputs)
     inputs_t = _as_tuple(inputs)
+    if not inputs_t:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
     if allow_unused is None:
         allow_unused = materialize_grads

@@ -41,9 +41,19 @@ class FunctionCtx:
         self.saved_for_forward = tensors
 
     def mark_dirty(self, *tensors: Tensor) -> None:
+        for i, t in enumerate(tensors):
+            if not isinstance(t, Tensor):
+                raise RuntimeError(
+                    f"mark_dirty can only accept variables, but argument {i} is of type {type(t).__name__}"
+                )
         self._dirty = tensors
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        for t in tensors:
+            if not isinstance(t, Tensor):
+                raise RuntimeError(
+                    f"mark_non_differentiable only accepts variable arguments, but got {type(t).__name__}"
+                )
         self._non_differentiable = tensors
 
     def set_materialize_grads(self, value: bool) -> None:
@@ -71,9 +81,17 @@ class FunctionCtx:
         """Once forward returned (and dirty outputs were marked): the version
         of each saved tensor is recorded, saved outputs are kept detached
         (the output's node holds this ctx, and a reference back would make
-        a cycle), and the saved-tensor hooks in force, if any, pack them."""
-        if not self._saved:
+        a cycle), and the saved-tensor hooks in force, if any, pack them.
+        ``outputs`` are the node's outputs: the tensors forward returned."""
+        if not recording:
+            # No backward will read them: as in PyTorch, nothing is saved or packed.
+            self._saved = []
             return
+        for i, (t, _, _, _) in enumerate(self._saved):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    f"save_for_backward can only save variables, but argument {i} is of type {type(t).__name__}"
+                )
         hooks = _C._current_saved_tensors_hooks()
         for k, (t, _, _, _) in enumerate(self._saved):
             version = _C._version_at_saving(t, recording) if t is not None else 0
@@ -116,6 +134,7 @@ class Function:
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         ctx = FunctionCtx()
+        ctx._forward_cls = cls
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         uses_setup_context = cls.setup_context is not Function.setup_context
         with no_grad():
@@ -129,9 +148,29 @@ class Function:
         outputs = output if is_tuple else (output,)
         if _C.is_grad_enabled() and any(t.is_leaf and t.requires_grad for t in ctx._dirty):
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
-        wired = _C._function_record(cls, ctx, args, outputs, list(ctx._dirty), list(ctx._non_differentiable))
-        ctx._save_variables(outputs, _C.is_grad_enabled() and any(ctx.needs_input_grad))
-        return wired if is_tuple else wired[0]
+        # The node has an output per tensor output; other outputs are returned as they are.
+        ctx._output_is_tensor = tuple(isinstance(o, Tensor) for o in outputs)
+        tensor_outputs = tuple(o for o in outputs if isinstance(o, Tensor))
+        node_cls = cls if len(tensor_outputs) == len(outputs) else _with_all_output_grads(cls.__name__)
+        dirty, non_differentiable = list(ctx._dirty), list(ctx._non_differentiable)
+        wired = iter(_C._function_record(node_cls, ctx, args, tensor_outputs, dirty, non_differentiable))
+        ctx._save_variables(tensor_outputs, _C.is_grad_enabled() and any(ctx.needs_input_grad))
+        result = tuple(next(wired) if isinstance(o, Tensor) else o for o in outputs)
+        return result if is_tuple else result[0]
+
+
+@functools.cache
+def _with_all_output_grads(name: str) -> type:
+    """The class a node runs the backward of, for a Function some of whose outputs are not
+    tensors: named like the Function (so is its node), it calls the Function's backward with a
+    gradient per output, None for those that are not tensors, as PyTorch does."""
+
+    def backward(ctx: FunctionCtx, *tensor_grads: Any) -> Any:
+        grads = iter(tensor_grads)
+        all_grads = (next(grads) if is_tensor else None for is_tensor in ctx._output_is_tensor)
+        return ctx._forward_cls.backward(ctx, *all_grads)
+
+    return type(name, (), {"backward": staticmethod(backward)})
 
 
 def once_differentiable(fn):

@@ -3,17 +3,52 @@
 from __future__ import annotations
 
 import functools
+import inspect
 
 from .. import _C
+
+
+def _wrap_generator(make_mode, func):
+    """Runs each step of the generators ``func`` makes under a new mode from ``make_mode``: the
+    mode holds while the body runs and the caller's mode is back while the generator is
+    suspended, as in PyTorch."""
+
+    @functools.wraps(func)
+    def generator_context(*args, **kwargs):
+        gen = func(*args, **kwargs)
+        try:
+            with make_mode():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    # The body's cleanup on close runs in the mode too.
+                    with make_mode():
+                        gen.close()
+                    raise
+                except BaseException as exc:
+                    with make_mode():
+                        response = gen.throw(exc)
+                else:
+                    with make_mode():
+                        response = gen.send(request)
+        except StopIteration as stop:
+            return stop.value
+
+    return generator_context
 
 
 class _GradMode:
     """Base: a context manager that is also a decorator."""
 
     def __call__(self, func):
+        if inspect.isgeneratorfunction(func):
+            return _wrap_generator(self.clone, func)
+
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            with self.__class__(*self._args()):
+            with self.clone():
                 return func(*args, **kwargs)
 
         return wrapper

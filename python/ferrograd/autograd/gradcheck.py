@@ -20,7 +20,12 @@ def _as_tuple(x) -> tuple:
 
 
 def _differentiable_inputs(inputs: tuple) -> list[int]:
-    return [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    if not diff:
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, but none of them have requires_grad=True."
+        )
+    return diff
 
 
 def _outputs(func: Callable, inputs: tuple) -> tuple:

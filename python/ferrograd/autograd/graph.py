@@ -1,4 +1,5 @@
-"""The autograd graph as users see it: ``Node`` and saved-tensor hooks.
+"""The autograd graph as users see it: ``Node``, saved-tensor hooks, hooks
+over several tensors, and version bumps for writes ferrograd cannot see.
 
 ``saved_tensors_hooks(pack, unpack)`` applies ``pack`` to every tensor an op
 or a custom Function saves for backward while the block is active, keeps
@@ -8,10 +9,11 @@ when backward needs the tensor. Hooks are per thread and nest.
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 from .. import _C
 from .._C import Node, Tensor
@@ -19,6 +21,8 @@ from .._C import Node, Tensor
 __all__ = [
     "Node",
     "disable_saved_tensors_hooks",
+    "increment_version",
+    "register_multi_grad_hook",
     "save_on_cpu",
     "saved_tensors_hooks",
 ]
@@ -80,3 +84,109 @@ def disable_saved_tensors_hooks(error_message: str) -> Iterator[None]:
         yield
     finally:
         _disabled.message = previous
+
+
+def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:
+    """Counts an in-place write to ``tensor`` (or to each of several) that
+    ferrograd did not make, such as one through ``data_ptr()`` in a kernel
+    of your own, so that backward refuses values saved before it. Tensors
+    made in inference mode have no version counter and are left alone."""
+    _C._increment_version(tensor)
+
+
+class _MultiHandle:
+    """Removes every hook of a ``register_multi_grad_hook`` at once."""
+
+    def __init__(self, handles: tuple) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+    def __enter__(self) -> _MultiHandle:
+        return self
+
+    def __exit__(self, *args: object) -> None:
+        self.remove()
+
+
+def _graph_node(tensor: Tensor) -> Node:
+    """The node a gradient for ``tensor`` reaches first: its ``grad_fn``, or a
+    leaf's accumulator (which every graph using the leaf shares)."""
+    if tensor.grad_fn is not None:
+        return tensor.grad_fn
+    if not tensor.requires_grad:
+        raise AssertionError("Expected gradient function to be set")
+    from .grad_mode import enable_grad
+
+    with enable_grad():
+        return tensor.view_as(tensor).grad_fn.next_functions[0][0]
+
+
+def _current_call() -> int:
+    call = _C._current_graph_task_id()
+    if call == -1:
+        raise AssertionError("expected this hook to be called inside a backward call")
+    return call
+
+
+def register_multi_grad_hook(
+    tensors: Sequence[Tensor],
+    fn: Callable[..., None],
+    *,
+    mode: Literal["all", "any"] = "all",
+) -> _MultiHandle:
+    """Calls ``fn`` once per backward call that computes gradients for
+    ``tensors``.
+
+    With ``mode="all"``, ``fn(grads)`` runs after the gradient of every tensor
+    that the call computes has been computed, ``grads`` holding one entry per
+    tensor, ``None`` for those the call does not reach (not in its graph, or
+    not on a path to its ``inputs``). With ``mode="any"``, ``fn(grad)`` runs on
+    the first gradient computed. ``fn`` must not modify its arguments.
+    Returns a handle whose ``remove()`` removes the hook.
+    """
+    supported_modes = ("all", "any")
+    if mode not in supported_modes:
+        raise ValueError(f"Expects mode to be one of {supported_modes} but got {mode}")
+    lock = threading.Lock()
+    if mode == "any":
+        # Keyed by backward call: each runs `fn` once, whichever gradient comes first.
+        called: set[int] = set()
+
+        @functools.wraps(fn)
+        def on_first_grad(grad: Tensor) -> None:
+            call = _current_call()
+            with lock:
+                if call in called:
+                    return
+                called.add(call)
+            fn(grad)
+
+        handles = tuple(t.register_hook(on_first_grad) for t in tensors if t.requires_grad)
+        return _MultiHandle(handles)
+
+    nodes = [_graph_node(t) for t in tensors]
+    # Per backward call: the gradients seen so far and how many are awaited.
+    pending: dict[int, tuple[list[Tensor | None], list[int]]] = {}
+
+    def collect(index: int) -> Callable[[Tensor], None]:
+        def on_grad(grad: Tensor) -> None:
+            call = _current_call()
+            with lock:
+                if call not in pending:
+                    awaited = sum(map(_C._will_engine_execute_node, nodes))
+                    pending[call] = ([None] * len(nodes), [awaited])
+                grads, left = pending[call]
+                grads[index] = grad
+                left[0] -= 1
+                if left[0] > 0:
+                    return
+                del pending[call]
+            fn(grads)
+
+        return on_grad
+
+    handles = tuple(t.register_hook(collect(i)) for i, t in enumerate(tensors))
+    return _MultiHandle(handles)

@@ -217,7 +217,9 @@ def logsigmoid(input: Tensor) -> Tensor:
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+    if not (input.requires_grad and _C.is_grad_enabled()):  # the bare clamp when nothing is recorded
+        return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+    return _activate(input, lambda x: _C.hardtanh(x, min_val, max_val), inplace)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -384,6 +386,62 @@ def _check_same_size(input: Tensor, target: Tensor, message: str) -> None:
         raise ValueError(message.format(target=tuple(target.shape), input=tuple(input.shape)))
 
 
+def _check_no_grad_needed(tensor: Tensor | None, argument: str, function: str) -> None:
+    """PyTorch's error for an argument its op has no derivative for, raised while grad mode is on."""
+    if tensor is not None and tensor.requires_grad and _C.is_grad_enabled():
+        raise RuntimeError(
+            f"The function '{function}' is not differentiable with respect to argument '{argument}'. "
+            "This input cannot have requires_grad True."
+        )
+
+
+_BCE_EPS = 1e-12
+# the floor of the first derivative's denominator is the float32 nearest 1e-12, whatever the dtype
+_BCE_GRAD_EPS = float(np.float32(_BCE_EPS))
+
+
+class _BinaryCrossEntropy(ferrograd.autograd.Function):
+    """The pointwise binary cross entropy with PyTorch's gradients, which stay finite where a
+    probability is exactly 0 or 1 (composing the clamped logs would give NaN there)."""
+
+    @staticmethod
+    def forward(ctx: Any, input: Tensor, target: Tensor) -> Tensor:
+        ctx.save_for_backward(input, target)
+        # -(t log x + (1 - t) log(1 - x)), each log clamped at -100, written as PyTorch's kernel
+        return (target - 1) * (-input).log1p().clamp(min=-100.0) - target * input.log().clamp(min=-100.0)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        input, target = ctx.saved_tensors
+        grad_input = grad_target = None
+        if ctx.needs_input_grad[0]:
+            grad_input = _BinaryCrossEntropyBackward.apply(grad, input, target)
+        if ctx.needs_input_grad[1]:
+            grad_target = -grad * input.logit()
+        return grad_input, grad_target
+
+
+class _BinaryCrossEntropyBackward(ferrograd.autograd.Function):
+    """``grad (x - t) / max(x (1 - x), 1e-12)``, with the derivatives PyTorch gives it (each
+    keeping the variance ``x (1 - x)`` off 0 its own way)."""
+
+    @staticmethod
+    def forward(ctx: Any, grad: Tensor, input: Tensor, target: Tensor) -> Tensor:
+        ctx.save_for_backward(grad, input, target)
+        return grad * (input - target) / ((1 - input) * input).clamp(min=_BCE_GRAD_EPS)
+
+    @staticmethod
+    def backward(ctx: Any, grad_grad_input: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        grad, input, target = ctx.saved_tensors
+        grad_grad = grad_grad_input * (input - target) / ((input + _BCE_EPS) * (1 - input + _BCE_EPS))
+        curvature = (input * input - 2 * input * target + target) / (
+            (input + _BCE_EPS).pow(2) * (1 - input + _BCE_EPS).pow(2)
+        )
+        grad_input = grad_grad_input * grad * curvature
+        grad_target = -grad_grad_input * grad / ((1 - input) * input).clamp(min=_BCE_EPS)
+        return grad_grad, grad_input, grad_target
+
+
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -392,7 +450,8 @@ def binary_cross_entropy(
     reduce: bool | None = None,
     reduction: str = "mean",
 ) -> Tensor:
-    """``-(t log x + (1 - t) log(1 - x))`` with each log clamped at -100, as PyTorch."""
+    """``-(t log x + (1 - t) log(1 - x))`` with each log clamped at -100, as PyTorch; the gradient
+    divides by ``x (1 - x)`` floored at 1e-12, so it is finite at probabilities of 0 and 1."""
     reduction = _reduction_arg(size_average, reduce, reduction)
     _check_same_size(
         input,
@@ -400,13 +459,19 @@ def binary_cross_entropy(
         "Using a target size ({target}) that is different to the input size ({input}) is deprecated. "
         "Please ensure they have the same size.",
     )
-    if bool(((input < 0) | (input > 1)).any()):
+    _check_no_grad_needed(weight, "weight", "binary_cross_entropy")
+    if target.dtype != input.dtype:
+        raise RuntimeError(
+            f"Found dtype {target.dtype._scalar_type_name} but expected {input.dtype._scalar_type_name}"
+        )
+    # NaN fails these checks too, as in PyTorch
+    if not bool(((input >= 0) & (input <= 1)).all()):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    log_x = input.log().clamp(min=-100.0)
-    log_1mx = (1 - input).log().clamp(min=-100.0)
-    loss = -(target * log_x + (1 - target) * log_1mx)
+    if not bool(((target >= 0) & (target <= 1)).all()):
+        raise RuntimeError("all elements of target should be between 0 and 1")
+    loss = _BinaryCrossEntropy.apply(input, target)
     if weight is not None:
-        loss = loss * weight
+        loss = (loss * weight).to(input.dtype)  # PyTorch weighs the loss in place
     return _reduce(loss, reduction)
 
 
@@ -422,11 +487,25 @@ def binary_cross_entropy_with_logits(
     """``(1 - t) x + (1 + (p - 1) t) softplus(-x)``: the sigmoid's logarithms without overflow."""
     reduction = _reduction_arg(size_average, reduce, reduction)
     _check_same_size(input, target, "Target size ({target}) must be the same as input size ({input})")
+    _check_no_grad_needed(weight, "weight", "binary_cross_entropy_with_logits")
+    _check_no_grad_needed(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
+    # PyTorch computes the loss in place in ``1 - target``, so it takes the target's dtype
+    if target.dtype == ferrograd.bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+    if not target.is_floating_point():
+        result = ferrograd.promote_types(input.dtype, target.dtype)
+        raise RuntimeError(
+            f"result type {result._scalar_type_name} can't be cast to the desired output type "
+            f"{target.dtype._scalar_type_name}"
+        )
     log_weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
     loss = (1 - target) * input + log_weight * _C.softplus(-input, 1.0, 20.0)
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return _reduce(loss.to(target.dtype), reduction)
 
 
 def kl_div(
@@ -632,14 +711,18 @@ def group_norm(
 
 def layer_norm(
     input: Tensor,
-    normalized_shape: int | tuple[int, ...] | list[int],
+    normalized_shape: tuple[int, ...] | list[int],
     weight: Tensor | None = None,
     bias: Tensor | None = None,
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalizes over the trailing ``normalized_shape`` dims with the biased variance."""
-    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
-    return _C._layer_norm(input, shape, weight, bias, eps)
+    if not isinstance(normalized_shape, (tuple, list)):  # a bare int too, as PyTorch (nn.LayerNorm takes one)
+        raise TypeError(
+            "layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, "
+            f"not {type(normalized_shape).__name__}"
+        )
+    return _C._layer_norm(input, list(normalized_shape), weight, bias, eps)
 
 
 def embedding(
@@ -747,7 +830,16 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     """Pads (negative amounts crop) with ``pad`` listing (before, after) amounts from the last dim
     backwards; ``mode`` is ``"constant"`` (``value``, default 0), ``"reflect"``, ``"replicate"`` or
     ``"circular"``."""
-    return _C._pad(input, list(pad), mode, value)
+    pad = list(pad)
+    if mode == "circular" and any(amount < 0 for amount in pad):
+        # PyTorch crops first and wraps around what is left
+        for dim, (before, after) in zip(range(input.dim() - 1, -1, -1), zip(pad[::2], pad[1::2])):
+            if before < 0:
+                input = input.narrow(dim, -before, input.shape[dim] + before)
+            if after < 0:
+                input = input.narrow(dim, 0, input.shape[dim] + after)
+        pad = [max(amount, 0) for amount in pad]
+    return _C._pad(input, pad, mode, value)
 
 
 _RESIZE_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
@@ -764,7 +856,9 @@ def interpolate(
     antialias: bool = False,
 ) -> Tensor:
     """Resizes the spatial dims (after batch and channels) to ``size`` or by ``scale_factor``:
-    ``nearest``, ``nearest-exact``, ``linear`` (3D input), ``bilinear`` (4D) or ``trilinear`` (5D)."""
+    ``nearest``, ``nearest-exact``, ``area`` (adaptive average pooling), ``linear`` (3D input),
+    ``bilinear`` (4D), ``bicubic`` (4D), ``trilinear`` (5D) or, with ``antialias``, the
+    antialiased ``bilinear``, ``bicubic`` and ``lanczos`` (4D) of PyTorch and PIL."""
     spatial = list(input.shape[2:])
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
@@ -783,6 +877,8 @@ def interpolate(
                 f"dimensions of {spatial} and output size of {size}. Please provide input tensor in "
                 "(N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format."
             )
+        if recompute_scale_factor:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
         scales: list[float | None] = [None] * len(spatial)
     elif scale_factor is not None:
         factors = (
@@ -798,20 +894,145 @@ def interpolate(
         scales = [None if recompute_scale_factor else float(f) for f in factors]
     else:
         raise ValueError("either size or scale_factor should be defined")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias is not supported")
-    if mode in _LINEAR_MODE_DIMS and len(spatial) != _LINEAR_MODE_DIMS[mode]:
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D tensor "
+            "as input"
+        )
+    if mode == "area" and 1 <= len(spatial) <= 3:
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[len(spatial) - 1](input, sizes)
+    if mode == "lanczos" and len(spatial) == 2:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+    if mode in _LINEAR_MODE_DIMS and 1 <= len(spatial) <= 3 and len(spatial) != _LINEAR_MODE_DIMS[mode]:
         raise NotImplementedError(
             f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR_MODE_DIMS[mode] + 2}D input"
         )
-    if mode in ("bicubic", "area", "lanczos"):
-        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported")
-    if mode not in ("nearest", "nearest-exact", *_LINEAR_MODE_DIMS) or not 1 <= len(spatial) <= 3:
+    separable = (
+        len(spatial) == 2 and mode in ("bilinear", "bicubic", "lanczos") and (antialias or mode == "bicubic")
+    )
+    if not (
+        separable or (mode in ("nearest", "nearest-exact", *_LINEAR_MODE_DIMS) and 1 <= len(spatial) <= 3)
+    ):
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: "
             f"{_RESIZE_MODES} (got {mode})"
         )
+    if not (all(spatial) and all(sizes)):
+        axes = "DHW"[-len(spatial) :]
+        raise RuntimeError(
+            "Input and output sizes should be greater than 0, but got input "
+            f"({', '.join(f'{a}: {n}' for a, n in zip(axes, spatial))}) "
+            f"output ({', '.join(f'{a}: {n}' for a, n in zip(axes, sizes))})"
+        )
+    if separable:
+        return _resize_separably(input, sizes, scales, mode, bool(align_corners), antialias)
     return _C._interpolate(input, sizes, scales, mode, bool(align_corners))
+
+
+def _resample(input: Tensor, dim: int, taps: np.ndarray, weights: np.ndarray) -> Tensor:
+    """``input`` resampled along ``dim``: output ``i`` is ``sum_k weights[i, k] * input[taps[i, k]]``,
+    a tap of -1 adding nothing (it reads an appended zero, so that an infinity elsewhere cannot
+    make it NaN). Composed of ``index_select``, it is differentiable."""
+    dim %= input.dim()
+    if (taps < 0).any():
+        taps = np.where(taps < 0, input.shape[dim], taps)
+        input = ferrograd.cat([input, ferrograd.zeros_like(input.narrow(dim, 0, 1))], dim)
+    along_dim = (-1,) + (1,) * (input.dim() - dim - 1)
+    out = None
+    for k in range(taps.shape[1]):  # tap by tap: a few output-sized terms, not one tensor of all taps
+        weight = ferrograd.tensor(weights[:, k].reshape(along_dim), dtype=input.dtype)
+        term = input.index_select(dim, ferrograd.tensor(taps[:, k])) * weight
+        out = term if out is None else out + term
+    return out
+
+
+def _source_scale(size: int, output: int, align_corners: bool, scale: float | None) -> float:
+    """Input pixels per output pixel (PyTorch's ``area_pixel_compute_scale``)."""
+    if align_corners:
+        return (size - 1) / (output - 1) if output > 1 else 0.0
+    return 1.0 / scale if scale is not None and scale > 0 else size / output
+
+
+def _cubic_taps(
+    size: int, output: int, align_corners: bool, scale: float | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The four input indices (clamped to the border) and cubic convolution weights (A = -0.75)
+    of each output index, as PyTorch's ``upsample_bicubic2d``."""
+    ratio = _source_scale(size, output, align_corners, scale)
+    position = np.arange(output, dtype=np.float64)
+    source = ratio * position if align_corners else ratio * (position + 0.5) - 0.5
+    index = np.minimum(np.floor(source), size - 1)
+    t = np.clip(source - index, 0.0, 1.0)
+    taps = np.clip(index[:, None] + np.arange(-1, 3), 0, size - 1).astype(np.int64)
+    return taps, np.stack(_cubic_coefficients(t), axis=1)
+
+
+def _keys_cubic(x: np.ndarray) -> np.ndarray:
+    """The cubic convolution kernel with A = -0.5, the antialiased bicubic filter (as PIL's)."""
+    a, x = -0.5, np.abs(x)
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0.0))
+
+
+# each antialiasing filter's half-width at scale 1, and the filter
+_ANTIALIAS_FILTERS = {
+    "bilinear": (1.0, lambda x: np.maximum(1.0 - np.abs(x), 0.0)),
+    "bicubic": (2.0, _keys_cubic),
+    "lanczos": (3.0, lambda x: np.where(np.abs(x) < 3, np.sinc(x) * np.sinc(x / 3), 0.0)),
+}
+
+
+def _antialias_taps(
+    size: int, output: int, align_corners: bool, scale: float | None, mode: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The input indices and normalized weights of each output index for the antialiased modes,
+    as PyTorch's ``_compute_indices_min_size_weights_aa``: when shrinking, the filter is widened
+    by the shrink factor so that every input pixel counts."""
+    half_width, kernel = _ANTIALIAS_FILTERS[mode]
+    ratio = _source_scale(size, output, align_corners, scale)
+    stretch = max(ratio, 1.0)
+    support = half_width * stretch
+    count = math.ceil(support) * 2 + 1
+    center = ratio * (np.arange(output) + 0.5)
+    # the C++ casts truncate toward zero
+    first = np.maximum(np.trunc(center - support + 0.5).astype(np.int64), 0)
+    lengths = np.clip(np.minimum(np.trunc(center + support + 0.5).astype(np.int64), size) - first, 0, count)
+    offsets = np.arange(count)
+    valid = offsets < lengths[:, None]
+    weights = np.where(valid, kernel((offsets + first[:, None] - center[:, None] + 0.5) / stretch), 0.0)
+    total = weights.sum(1, keepdims=True)
+    weights = np.divide(weights, total, out=weights, where=total != 0)
+    return np.where(valid, first[:, None] + offsets, -1), weights
+
+
+def _resize_separably(
+    input: Tensor,
+    sizes: list[int],
+    scales: list[float | None],
+    mode: str,
+    align_corners: bool,
+    antialias: bool,
+) -> Tensor:
+    """``bicubic`` and the antialiased modes of a 4-D input: along the width, then the height, as
+    PyTorch, each a resampling by taps and weights (so gradients come from ``index_select``)."""
+    if not input.is_floating_point():
+        kernel = "compute_index_ranges_weights" if antialias else "compute_indices_weights_cubic"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype._scalar_type_name}'")
+    out = input
+    for dim, output, scale in ((3, sizes[1], scales[1]), (2, sizes[0], scales[0])):
+        size = input.shape[dim]
+        if antialias and size == output:  # PyTorch skips the dims whose size is kept
+            continue
+        if antialias:
+            taps, weights = _antialias_taps(size, output, align_corners, scale, mode)
+        else:
+            taps, weights = _cubic_taps(size, output, align_corners, scale)
+        out = _resample(out, dim, taps, weights)
+    return out.clone() if out is input else out
 
 
 def conv2d(
@@ -970,15 +1191,18 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, int 
         return input.mean((-2, -1), keepdim=True)
     if h % oh == 0 and w % ow == 0:
         return avg_pool2d(input, (h // oh, w // ow))
+    return _resample(_resample(input, -1, *_bin_taps(w, ow)), -2, *_bin_taps(h, oh))
 
-    def bins(size: int, count: int) -> list[tuple[int, int]]:
-        return [((i * size) // count, -((-(i + 1) * size) // count)) for i in range(count)]
 
-    rows = [
-        ferrograd.stack([input[..., r0:r1, c0:c1].mean((-2, -1)) for c0, c1 in bins(w, ow)], -1)
-        for r0, r1 in bins(h, oh)
-    ]
-    return ferrograd.stack(rows, -2)
+def _bin_taps(size: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The indices of each adaptive pooling bin ``[floor(i size / count), ceil((i + 1) size / count))``
+    (-1 past a shorter bin's end) and the weights averaging over them."""
+    bins = np.arange(count)
+    starts = bins * size // count
+    lengths = -(-(bins + 1) * size // count) - starts
+    offsets = np.arange(lengths.max())
+    inside = offsets < lengths[:, None]
+    return np.where(inside, starts[:, None] + offsets, -1), np.where(inside, 1.0 / lengths[:, None], 0.0)
 
 
 # ---- more convolutions and pooling, composed of the 2-d kernels above ------------------
@@ -1800,7 +2024,9 @@ def _vector_norm(x: Tensor, p: float, dim: int, keepdim: bool) -> Tensor:
     if p == -math.inf:
         return x.abs().amin(dim, keepdim=keepdim)
     if p == 0:
-        return (x != 0).to(x.dtype).sum(dim, keepdim=keepdim)
+        # the count of nonzeros, linked to x by an empty slice of it so that, as in PyTorch, the
+        # result requires grad (a zero one)
+        return (x != 0).to(x.dtype).sum(dim, keepdim=keepdim) + x.narrow(dim, 0, 0).sum(dim, keepdim=keepdim)
     if p == 1:
         return x.abs().sum(dim, keepdim=keepdim)
     return x.abs().pow(p).sum(dim, keepdim=keepdim).pow(1.0 / p)
@@ -1878,6 +2104,7 @@ def soft_margin_loss(
 ) -> Tensor:
     """``log(1 + exp(-target input))``."""
     reduction = _reduction_arg(size_average, reduce, reduction)
+    _check_no_grad_needed(target, "target", "soft_margin_loss")
     return _reduce((-input * target).exp().log1p(), reduction)
 
 
@@ -3092,6 +3319,7 @@ def multi_margin_loss(
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
     _check_reduction(reduction)
+    _check_no_grad_needed(weight, "weight", "multi_margin_loss")
     scores = _class_scores(input)
     samples, classes = scores.shape
     if target.dim() > 1 or target.numel() != samples:

@@ -346,6 +346,11 @@ pub fn for_each_chunk_mut<T: Send>(
     chunk_len: usize,
     body: impl Fn(usize, &mut [T]) + Sync,
 ) {
+    // An empty output (a batch of zero images) has nothing to split, and
+    // its chunk length may be zero.
+    if xs.is_empty() {
+        return;
+    }
     for_each_item_mut(xs.chunks_mut(chunk_len), |i, chunk| {
         body(i * chunk_len, chunk)
     });

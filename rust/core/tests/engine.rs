@@ -2,6 +2,7 @@
 //! freeing, `grad` with selected inputs, and parallel execution agreeing
 //! with serial execution.
 
+use ferrograd_core::autograd::engine::{current_task_id, will_execute};
 use ferrograd_core::autograd::{backward, grad, register_hook, GradModeGuard};
 use ferrograd_core::ops::{binary, reduce, unary};
 use ferrograd_core::{Scalar, Tensor};
@@ -187,6 +188,41 @@ fn a_parallel_backward_starts_on_the_calling_thread() {
     assert_eq!(*ran_on.lock().unwrap(), Some(std::thread::current().id()));
     let expected = 1.0 - 0.5f64.tanh().powi(2) + 0.5f64.exp();
     assert!(grad_of(&x).iter().all(|g| (g - expected).abs() < 1e-12));
+}
+
+#[test]
+fn hooks_see_the_call_they_run_in() {
+    let x = leaf(vec![0.5, 1.5], &[2]);
+    let (a, b) = (unary::tanh(&x).unwrap(), unary::exp(&x).unwrap());
+    let unused = unary::sin(&x).unwrap();
+    let y = scalar_root(&binary::add(&a, &b).unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let (b_fn, unused_fn) = (b.grad_fn().unwrap(), unused.grad_fn().unwrap());
+    register_hook(
+        &a,
+        std::sync::Arc::new(move |_| {
+            record.lock().unwrap().push((
+                current_task_id(),
+                will_execute(&b_fn),
+                will_execute(&unused_fn),
+            ));
+            Ok(None)
+        }),
+    )
+    .unwrap();
+    assert_eq!(current_task_id(), None);
+    backward(std::slice::from_ref(&y), &[None], Some(true), false, None).unwrap();
+    // Only the path to `b`'s input runs in a partial call.
+    grad(&[y], std::slice::from_ref(&a), &[None], None, false, false).unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    let (first, second) = (seen[0], seen[1]);
+    assert!(first.0.is_some() && second.0.is_some() && first.0 != second.0);
+    assert_eq!((first.1, first.2), (true, false));
+    assert_eq!((second.1, second.2), (false, false));
+    assert_eq!(current_task_id(), None);
+    assert!(!will_execute(&a.grad_fn().unwrap()));
 }
 
 #[test]

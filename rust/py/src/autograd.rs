@@ -1,6 +1,8 @@
-//! Module-level autograd functions: grad mode, `backward`, `grad`.
+//! Module-level autograd functions: grad mode, `backward`, `grad`, and the
+//! state of the backward call a hook runs in.
 
 use crate::errors::IntoPyResult;
+use crate::node::PyNode;
 use crate::tensor::PyTensor;
 use ferrograd_core::autograd::{engine, grad_mode};
 use ferrograd_core::Tensor;
@@ -116,7 +118,41 @@ fn _grad(
     Ok(result.into_iter().map(|g| g.map(PyTensor::from)).collect())
 }
 
+/// The id of the backward call running the hook that asks, -1 outside one.
+#[pyfunction]
+fn _current_graph_task_id() -> i64 {
+    engine::current_task_id().map_or(-1, |id| id as i64)
+}
+
+/// Whether the backward call running the hook that asks will run `node`
+/// (or capture the gradient arriving at it).
+#[pyfunction]
+fn _will_engine_execute_node(node: PyRef<'_, PyNode>) -> PyResult<bool> {
+    if engine::current_task_id().is_none() {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "_get_should_execute_nodes should only be called during the backward pass",
+        ));
+    }
+    Ok(engine::will_execute(&node.node))
+}
+
+/// Counts a write to each tensor's memory that ferrograd did not see, so
+/// that backward refuses saved values it changed. Inference tensors have
+/// no version counter and are left alone.
+#[pyfunction]
+fn _increment_version(tensors: &Bound<'_, PyAny>) -> PyResult<()> {
+    for t in tensor_list(Some(tensors))?.unwrap_or_default() {
+        if !t.is_inference() {
+            t.bump_version();
+        }
+    }
+    Ok(())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_current_graph_task_id, m)?)?;
+    m.add_function(wrap_pyfunction!(_will_engine_execute_node, m)?)?;
+    m.add_function(wrap_pyfunction!(_increment_version, m)?)?;
     m.add_function(wrap_pyfunction!(_set_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(_set_inference_mode, m)?)?;

@@ -113,7 +113,19 @@ impl PyTensor {
         dunder(py, &self.t, other, binary::div, false)
     }
     fn __rtruediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::div, true)
+        // As in PyTorch, `c / x` is `x.reciprocal() * c`: backward needs the
+        // reciprocal, not `x`, so `x` may be written in place afterwards.
+        dunder(
+            py,
+            &self.t,
+            other,
+            |c, x| match x.dtype().is_complex() {
+                // No complex reciprocal kernel: the quotient itself.
+                true => binary::div(c, x),
+                false => binary::mul(&unary::reciprocal(x)?, c),
+            },
+            true,
+        )
     }
     fn __pow__(
         &self,

@@ -150,10 +150,15 @@ fn parse(key: &Bound<'_, PyAny>) -> PyResult<Vec<Item>> {
                 || it.hasattr("__array__")?
             {
                 let t = index_tensor(&it)?;
-                if t.dtype() == DType::Bool && t.ndim() == 0 {
-                    Item::Bool(t.item().py()?.as_bool())
-                } else {
-                    Item::Tensor(t)
+                match (t.ndim(), t.dtype()) {
+                    (0, DType::Bool) => Item::Bool(t.item().py()?.as_bool()),
+                    // A 0-d integer index (a tensor or NumPy integer) selects
+                    // as a Python int does, giving a view: `x[i][j] = v`
+                    // then writes `x`.
+                    (0, dtype) if dtype.is_integral(false) && dtype != DType::UInt8 => {
+                        Item::Int(t.item().py()?.as_i64())
+                    }
+                    _ => Item::Tensor(t),
                 }
             } else if let Ok(i) = it.call_method0("__index__") {
                 Item::Int(i.extract()?)
@@ -427,7 +432,16 @@ impl PyTensor {
     fn index_select(&self, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         Ok(index::index_select(&self.t, dim, &index.t).py()?.into())
     }
-    fn gather(&self, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    /// `sparse_grad=True` asks PyTorch for a sparse gradient; ferrograd's
+    /// is dense, with the same values.
+    #[pyo3(signature = (dim, index, *, sparse_grad=false))]
+    fn gather(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        sparse_grad: bool,
+    ) -> PyResult<PyTensor> {
+        let _ = sparse_grad;
         Ok(index::gather(&self.t, dim, &index.t).py()?.into())
     }
     #[pyo3(signature = (dim, index, src=None, *, value=None, reduce=None))]

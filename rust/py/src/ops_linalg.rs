@@ -9,7 +9,7 @@ use ferrograd_core::{Result, Scalar, Tensor};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBool, PyDict};
 
 type Product = fn(&Tensor, &Tensor) -> Result<Tensor>;
 
@@ -23,6 +23,25 @@ fn product(py: Python<'_>, a: &Tensor, b: &Tensor, op: Product) -> PyResult<PyTe
     };
     let work = a.numel().max(b.numel()).max(multiply_adds / 4);
     Ok(maybe_detach(py, work, || op(a, b)).py()?.into())
+}
+
+/// `std`/`var`'s dims, correction and `keepdim`. A bool where `dim` goes
+/// is `unbiased`, as in PyTorch's `x.std(False)`.
+fn spread_args(
+    fname: &str,
+    dim: Option<&Bound<'_, PyAny>>,
+    unbiased: bool,
+    keepdim: Option<bool>,
+    correction: Option<f64>,
+    numpy: Option<&Bound<'_, PyDict>>,
+) -> PyResult<(Vec<i64>, f64, bool)> {
+    let (dim, unbiased) = match dim.map(|d| d.downcast::<PyBool>()) {
+        Some(Ok(flag)) => (None, flag.is_true()),
+        _ => (dim, unbiased),
+    };
+    let args = dim_args(fname, dim, keepdim, numpy)?;
+    let correction = correction.unwrap_or(if unbiased { 1.0 } else { 0.0 });
+    Ok((args.dims()?.unwrap_or_default(), correction, args.keepdim))
 }
 
 #[pymethods]
@@ -202,28 +221,32 @@ fn extreme(
 
 #[pymethods]
 impl PyTensor {
-    #[pyo3(signature = (dim=None, keepdim=None, **numpy))]
+    #[pyo3(signature = (dim=None, keepdim=None, *, other=None, **numpy))]
     fn max(
         &self,
         py: Python<'_>,
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: Option<bool>,
+        other: Option<&Bound<'_, PyAny>>,
         numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let args = dim_args("max", dim, keepdim, numpy)?;
+        // `max(other=t)` is the elementwise form, as `max(t)` is.
+        let args = dim_args("max", other.or(dim), keepdim, numpy)?;
         let (dim, keepdim) = (args.dim.as_ref(), args.keepdim);
         let ops: Extreme = (reduce::max_all, reduce::max_dim, binary::maximum);
         extreme(py, &self.t, dim, keepdim, "max", ops)
     }
-    #[pyo3(signature = (dim=None, keepdim=None, **numpy))]
+    #[pyo3(signature = (dim=None, keepdim=None, *, other=None, **numpy))]
     fn min(
         &self,
         py: Python<'_>,
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: Option<bool>,
+        other: Option<&Bound<'_, PyAny>>,
         numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let args = dim_args("min", dim, keepdim, numpy)?;
+        // `min(other=t)` is the elementwise form, as `min(t)` is.
+        let args = dim_args("min", other.or(dim), keepdim, numpy)?;
         let (dim, keepdim) = (args.dim.as_ref(), args.keepdim);
         let ops: Extreme = (reduce::min_all, reduce::min_dim, binary::minimum);
         extreme(py, &self.t, dim, keepdim, "min", ops)
@@ -335,12 +358,7 @@ impl PyTensor {
         correction: Option<f64>,
         numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
-        let args = dim_args("var", dim, keepdim, numpy)?;
-        let (d, c, keepdim) = (
-            args.dims()?.unwrap_or_default(),
-            correction.unwrap_or(if unbiased { 1.0 } else { 0.0 }),
-            args.keepdim,
-        );
+        let (d, c, keepdim) = spread_args("var", dim, unbiased, keepdim, correction, numpy)?;
         Ok(
             maybe_detach(py, self.t.numel(), || reduce::var(&self.t, &d, c, keepdim))
                 .py()?
@@ -357,26 +375,23 @@ impl PyTensor {
         correction: Option<f64>,
         numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
-        let args = dim_args("std", dim, keepdim, numpy)?;
-        let (d, c, keepdim) = (
-            args.dims()?.unwrap_or_default(),
-            correction.unwrap_or(if unbiased { 1.0 } else { 0.0 }),
-            args.keepdim,
-        );
+        let (d, c, keepdim) = spread_args("std", dim, unbiased, keepdim, correction, numpy)?;
         Ok(
             maybe_detach(py, self.t.numel(), || reduce::std(&self.t, &d, c, keepdim))
                 .py()?
                 .into(),
         )
     }
-    #[pyo3(signature = (p=None, dim=None, keepdim=false))]
+    #[pyo3(signature = (p=None, dim=None, keepdim=false, dtype=None))]
     fn norm(
         &self,
         py: Python<'_>,
         p: Option<&Bound<'_, PyAny>>,
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
+        dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
+        let t = with_dtype_kw(&self.t, dtype)?;
         if let Some(p) = p.filter(|p| !p.is_none()) {
             let two = p.extract::<f64>().map(|v| v == 2.0).unwrap_or(false);
             if !two && p.extract::<String>().map(|s| s != "fro").unwrap_or(true) {
@@ -386,23 +401,19 @@ impl PyTensor {
                         Some(d) => d.clone(),
                         None => (-2i64, -1i64).into_pyobject(py)?.into_any(),
                     };
-                    linalg.call_method1(
-                        "matrix_norm",
-                        (PyTensor::from(self.t.clone()), p, dim, keepdim),
-                    )?
+                    linalg
+                        .call_method1("matrix_norm", (PyTensor::from(t.clone()), p, dim, keepdim))?
                 } else {
                     let dim = dim.cloned().unwrap_or_else(|| py.None().into_bound(py));
-                    linalg.call_method1(
-                        "vector_norm",
-                        (PyTensor::from(self.t.clone()), p, dim, keepdim),
-                    )?
+                    linalg
+                        .call_method1("vector_norm", (PyTensor::from(t.clone()), p, dim, keepdim))?
                 };
                 return Ok(out.downcast::<PyTensor>()?.get().t.clone().into());
             }
         }
         let d = dims(dim)?.unwrap_or_default();
         Ok(
-            maybe_detach(py, self.t.numel(), || reduce::norm2(&self.t, &d, keepdim))
+            maybe_detach(py, t.numel(), || reduce::norm2(&t, &d, keepdim))
                 .py()?
                 .into(),
         )

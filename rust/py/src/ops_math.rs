@@ -427,6 +427,13 @@ fn leaky_relu(input: PyRef<'_, PyTensor>, negative_slope: f64) -> PyResult<PyTen
 }
 
 #[pyfunction]
+#[pyo3(signature = (input, min_val=-1.0, max_val=1.0))]
+fn hardtanh(input: PyRef<'_, PyTensor>, min_val: f64, max_val: f64) -> PyResult<PyTensor> {
+    let (min, max) = (Scalar::Float(min_val), Scalar::Float(max_val));
+    Ok(unary::hardtanh(&input.t, min, max).py()?.into())
+}
+
+#[pyfunction]
 #[pyo3(signature = (input, alpha=1.0))]
 fn elu(input: PyRef<'_, PyTensor>, alpha: f64) -> PyResult<PyTensor> {
     Ok(unary::elu(&input.t, alpha).py()?.into())
@@ -438,5 +445,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(silu, m)?)?;
     m.add_function(wrap_pyfunction!(leaky_relu, m)?)?;
     m.add_function(wrap_pyfunction!(elu, m)?)?;
+    m.add_function(wrap_pyfunction!(hardtanh, m)?)?;
     register_special(m)
 }

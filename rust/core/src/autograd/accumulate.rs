@@ -24,21 +24,28 @@ pub fn accumulate_grad_node(leaf: &Tensor) -> Arc<Node> {
     ))
 }
 
-impl BackwardFn for AccumulateGrad {
-    fn apply(&self, _ctx: &BackwardCtx<'_>, mut grads: Grads) -> Result<Grads> {
-        let Some(mut g) = grads[0].take() else {
-            return Ok(Grads::new());
-        };
-        let (hooks, post) = {
-            let m = self.leaf.meta();
-            (m.leaf_hooks.clone(), m.post_accumulate_hooks.clone())
-        };
+impl AccumulateGrad {
+    /// The leaf's `register_hook` hooks, in order, each seeing (and maybe
+    /// replacing) the gradient the one before returned.
+    pub fn run_tensor_hooks(&self, mut g: Tensor) -> Result<Tensor> {
+        let hooks = self.leaf.meta().leaf_hooks.clone();
         for (_, hook) in hooks {
             if let Some(new) = hook(&g)? {
                 g = new;
             }
         }
+        Ok(g)
+    }
+}
+
+impl BackwardFn for AccumulateGrad {
+    fn apply(&self, _ctx: &BackwardCtx<'_>, mut grads: Grads) -> Result<Grads> {
+        let Some(g) = grads[0].take() else {
+            return Ok(Grads::new());
+        };
+        let g = self.run_tensor_hooks(g)?;
         accumulate_into(&self.leaf, g)?;
+        let post = self.leaf.meta().post_accumulate_hooks.clone();
         for (_, hook) in post {
             hook(&self.leaf)?;
         }

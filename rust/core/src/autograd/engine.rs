@@ -19,7 +19,7 @@ use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Gradients with at least this many elements make a node worth a thread.
@@ -80,12 +80,13 @@ pub fn grad(
     let captured = task.run()?;
     captured
         .into_iter()
-        .map(|g| match g {
+        .enumerate()
+        .map(|(i, g)| match g {
             Some(g) => Ok(Some(g)),
             None if allow_unused => Ok(None),
             None => bail!(
                 Runtime,
-                "One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior."
+                "The differentiated Tensor at index {i} appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior."
             ),
         })
         .collect()
@@ -178,6 +179,8 @@ enum Mode {
 }
 
 struct GraphTask {
+    /// Tells this call apart from others running or run before.
+    id: u64,
     nodes: Vec<Arc<Node>>,
     /// Per node, per next edge: the index of the node it feeds, when that
     /// node takes part in this call.
@@ -222,6 +225,7 @@ struct Discovery {
 }
 
 static NEXT_STAMP: AtomicU32 = AtomicU32::new(1);
+static NEXT_TASK_ID: AtomicU64 = AtomicU64::new(0);
 
 impl Discovery {
     fn new() -> Discovery {
@@ -412,6 +416,7 @@ impl GraphTask {
         root_ids_dedup.dedup();
         root_ids_dedup.retain(|&i| dep_counts[i as usize] == 0 && reached[i as usize]);
         let task = GraphTask {
+            id: NEXT_TASK_ID.fetch_add(1, Ordering::Relaxed),
             deps: dep_counts.into_iter().map(AtomicU32::new).collect(),
             nodes,
             children,
@@ -499,7 +504,7 @@ impl GraphTask {
     /// gradient shared with sibling nodes (both inputs of an add) is then
     /// usually no longer read by them, and `.grad` takes it without a copy.
     fn drive<'s>(&'s self, scope: Option<&rayon::Scope<'s>>, start: u32) {
-        let _partial = PartialTaskGuard::enter(self.partial);
+        let _current = CurrentTaskGuard::enter(self);
         let mut pending: SmallVec<[u32; 8]> = smallvec::smallvec![start];
         let mut accumulators: SmallVec<[u32; 8]> = SmallVec::new();
         while let Some(i) = pending.pop().or_else(|| accumulators.pop()) {
@@ -556,6 +561,16 @@ impl GraphTask {
         let mut grads = self.take_inputs(i)?;
         let _mode = GradModeGuard::new(self.create_graph);
         node.run_pre_hooks(&mut grads)?;
+        if let (false, Some(leaf)) = (
+            self.execute[i],
+            node.backward_fn().as_any().downcast_ref::<AccumulateGrad>(),
+        ) {
+            // A leaf `grad()` returns the gradient of: its hooks see (and
+            // may replace) it, as when the gradient is accumulated.
+            if let Some(g) = grads[0].take() {
+                grads[0] = Some(leaf.run_tensor_hooks(g)?);
+            }
+        }
         if let Some(caps) = (!self.captures.is_empty())
             .then(|| self.captures.get(&(i as u32)))
             .flatten()
@@ -628,30 +643,58 @@ impl GraphTask {
 }
 
 thread_local! {
-    static IN_PARTIAL_TASK: Cell<bool> = const { Cell::new(false) };
+    /// The call whose nodes this thread is running, while it runs them.
+    static CURRENT_TASK: Cell<*const GraphTask> = const { Cell::new(std::ptr::null()) };
 }
 
-/// Marks the nodes a thread runs as belonging to a partial call, for
-/// [`checkpoint_valid`]; restores the outer call's state on drop.
-struct PartialTaskGuard(bool);
+/// Marks this thread as running the nodes of `task` until dropped, then
+/// restores the outer call's mark (a hook may call backward itself).
+struct CurrentTaskGuard(*const GraphTask);
 
-impl PartialTaskGuard {
-    fn enter(partial: bool) -> Self {
-        PartialTaskGuard(IN_PARTIAL_TASK.replace(partial))
+impl CurrentTaskGuard {
+    fn enter(task: &GraphTask) -> Self {
+        CurrentTaskGuard(CURRENT_TASK.replace(std::ptr::from_ref(task)))
     }
 }
 
-impl Drop for PartialTaskGuard {
+impl Drop for CurrentTaskGuard {
     fn drop(&mut self) {
-        IN_PARTIAL_TASK.set(self.0);
+        CURRENT_TASK.set(self.0);
     }
+}
+
+/// Runs `f` on the call whose node this thread is running, if any.
+fn with_current_task<R>(f: impl FnOnce(&GraphTask) -> R) -> Option<R> {
+    let task = CURRENT_TASK.get();
+    // SAFETY: the pointer is set only by a `CurrentTaskGuard` living in
+    // `GraphTask::drive`, which borrows the task for as long as it runs on
+    // this thread, and the guard restores the outer value before that
+    // borrow ends; so a non-null pointer addresses a live task.
+    (!task.is_null()).then(|| f(unsafe { &*task }))
 }
 
 /// Whether a node running now may rerun a forward and call `backward()` on
 /// it (reentrant checkpointing): not inside `grad()` or
 /// `backward(inputs=)`, whose partial runs would skip the recomputed graph.
 pub fn checkpoint_valid() -> bool {
-    !IN_PARTIAL_TASK.get()
+    with_current_task(|task| !task.partial).unwrap_or(true)
+}
+
+/// The id of the backward call whose node this thread is running, if any.
+pub fn current_task_id() -> Option<u64> {
+    with_current_task(|task| task.id)
+}
+
+/// Whether the backward call whose node this thread is running will run
+/// `node`, or capture the gradient arriving at it; `false` outside one.
+pub fn will_execute(node: &Node) -> bool {
+    with_current_task(|task| {
+        task.nodes
+            .iter()
+            .position(|n| std::ptr::eq(Arc::as_ptr(n), node))
+            .is_some_and(|i| task.execute[i] || task.captures.contains_key(&(i as u32)))
+    })
+    .unwrap_or(false)
 }
 
 /// Checks a gradient against the tensor it is for: a broadcastable shape is

@@ -61,7 +61,17 @@ pub fn add_scaled(a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<Tensor> {
     if alpha == Scalar::Int(1) || alpha == Scalar::Float(1.0) {
         return add(a, b);
     }
-    add(a, &mul(b, &Tensor::wrapped_number(alpha))?)
+    add(a, &scaled(b, alpha)?)
+}
+
+/// `alpha * b`; a Python number stays one, so that it still yields to
+/// tensors in type promotion (`int32 + 3 * 2` is `int32`).
+fn scaled(b: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    let product = mul(b, &Tensor::wrapped_number(alpha))?;
+    match b.is_wrapped_number() {
+        true => Ok(Tensor::wrapped_number(product.item()?)),
+        false => Ok(product),
+    }
 }
 
 /// `a - alpha * b` (PyTorch's `sub(other, alpha=...)`).
@@ -70,7 +80,7 @@ pub fn sub_scaled(a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<Tensor> {
     if alpha == Scalar::Int(1) || alpha == Scalar::Float(1.0) {
         return sub(a, b);
     }
-    sub(a, &mul(b, &Tensor::wrapped_number(alpha))?)
+    sub(a, &scaled(b, alpha)?)
 }
 
 pub fn sub(a: &Tensor, b: &Tensor) -> Result<Tensor> {
@@ -168,16 +178,7 @@ pub fn pow(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         d if d.is_integral(true) => {
             // Narrower integers wrap as int64 does, modulo their width.
             let (a, b) = (try_cast(a, DType::Int64)?, try_cast(b, DType::Int64)?);
-            if b.to_vec::<i64>().iter().any(|&e| e < 0) {
-                bail!(
-                    Runtime,
-                    "Integers to negative integer powers are not allowed."
-                );
-            }
-            try_cast(
-                &zip_map::<i64, i64, i64>(&a, &b, |x, y| x.wrapping_pow(y as u32))?,
-                dtype,
-            )?
+            try_cast(&zip_map::<i64, i64, i64>(&a, &b, integer_power)?, dtype)?
         }
         _ => kernel!(with_float, a, b, dtype, |x, y| x.pow_el(y), unreachable!())?,
     };
@@ -233,6 +234,19 @@ pub fn pow(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         },
     );
     Ok(out)
+}
+
+/// `x ** e` in integers, as PyTorch computes it: a negative exponent
+/// gives the integer part of `1 / x ** -e` (0 unless `x` is 1 or -1), and
+/// only a Python number as the exponent makes it an error.
+fn integer_power(x: i64, e: i64) -> i64 {
+    match (e >= 0, x) {
+        (true, _) => x.wrapping_pow(e as u32),
+        (false, 1) => 1,
+        (false, -1) if e % 2 != 0 => -1,
+        (false, -1) => 1,
+        (false, _) => 0,
+    }
 }
 
 /// `a ** exponent` for a Python number exponent (`PowBackward0`).
@@ -453,7 +467,11 @@ macro_rules! real_kernel {
 }
 
 fn check_int_divisor(a: &Tensor, b: &Tensor) -> Result<()> {
-    if result_type(&[a, b]).is_integral(false)
+    // An empty result divides by nothing, whatever `b` holds.
+    let empty = crate::tensor::layout::broadcast_shapes(a.shape(), b.shape())
+        .is_ok_and(|shape| crate::tensor::layout::numel(&shape) == 0);
+    if !empty
+        && result_type(&[a, b]).is_integral(false)
         && try_cast(b, DType::Int64)?.to_vec::<i64>().contains(&0)
     {
         bail!(Runtime, "ZeroDivisionError");

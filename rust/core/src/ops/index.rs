@@ -541,6 +541,11 @@ impl Plan {
     fn for_rows(&self, mut body: impl FnMut(usize, usize, isize)) -> Result<()> {
         let [rest] = Layout::coalesced([&self.rest]);
         let (starts, len, stride) = rest.rows();
+        // Rows of no elements have nothing to visit, and their offsets may
+        // lie past the end of an empty storage.
+        if len == 0 {
+            return Ok(());
+        }
         let starts = starts.offset_vec()?;
         for &b in &self.bases {
             for &s in &starts {

@@ -449,7 +449,8 @@ pub fn masked_fill_(t: &Tensor, mask: &Tensor, value: Scalar) -> Result<()> {
 /// `t.copy_(src)`: `src` broadcast to `t`'s shape and converted to its dtype.
 pub fn copy_(t: &Tensor, src: &Tensor) -> Result<()> {
     check_result(t, &broadcast_shapes(t.shape(), src.shape())?, t.dtype())?;
-    if !must_record(t, &[src])? {
+    // Values cast into an integer or bool tensor carry no gradient.
+    if !must_record(t, &[src])? || !t.dtype().is_differentiable() {
         return write(t, src);
     }
     apply(t, &[src], |s| {

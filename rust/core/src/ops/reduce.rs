@@ -452,11 +452,18 @@ fn extreme_backward(
     out: &Tensor,
     dims: &[usize],
     keepdim: bool,
+    nan_ties: bool,
 ) -> Result<Tensor> {
     let in_shape: Shape = x.shape().into();
     let out_k = unsqueeze_reduced(out, &in_shape, dims, keepdim)?;
     let g_k = unsqueeze_reduced(g, &in_shape, dims, keepdim)?;
-    let mask = try_cast(&super::binary::eq(x, &out_k)?, g.dtype())?;
+    // `max()`/`min()` of a tensor holding NaN share the gradient among
+    // the NaNs (which equal nothing), as PyTorch does.
+    let mask = match nan_ties && out.numel() == 1 && out.item()?.as_f64().is_nan() {
+        true => super::binary::ne(x, x)?,
+        false => super::binary::eq(x, &out_k)?,
+    };
+    let mask = try_cast(&mask, g.dtype())?;
     let all: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
     let count = sum(&mask, &all, true)?;
     super::binary::mul(&super::binary::div(&g_k, &count)?, &mask)
@@ -470,6 +477,8 @@ fn extreme(
     name: &'static str,
     op: &'static str,
 ) -> Result<Tensor> {
+    // Only `max()`/`min()` (not `amax`/`amin`) let NaNs share the gradient.
+    let nan_ties = matches!(name, "MaxBackward1" | "MinBackward1");
     let all = dims.is_empty();
     let dims = reduce_dims(dims, t.ndim())?;
     if all {
@@ -485,7 +494,9 @@ fn extreme(
         || (SavedTensor::input(t), SavedTensor::output(&out, 0)),
         move |ctx, (sx, so), g| {
             let (x, out) = (sx.unpack(ctx)?, so.unpack(ctx)?);
-            Ok(grads![Some(extreme_backward(g, &x, &out, &dims, keepdim)?)])
+            Ok(grads![Some(extreme_backward(
+                g, &x, &out, &dims, keepdim, nan_ties
+            )?)])
         },
     );
     Ok(out)
@@ -1011,11 +1022,13 @@ fn var_std(
             let dev = sub(&x, &mean(&x, &all, true)?)?;
             let g = unsqueeze_reduced(g, &in_shape, &dims, keepdim)?;
             let scale = match so {
-                // d std = d var / (2 std)
-                Some(o) => div(
-                    &g,
-                    &unsqueeze_reduced(&o.unpack(ctx)?, &in_shape, &dims, keepdim)?,
-                )?,
+                // d std = d var / (2 std), and 0 where the std is 0 (as in
+                // PyTorch: constant data moves no input).
+                Some(o) => {
+                    let o = unsqueeze_reduced(&o.unpack(ctx)?, &in_shape, &dims, keepdim)?;
+                    let zero = super::binary::eq(&o, &Tensor::wrapped_number(Scalar::Int(0)))?;
+                    super::index::masked_fill(&div(&g, &o)?, &zero, Scalar::Int(0))?
+                }
                 None => mul(&g, &Tensor::wrapped_number(Scalar::Float(2.0)))?,
             };
             Ok(grads![Some(div(&mul(&scale, &dev)?, &denom)?)])

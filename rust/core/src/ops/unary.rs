@@ -325,7 +325,8 @@ pub fn sgn(a: &Tensor) -> Result<Tensor> {
         DType::Complex64 => unit_complex!(a, num_complex::Complex32),
         DType::Complex128 => unit_complex!(a, num_complex::Complex64),
         d => {
-            with_real!(d, T => map::<T, T>(a, |x: T| if x > T::zero() { T::one() } else if x < T::zero() { T::zero().sub(T::one()) } else if x.is_nan_val() { x } else { T::zero() })?, unreachable!())
+            // NaN, failing both comparisons, gives 0 as in PyTorch.
+            with_real!(d, T => map::<T, T>(a, |x: T| if x > T::zero() { T::one() } else if x < T::zero() { T::zero().sub(T::one()) } else { T::zero() })?, unreachable!())
         }
     };
     let complex = a.dtype().is_complex();
@@ -414,6 +415,12 @@ pub fn clamp(a: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Ten
     clamp_numbers(a, min, max, "ClampBackward1")
 }
 
+/// `hardtanh(min_val, max_val)` (and `relu6`): `clamp` whose gradient
+/// passes only strictly between the bounds, and at NaN, as PyTorch's does.
+pub fn hardtanh(a: &Tensor, min: Scalar, max: Scalar) -> Result<Tensor> {
+    clamp_numbers(a, Some(min), Some(max), "HardtanhBackward0")
+}
+
 /// `clamp(min, max)` with optional tensor bounds, broadcast with `a`.
 pub fn clamp_tensor(a: &Tensor, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
     clamp_tensors(a, min, max, "ClampBackward0")
@@ -475,13 +482,30 @@ fn clamp_numbers(
         || SavedTensor::input(a),
         move |ctx, sa, g| {
             let a = sa.unpack(ctx)?;
-            let mut keep = Tensor::full(a.shape(), Scalar::Bool(true), DType::Bool)?;
-            if let Some(l) = min {
-                keep = logical_and(&keep, &super::binary::ge(&a, &Tensor::wrapped_number(l))?)?;
-            }
-            if let Some(h) = max {
-                keep = logical_and(&keep, &super::binary::le(&a, &Tensor::wrapped_number(h))?)?;
-            }
+            let keep = match (name, min, max) {
+                ("HardtanhBackward0", Some(l), Some(h)) => {
+                    let (l, h) = (Tensor::wrapped_number(l), Tensor::wrapped_number(h));
+                    let at_or_outside =
+                        logical_or(&super::binary::le(&a, &l)?, &super::binary::ge(&a, &h)?)?;
+                    logical_not(&at_or_outside)?
+                }
+                _ => {
+                    let mut keep = Tensor::full(a.shape(), Scalar::Bool(true), DType::Bool)?;
+                    if let Some(l) = min {
+                        keep = logical_and(
+                            &keep,
+                            &super::binary::ge(&a, &Tensor::wrapped_number(l))?,
+                        )?;
+                    }
+                    if let Some(h) = max {
+                        keep = logical_and(
+                            &keep,
+                            &super::binary::le(&a, &Tensor::wrapped_number(h))?,
+                        )?;
+                    }
+                    keep
+                }
+            };
             Ok(grads![Some(mul(g, &try_cast(&keep, g.dtype())?)?)])
         },
     );
@@ -722,7 +746,7 @@ rounding! {
     trunc "TruncBackward0" |x| x.trunc();
 }
 
-/// `sign`: -1, 0 or 1 (NaN stays NaN); bool is returned as a copy.
+/// `sign`: -1, 0 or 1 (0 for NaN); bool is returned as a copy.
 pub fn sign(a: &Tensor) -> Result<Tensor> {
     if a.dtype().is_complex() {
         bail!(
