@@ -217,8 +217,8 @@ def logsigmoid(input: Tensor) -> Tensor:
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    if not (input.requires_grad and _C.is_grad_enabled()):  # the bare clamp when nothing is recorded
-        return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+    if inplace and not (input.requires_grad and _C.is_grad_enabled()):  # nothing to save: no copy
+        return input.clamp_(min_val, max_val)
     return _activate(input, lambda x: _C.hardtanh(x, min_val, max_val), inplace)
 
 
@@ -972,10 +972,8 @@ def _cubic_taps(
 
 def _keys_cubic(x: np.ndarray) -> np.ndarray:
     """The cubic convolution kernel with A = -0.5, the antialiased bicubic filter (as PIL's)."""
-    a, x = -0.5, np.abs(x)
-    near = ((a + 2) * x - (a + 3)) * x * x + 1
-    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-    return np.where(x < 1, near, np.where(x < 2, far, 0.0))
+    x = np.abs(x)
+    return np.where(x < 1, _cubic_near(x, -0.5), np.where(x < 2, _cubic_far(x, -0.5), 0.0))
 
 
 # each antialiasing filter's half-width at scale 1, and the filter
@@ -3059,17 +3057,20 @@ def grid_sample(
     return out
 
 
+def _cubic_near(x, a: float):
+    """The cubic convolution kernel with parameter ``a`` where ``|x| <= 1`` (tensors or arrays)."""
+    return ((a + 2) * x - (a + 3)) * x * x + 1
+
+
+def _cubic_far(x, a: float):
+    """The cubic convolution kernel with parameter ``a`` where ``1 < |x| < 2``."""
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+
 def _cubic_coefficients(t: Tensor, a: float = -0.75) -> list[Tensor]:
     """The weights of the taps at -1, 0, 1 and 2 from a position ``t`` in [0, 1) past tap 0, by the
     cubic convolution kernel with parameter ``a``."""
-
-    def near(x: Tensor) -> Tensor:  # |x| <= 1
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def far(x: Tensor) -> Tensor:  # 1 < |x| < 2
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-
-    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    return [_cubic_far(t + 1, a), _cubic_near(t, a), _cubic_near(1 - t, a), _cubic_far(2 - t, a)]
 
 
 def _base_coordinates(size: int, align_corners: bool, dtype) -> Tensor:
