@@ -3,6 +3,8 @@ of exactly 0 and 1, hardtanh's gradient at its bounds, circular padding with neg
 interpolate's area, bicubic and antialiased modes, the losses PyTorch refuses to differentiate
 with respect to some argument, order-0 distances and layer_norm's normalized_shape."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -130,6 +132,37 @@ def test_bce_dtype_and_range_errors_match_torch(fn, message):
 
 
 @pytest.mark.parametrize("T", MODULES, ids=lambda T: T.__name__)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_bce_is_one_node_whose_gradient_has_one_node_too(T, reduction):
+    x = T.tensor([0.2, 0.7, 1.0], dtype=T.float64, requires_grad=True)
+    t = T.tensor([0.0, 1.0, 0.5], dtype=T.float64, requires_grad=True)
+    weight = T.tensor([2.0, 1.0, 3.0], dtype=T.float64)
+    loss = T.nn.functional.binary_cross_entropy(x, t, weight=weight, reduction=reduction)
+    assert type(loss.grad_fn).__name__ == "BinaryCrossEntropyBackward0"
+    assert [type(f).__name__ for f, _ in loss.grad_fn.next_functions] == ["AccumulateGrad"] * 2
+    grad_x, grad_t = T.autograd.grad(loss.sum(), (x, t), create_graph=True)
+    assert type(grad_x.grad_fn).__name__ == "BinaryCrossEntropyBackwardBackward0"
+    scale = {"none": 1.0, "sum": 1.0, "mean": 1 / 3}[reduction]
+    xs, ts, ws = (np.array(v) for v in ([0.2, 0.7, 1.0], [0.0, 1.0, 0.5], [2.0, 1.0, 3.0]))
+    expected_x = scale * ws * (xs - ts) / np.maximum(xs * (1 - xs), BCE_FLOOR)
+    with np.errstate(divide="ignore"):
+        expected_t = scale * ws * (np.log1p(-xs) - np.log(xs))
+    np.testing.assert_allclose(_values(grad_x), expected_x, rtol=1e-12)
+    np.testing.assert_allclose(_values(grad_t), expected_t, rtol=1e-12)
+
+
+def test_bce_size_mismatch_names_both_sizes_as_torch_does():
+    assert_raises_like_torch(
+        lambda F, T: F.binary_cross_entropy(T.full((2, 3), 0.5), T.full((3,), 0.5)),
+        ValueError,
+        re.escape(
+            "Using a target size (torch.Size([3])) that is different to the input size "
+            "(torch.Size([2, 3])) is deprecated. Please ensure they have the same size."
+        ),
+    )
+
+
+@pytest.mark.parametrize("T", MODULES, ids=lambda T: T.__name__)
 def test_bce_with_logits_takes_the_targets_dtype(T):
     x = T.tensor([0.2, -1.0], requires_grad=True)
     loss = T.nn.functional.binary_cross_entropy_with_logits(x.double(), T.tensor([1.0, 0.0]))
@@ -177,6 +210,16 @@ def test_arguments_without_a_derivative_must_not_require_grad(name):
             fn(T.nn.functional, T, w)
         with T.no_grad():
             fn(T.nn.functional, T, w)  # nothing is recorded, so nothing is refused
+
+
+@pytest.mark.parametrize("T", MODULES, ids=lambda T: T.__name__)
+def test_relu_passes_the_gradient_at_nan(T):
+    x = T.tensor([float("nan"), -1.0, 0.0, 2.0], requires_grad=True)
+    (T.relu(x) * T.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 0.0, 4.0])
+    x.grad = None
+    (g,) = T.autograd.grad(T.relu(x).sum(), x, create_graph=True)  # the recorded formula
+    np.testing.assert_array_equal(_values(g), [1.0, 0.0, 0.0, 1.0])
 
 
 # ---- hardtanh and relu6 ----------------------------------------------------------------------

@@ -172,3 +172,32 @@ def test_hardtanh_records_its_own_node(lib):
     assert type(y.grad_fn).__name__ == "HardtanhBackward0"
     y.sum().backward()
     assert x.grad.tolist() == [0.0, 0.0, 1.0, 0.0]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize(
+    "values, name, median, grad",
+    [
+        ([3.0, 1.0, 2.0, 2.0], "median", 2.0, [0, 0, 0.5, 0.5]),
+        ([1.0, float("nan"), 2.0, float("nan")], "median", float("nan"), [0, 0.5, 0, 0.5]),
+        ([1.0, float("nan"), 5.0, 2.0], "nanmedian", 2.0, [0, 0, 0, 1]),
+        ([float("nan"), float("nan")], "nanmedian", float("nan"), [0.5, 0.5]),
+        ([float("inf"), 1.0, float("inf")], "median", float("inf"), [0.5, 0, 0.5]),
+    ],
+)
+def test_median_of_all_elements_shares_its_gradient_among_ties(lib, values, name, median, grad):
+    x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+    m = getattr(lib, name)(x)
+    assert type(m.grad_fn).__name__ == name.capitalize() + "Backward0"
+    np.testing.assert_array_equal(m.item(), median)
+    m.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), grad)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_median_of_all_elements_by_dtype(lib):
+    assert lib.tensor([[5, 1], [3, 9]]).median().item() == 3
+    assert lib.tensor([[5, 1], [3, 9]]).median().dtype == lib.int64
+    with pytest.raises(NotImplementedError, match="\"median_cpu\" not implemented for 'Bool'"):
+        lib.tensor([True, False]).median()
+    assert np.isnan(lib.tensor([]).median().item())

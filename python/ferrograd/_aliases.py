@@ -28,7 +28,8 @@ from ._functions import (
     tensordot,
     tile,
 )
-from .autograd.grad_mode import no_grad
+from .autograd.function import Function
+from .autograd.grad_mode import enable_grad, no_grad
 from .special import multigammaln
 
 _cummax_t = _return_type("cummax")
@@ -208,15 +209,16 @@ def _running_extreme(input: Tensor, dim: int, is_max: builtins.bool, cls):
     positions = np.broadcast_to(np.arange(values.shape[-1]), values.shape)
     better = np.greater_equal if is_max else np.less_equal
     # Each position takes the running extreme's index: itself where it is at least as
-    # extreme as everything before it (the last of equal extremes wins) or is NaN, and
-    # a NaN, once met, keeps its index.
+    # extreme as everything before it (the last of equal extremes wins) or is NaN. As in
+    # PyTorch's kernel every NaN takes over, while no number does after a NaN (comparisons
+    # with the NaN are false).
     best = np.empty_like(positions)
     if values.shape[-1]:
         best[..., 0] = 0
     for i in range(1, values.shape[-1]):
         previous = np.take_along_axis(values, best[..., i - 1 : i], -1)[..., 0]
         current = values[..., i]
-        take = (better(current, previous) | np.isnan(current)) & ~np.isnan(previous)
+        take = better(current, previous) | np.isnan(current)
         best[..., i] = np.where(take, i, best[..., i - 1])
     indices = _from_np(np.ascontiguousarray(np.moveaxis(best, -1, d)), _C.int64)
     return cls(input.gather(d, indices), indices)
@@ -760,16 +762,45 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: builtins.bool = F
     return _aminmax_t(input.amin(d, keepdim), input.amax(d, keepdim))
 
 
-def logcumsumexp(input: Tensor, dim: int) -> Tensor:
-    """``log(cumsum(exp(input)))`` along ``dim``, computed without overflow or underflow as a
-    prefix scan of pairwise log-sum-exps (log2(n) vectorised steps)."""
-    if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        raise NotImplementedError(
-            f"\"logcumsumexp_out_cpu\" not implemented for '{_dtype_name(input.dtype)}'"
-        )
-    if input.dim() == 0:
-        return input.clone()
-    d = _wrap_dim(dim, input.dim())
+class _LogCumSumExp(Function):
+    """``logcumsumexp`` of a real tensor as PyTorch computes it: a running log-add-exp along ``dim``
+    in double precision, rounded once per element (NumPy's ``logaddexp`` does the same arithmetic),
+    with PyTorch's gradient, whose terms ``log(grad) - result + input`` make it NaN where the input
+    is infinite."""
+
+    @staticmethod
+    def forward(ctx, input: Tensor, dim: int) -> Tensor:
+        with np.errstate(all="ignore"):
+            running = np.logaddexp.accumulate(_np_of(input).astype(np.float64), axis=dim)
+        result = _from_np(running, dtype=input.dtype)
+        ctx.save_for_backward(input, result)
+        ctx.dim = dim
+        return result
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        input, result = ctx.saved_tensors
+        d = ctx.dim
+        if grad.requires_grad:
+            # To be differentiated with respect to grad itself (jvp's double vjp does so at
+            # grad = 0) the gradient must be linear in it, which the log-space formula below is
+            # not at 0: it is then the gradient of the pairwise scan.
+            from .autograd import grad as gradient
+
+            with enable_grad():
+                return gradient(_logaddexp_scan(input, d), input, grad, create_graph=True)[0], None
+        # Positive and negative parts of grad in log space, the dtype's lowest number standing
+        # for log(0) as in PyTorch's formula.
+        lowest = float(np.finfo(np.float64 if grad.dtype == _C.float64 else np.float32).min)
+        log_grad = grad.abs().log()
+        parts = [log_grad.where(grad > 0, lowest), log_grad.where(grad < 0, lowest)]
+        pos, neg = ((logcumsumexp((p - result).flip(d), d).flip(d) + input).exp() for p in parts)
+        return pos - neg, None
+
+
+def _logaddexp_scan(input: Tensor, d: int) -> Tensor:
+    """``logcumsumexp`` along ``d`` as a prefix scan of pairwise log-add-exps (log2(n) vectorised
+    steps), differentiable through its ops."""
     n = input.shape[d]
     out = input
     step = 1
@@ -779,6 +810,21 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
         out = _C.cat([head, tail], d)
         step *= 2
     return out if n > 1 else input.clone()
+
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """``log(cumsum(exp(input)))`` along ``dim``, computed without overflow or underflow: for real
+    tensors as PyTorch computes it (see ``_LogCumSumExp``), for complex ones as a prefix scan."""
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(
+            f"\"logcumsumexp_out_cpu\" not implemented for '{_dtype_name(input.dtype)}'"
+        )
+    if input.dim() == 0:
+        return input.clone()
+    d = _wrap_dim(dim, input.dim())
+    if input.dtype.is_floating_point:
+        return _LogCumSumExp.apply(input, d)
+    return _logaddexp_scan(input, d)
 
 
 def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:

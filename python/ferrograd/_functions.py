@@ -29,6 +29,7 @@ from ._C import (
 )
 from ._C import bool as _bool
 from ._dtype_info import result_type
+from .autograd.function import Function
 from .autograd.grad_mode import no_grad
 
 _FLOAT_TYPES = (float32, float64)
@@ -651,13 +652,30 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
     return nz.sum(dim)
 
 
+class _NanToZero(Function):
+    """``x`` with its NaNs replaced by zeros, whose gradient is PyTorch's for nansum: the incoming
+    gradient times the mask of numbers, so that an infinite one (nanmean over nothing but NaNs
+    divides by a count of 0) leaves NaN rather than 0 at the NaNs."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor) -> Tensor:
+        numbers = x.isnan().logical_not()
+        ctx.save_for_backward(numbers)
+        return x.where(numbers, 0.0)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> Tensor:
+        (numbers,) = ctx.saved_tensors
+        return grad * numbers
+
+
 def nansum(input: Tensor, dim=None, keepdim: builtins.bool = False, *, dtype=None) -> Tensor:
     """The sum treating NaN as zero."""
     x = input
     if x.dtype.is_complex:
         raise RuntimeError("nansum on CPU does not support complex inputs")
     if x.dtype.is_floating_point:
-        x = x.where(x.isnan().logical_not(), 0.0)
+        x = _NanToZero.apply(x) if x.requires_grad else x.where(x.isnan().logical_not(), 0.0)
     kwargs = {} if dtype is None else {"dtype": dtype}
     if dim is None:
         return x.sum(**kwargs) if not keepdim else x.sum(tuple(range(x.dim())), True, **kwargs)
@@ -1426,22 +1444,56 @@ def unique(
     dim: int | None = None,
 ):
     """The distinct elements (or slices along ``dim``) of ``input`` in ascending order, with the
-    position of each input element among them and their counts on request."""
+    position of each input element among them and their counts on request. As in PyTorch, no NaN
+    equals another: each is a value of its own."""
     a = _np_of(input)
     if dim is None:
-        vals, inv, cnt = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
-        inv = inv.reshape(a.shape)
-    else:
-        d = _unique_dim(dim, input)
-        vals, inv, cnt = np.unique(a, return_inverse=True, return_counts=True, axis=d)
-        inv = inv.reshape(-1)
+        flat = a.reshape(-1)
+        # A stable sort with NaNs last: equal numbers keep their input order (the first stands for
+        # them, e.g. the sign of a zero), and the NaNs follow in input order, one value each.
+        order = np.argsort(flat, kind="stable")
+        starts, inv, cnt = _runs_of_equals(flat[order].reshape(-1, 1), order)
+        vals, inv = flat[order][starts], inv.reshape(a.shape)
+        return _unique_result(vals, inv, cnt, input.dtype, return_inverse, return_counts)
+    d = _unique_dim(dim, input)
+    slices = _slices(a, d)
+    # Lexicographic and stable, NaNs after numbers in each column; a slice holding a NaN equals
+    # no other, so it is a value of its own (count 1).
+    order = np.lexsort(slices.T[::-1]) if slices.size else np.arange(len(slices))
+    starts, inv, cnt = _runs_of_equals(slices[order], order)
+    vals = np.take(a, order[starts], axis=d)
     return _unique_result(vals, inv, cnt, input.dtype, return_inverse, return_counts)
+
+
+def _runs_of_equals(ordered: np.ndarray, order: np.ndarray):
+    """For the rows ``ordered`` (``order`` taking them from the input): where each run of equal rows
+    starts, each input row's run number and each run's length. A NaN ends a run, as it equals
+    nothing."""
+    starts = np.ones(len(ordered), dtype=bool)
+    starts[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    inv = np.empty(len(ordered), dtype=np.int64)
+    inv[order] = np.cumsum(starts) - 1
+    first = np.flatnonzero(starts)
+    return first, inv, np.diff(np.append(first, len(ordered)))
 
 
 def _unique_dim(dim: int, input: Tensor) -> int:
     if input.dim() == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    return _wrap_dim(dim, input.dim())
+    d = _wrap_dim(dim, input.dim())
+    empty = list(input.shape).count(0)
+    if input.shape[d] == 0 and empty > 1:
+        raise RuntimeError("Number of zero sized dimensions is more than one, so unique cannot be applied ")
+    if input.shape[d] != 0 and empty:
+        raise RuntimeError(
+            "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied"
+        )
+    return d
+
+
+def _slices(a: np.ndarray, d: int) -> np.ndarray:
+    """``a``'s slices along ``d``, flattened into the rows of a 2-D array."""
+    return np.moveaxis(a, d, 0).reshape(a.shape[d], math.prod(a.shape[:d] + a.shape[d + 1 :]))
 
 
 def _unique_result(vals, inv, cnt, dtype, return_inverse, return_counts):
@@ -1470,7 +1522,7 @@ def unique_consecutive(
         inv = (np.cumsum(starts) - 1).reshape(a.shape)
     else:
         d = _unique_dim(dim, input)
-        m = np.moveaxis(a, d, 0).reshape(a.shape[d], -1)
+        m = _slices(a, d)
         starts = np.ones(m.shape[0], dtype=bool)
         if m.shape[0]:
             starts[1:] = (m[1:] != m[:-1]).any(axis=1)
@@ -1482,22 +1534,30 @@ def unique_consecutive(
 
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
-    """How often each value ``0..max(input)`` occurs in the 1-D non-negative int64 ``input``
+    """How often each value ``0..max(input)`` occurs in the 1-D non-negative integer ``input``
     (summing ``weights`` instead of counting, when given)."""
-    if input.dtype != int64 or input.dim() != 1:
-        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    a = _np_of(input)
-    if a.size and a.min() < 0:
-        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if input.dtype.is_floating_point or input.dtype.is_complex or input.dtype == _bool:
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_dtype_name(input.dtype)}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
+    if input.dim() == 1 and input.numel() == 0:
+        return _C.zeros((minlength,), dtype=int64)  # int64 even with weights, as in PyTorch
+    a = _np_of(input).astype(np.int64)
+    if input.dim() != 1 or a.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is None:
         return _from_np(np.bincount(a, minlength=minlength).astype(np.int64), dtype=int64)
     if tuple(weights.shape) != tuple(input.shape):
         raise RuntimeError("weights should be 1-d and have the same length as input")
-    dt = weights.dtype if weights.dtype in _FLOAT_TYPES else float64
-    w = _np_of(weights).astype(np.float64)
-    return _from_np(np.bincount(a, weights=w, minlength=minlength), dtype=dt)
+    if weights.dtype == float32:
+        # PyTorch adds float32 weights in float32, one after another.
+        sums = np.zeros(builtins.max(int(a.max()) + 1, minlength), dtype=np.float32)
+        with np.errstate(all="ignore"):  # inf - inf is NaN, quietly
+            np.add.at(sums, a, _np_of(weights))
+        return _from_np(sums, dtype=float32)
+    return _from_np(
+        np.bincount(a, weights=_np_of(weights).astype(np.float64), minlength=minlength), dtype=float64
+    )
 
 
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
@@ -1547,9 +1607,8 @@ def searchsorted(
     if sorter is not None:
         seq = np.take_along_axis(seq, _np_of(sorter), axis=-1)
     vals = _np_of(input) if isinstance(input, Tensor) else np.asarray(input)
-    s = "right" if right else "left"
     if seq.ndim == 1:
-        out = np.searchsorted(seq, vals, side=s)
+        out = _bisect(seq.reshape(1, -1), vals.reshape(1, -1), right).reshape(vals.shape)
     else:
         if vals.ndim == 0:
             raise RuntimeError(
@@ -1562,10 +1621,26 @@ def searchsorted(
                 "of boundaries tensor and input value tensor must match, but we got boundaries tensor "
                 f"{list(seq.shape)} and input value tensor {list(vals.shape)}"
             )
-        rows = seq.reshape(-1, seq.shape[-1])
-        v = vals.reshape(rows.shape[0], -1)
-        out = np.stack([np.searchsorted(r, x, side=s) for r, x in zip(rows, v)]).reshape(vals.shape)
-    return _from_np(np.asarray(out), dtype=int32 if out_int32 else int64)
+        rows = seq.reshape(math.prod(seq.shape[:-1]), seq.shape[-1])
+        out = _bisect(rows, vals.reshape(rows.shape[0], vals.shape[-1]), right).reshape(vals.shape)
+    return _from_np(out, dtype=int32 if out_int32 else int64)
+
+
+def _bisect(rows: np.ndarray, values: np.ndarray, right: builtins.bool) -> np.ndarray:
+    """Where each row of ``values`` goes in the same row of ``rows``, by PyTorch's binary search:
+    it moves right of the middle element unless that is >= the value (> with ``right``). A NaN
+    compares false, so a NaN value goes to the end and a NaN in a row sends the search past it,
+    where NumPy's search would take NaNs for the largest numbers."""
+    n = rows.shape[-1]
+    lo = np.zeros(values.shape, dtype=np.int64)
+    hi = np.full(values.shape, n, dtype=np.int64)
+    while (active := lo < hi).any():
+        mid = lo + (hi - lo) // 2
+        middle = np.take_along_axis(rows, np.minimum(mid, n - 1), axis=-1)
+        stop = middle > values if right else middle >= values
+        lo = np.where(active & ~stop, mid + 1, lo)
+        hi = np.where(active & stop, mid, hi)
+    return lo
 
 
 def bucketize(input, boundaries: Tensor, *, out_int32: builtins.bool = False, right: builtins.bool = False):
@@ -1599,23 +1674,6 @@ _median_t = _return_type("median")
 _nanmedian_t = _return_type("nanmedian")
 _kthvalue_t = _return_type("kthvalue")
 _mode_t = _return_type("mode")
-
-
-def _evenly_distributed(input: Tensor, value: Tensor) -> Tensor:
-    """``value`` (a reduction's 0-d result picked from ``input``) whose gradient is shared evenly
-    among the elements of ``input`` equal to it (NaN matching NaN)."""
-    if not input.requires_grad:
-        return value.detach()
-    v = value.detach()
-    mask = input.detach().isnan() if bool(v.isnan()) else input.detach().eq(v)
-    count = mask.sum().to(input.dtype)
-    # ``where`` rather than a product with the mask: the infinities and NaNs left out must not
-    # reach the value (inf * 0 is NaN).
-    picked = input.where(mask, 0)
-    if not bool(v.isfinite()):
-        # Equal infinities (or NaNs) average to themselves, while ``v + (x - x)`` would be NaN.
-        return picked.sum() / count
-    return v + (picked - picked.detach()).sum() / count
 
 
 def _pick(input: Tensor, dim: int, idx: Tensor, keepdim: builtins.bool, cls):
@@ -1665,9 +1723,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: builtins.bool = False
     if dim is None:
         if input.numel() == 0:
             return _C.full((), float("nan"), dtype=input.dtype)
-        flat = input.reshape(-1)
-        v = _median_dim(flat, 0, False, "median", False, _median_t).values
-        return _evenly_distributed(flat, v)
+        return _C._median_all(input, False)
     return _median_dim(input, dim, keepdim, "median", False, _median_t)
 
 
@@ -1676,9 +1732,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: builtins.bool = Fa
     if dim is None:
         if input.numel() == 0:
             return _C.full((), float("nan"), dtype=input.dtype)
-        flat = input.reshape(-1)
-        v = _median_dim(flat, 0, False, "nanmedian", True, _nanmedian_t).values
-        return _evenly_distributed(flat, v)
+        return _C._median_all(input, True)
     return _median_dim(input, dim, keepdim, "nanmedian", True, _nanmedian_t)
 
 
@@ -1699,8 +1753,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: builtins.bool = Fals
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: builtins.bool = False):
-    """The most frequent value along ``dim`` (the smallest among equally frequent ones) and the
-    position of its last occurrence."""
+    """The most frequent value along ``dim`` (the smallest among equally frequent ones, NaNs
+    counted together) and the position of its last occurrence."""
     nd = input.dim()
     d = _wrap_dim(dim, nd)
     x = input if nd > 0 else input.reshape(1)
@@ -1712,10 +1766,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: builtins.bool = False):
     for r, row in enumerate(rows):
         vals, cnt = np.unique(row, return_counts=True)
         v = vals[np.argmax(cnt)]
-        hits = np.nonzero((row == v) | (np.isnan(row) & np.isnan(v)) if row.dtype.kind == "f" else row == v)[
-            0
-        ]
-        best[r] = hits[-1]
+        hits = (row == v) | (np.isnan(row) & np.isnan(v)) if row.dtype.kind == "f" else row == v
+        best[r] = np.flatnonzero(hits)[-1]
     idx = np.expand_dims(best.reshape(a.shape[:-1]), d)
     res = _pick(x, d, _from_np(idx, dtype=int64), keepdim or nd == 0, _mode_t)
     if nd == 0:
@@ -1762,33 +1814,39 @@ def _quantile(input, q, dim, keepdim, interpolation, name, ignore_nan):
     lead = tuple(xm.shape[:-1])
     n = xm.shape[-1]
     rows = xm.reshape(-1, n)
-    order = np.argsort(_np_of(rows), axis=-1, kind="stable")  # NaNs last
-    srt = rows.gather(1, _from_np(order.astype(np.int64), dtype=int64))
-    nan_count = np.isnan(_np_of(rows)).sum(axis=1, keepdims=True)  # (R, 1)
-    valid = (n - nan_count) if ignore_nan else np.full_like(nan_count, n)
-    outs = []
+    a = _np_of(rows)
+    nans = np.isnan(a)
+    # PyTorch's ranks, in the input's dtype as it computes them. A NaN quantile is one of the
+    # sorted NaNs (and so takes the gradient): the last for quantile, and for nanquantile of
+    # nothing but NaNs the first. Only linear and midpoint interpolate, so the other methods
+    # keep infinities (lerp would turn inf - inf into NaN). Equal elements (NaNs among them)
+    # keep their input order in the stable sort below.
+    real = a.dtype.type
+    picks = []  # (positions below, positions above or None, weights) per q
     for qv in qs:
-        rank = qv * (np.maximum(valid, 1) - 1).astype(np.float64)  # (R, 1)
-        if interpolation == "nearest":
-            rank = np.round(rank)
-        lo = np.floor(rank).astype(np.int64)
-        hi = np.ceil(rank).astype(np.int64)
-        if interpolation == "lower":
-            hi = lo
-        elif interpolation == "higher":
-            lo = hi
-        elif interpolation == "nearest":
-            hi = lo
-        lo_v = srt.gather(1, _from_np(lo, dtype=int64))
-        hi_v = srt.gather(1, _from_np(hi, dtype=int64))
-        if interpolation == "midpoint":
-            w = np.where(hi > lo, 0.5, 0.0)
+        if ignore_nan:
+            rank = np.maximum(real(qv) * (n - 1 - nans.sum(axis=1, keepdims=True)).astype(real), 0)
         else:
-            w = rank - lo
-        out = lo_v.lerp(hi_v, _from_np(w, dtype=input.dtype))
-        nan_rows = (valid == 0) if ignore_nan else (nan_count > 0)
-        if nan_rows.any():
-            out = out.masked_fill(_from_np(nan_rows), float("nan"))
+            rank = np.where(nans.any(axis=1, keepdims=True), real(n - 1), real(qv) * real(n - 1))
+        if interpolation == "lower":
+            rank = np.floor(rank)
+        elif interpolation == "higher":
+            rank = np.ceil(rank)
+        elif interpolation == "nearest":
+            rank = np.round(rank)  # half to even, as PyTorch's round
+        below = rank.astype(np.int64)
+        if interpolation in ("linear", "midpoint"):
+            w = np.full_like(rank, 0.5) if interpolation == "midpoint" else rank - below.astype(real)
+            picks.append((below, np.ceil(rank).astype(np.int64), w))
+        else:
+            picks.append((below, None, None))
+    order = np.argsort(a, axis=-1, kind="stable")  # NaNs last
+    srt = rows.gather(1, _from_np(order.astype(np.int64), dtype=int64))
+    outs = []
+    for below, above, w in picks:
+        out = srt.gather(1, _from_np(below, dtype=int64))
+        if above is not None:
+            out = out.lerp(srt.gather(1, _from_np(above, dtype=int64)), _from_np(w, dtype=input.dtype))
         outs.append(out.reshape(lead))
     res = _C.stack(outs, 0)  # (Q, *lead)
     if keepdim:

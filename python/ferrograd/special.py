@@ -14,6 +14,7 @@ import math
 from . import _C
 from ._C import Tensor
 from ._functions import _as_tensor, _to_float, logit, sinc, xlogy
+from .autograd.function import Function
 
 __all__ = [
     "airy_ai",
@@ -163,11 +164,12 @@ def xlog1py(input, other) -> Tensor:
 
 
 def entr(input: Tensor) -> Tensor:
-    """The elementwise entropy ``-x ln x``: 0 at 0, ``-inf`` below."""
+    """The elementwise entropy ``-x ln x``: 0 at 0, ``-inf`` below, NaN at NaN."""
     x = _to_float(input)
     positive = x > 0
     safe = x.where(positive, 1.0)
-    at_most_zero = x.mul(0).where(x.eq(0), -math.inf)
+    # x * 0 + 0 is the 0 (not -0) at either zero and the NaN at NaN; numbers below 0 give -inf.
+    at_most_zero = x.mul(0).add(0.0).where(x.eq(0).logical_or(x.isnan()), -math.inf)
     return (-safe * safe.log()).where(positive, at_most_zero)
 
 
@@ -177,9 +179,28 @@ def ndtr(input: Tensor) -> Tensor:
     return (x * -math.sqrt(0.5)).erfc() * 0.5
 
 
+class _LogNdtr(Function):
+    """``log_ndtr`` as PyTorch computes it: through the scaled ``erfcx`` below -1, where
+    ``log(ndtr(x))`` would underflow to -inf (from x = -15 in float32), through ``log1p`` above,
+    and differentiated by PyTorch's formula ``grad * exp(-(result + x**2 / 2)) / sqrt(2 pi)``."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor) -> Tensor:
+        t = x * math.sqrt(0.5)
+        # (division by -2 keeps the sign of a zero, which negation does not)
+        result = ((erfcx(-t) / 2).log() - t * t).where(x < -1, (t.erfc() / -2).log1p())
+        ctx.save_for_backward(x, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> Tensor:
+        x, result = ctx.saved_tensors
+        return grad / math.sqrt(2 * math.pi) * (result + x.pow(2) / 2).neg().exp()
+
+
 def log_ndtr(input: Tensor) -> Tensor:
-    """The log of the standard normal distribution function."""
-    return ndtr(input).log()
+    """The log of the standard normal distribution function (see ``_LogNdtr``)."""
+    return _LogNdtr.apply(_to_float(input))
 
 
 def ndtri(input: Tensor) -> Tensor:

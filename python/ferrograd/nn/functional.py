@@ -395,53 +395,6 @@ def _check_no_grad_needed(tensor: Tensor | None, argument: str, function: str) -
         )
 
 
-_BCE_EPS = 1e-12
-# the floor of the first derivative's denominator is the float32 nearest 1e-12, whatever the dtype
-_BCE_GRAD_EPS = float(np.float32(_BCE_EPS))
-
-
-class _BinaryCrossEntropy(ferrograd.autograd.Function):
-    """The pointwise binary cross entropy with PyTorch's gradients, which stay finite where a
-    probability is exactly 0 or 1 (composing the clamped logs would give NaN there)."""
-
-    @staticmethod
-    def forward(ctx: Any, input: Tensor, target: Tensor) -> Tensor:
-        ctx.save_for_backward(input, target)
-        # -(t log x + (1 - t) log(1 - x)), each log clamped at -100, written as PyTorch's kernel
-        return (target - 1) * (-input).log1p().clamp(min=-100.0) - target * input.log().clamp(min=-100.0)
-
-    @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        input, target = ctx.saved_tensors
-        grad_input = grad_target = None
-        if ctx.needs_input_grad[0]:
-            grad_input = _BinaryCrossEntropyBackward.apply(grad, input, target)
-        if ctx.needs_input_grad[1]:
-            grad_target = -grad * input.logit()
-        return grad_input, grad_target
-
-
-class _BinaryCrossEntropyBackward(ferrograd.autograd.Function):
-    """``grad (x - t) / max(x (1 - x), 1e-12)``, with the derivatives PyTorch gives it (each
-    keeping the variance ``x (1 - x)`` off 0 its own way)."""
-
-    @staticmethod
-    def forward(ctx: Any, grad: Tensor, input: Tensor, target: Tensor) -> Tensor:
-        ctx.save_for_backward(grad, input, target)
-        return grad * (input - target) / ((1 - input) * input).clamp(min=_BCE_GRAD_EPS)
-
-    @staticmethod
-    def backward(ctx: Any, grad_grad_input: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        grad, input, target = ctx.saved_tensors
-        grad_grad = grad_grad_input * (input - target) / ((input + _BCE_EPS) * (1 - input + _BCE_EPS))
-        curvature = (input * input - 2 * input * target + target) / (
-            (input + _BCE_EPS).pow(2) * (1 - input + _BCE_EPS).pow(2)
-        )
-        grad_input = grad_grad_input * grad * curvature
-        grad_target = -grad_grad_input * grad / ((1 - input) * input).clamp(min=_BCE_EPS)
-        return grad_grad, grad_input, grad_target
-
-
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -450,29 +403,11 @@ def binary_cross_entropy(
     reduce: bool | None = None,
     reduction: str = "mean",
 ) -> Tensor:
-    """``-(t log x + (1 - t) log(1 - x))`` with each log clamped at -100, as PyTorch; the gradient
+    """``-w (t log x + (1 - t) log(1 - x))`` with each log clamped at -100, as PyTorch; the gradient
     divides by ``x (1 - x)`` floored at 1e-12, so it is finite at probabilities of 0 and 1."""
     reduction = _reduction_arg(size_average, reduce, reduction)
-    _check_same_size(
-        input,
-        target,
-        "Using a target size ({target}) that is different to the input size ({input}) is deprecated. "
-        "Please ensure they have the same size.",
-    )
     _check_no_grad_needed(weight, "weight", "binary_cross_entropy")
-    if target.dtype != input.dtype:
-        raise RuntimeError(
-            f"Found dtype {target.dtype._scalar_type_name} but expected {input.dtype._scalar_type_name}"
-        )
-    # NaN fails these checks too, as in PyTorch
-    if not bool(((input >= 0) & (input <= 1)).all()):
-        raise RuntimeError("all elements of input should be between 0 and 1")
-    if not bool(((target >= 0) & (target <= 1)).all()):
-        raise RuntimeError("all elements of target should be between 0 and 1")
-    loss = _BinaryCrossEntropy.apply(input, target)
-    if weight is not None:
-        loss = (loss * weight).to(input.dtype)  # PyTorch weighs the loss in place
-    return _reduce(loss, reduction)
+    return _C._binary_cross_entropy(input, target, weight, reduction)
 
 
 def binary_cross_entropy_with_logits(

@@ -471,6 +471,36 @@ fn _nll_loss(
     .into())
 }
 
+/// `binary_cross_entropy(input, target, weight, reduction)`, argument for
+/// argument as `F.binary_cross_entropy`.
+#[pyfunction]
+fn _binary_cross_entropy(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    target: PyRef<'_, PyTensor>,
+    weight: Option<PyRef<'_, PyTensor>>,
+    reduction: &str,
+) -> PyResult<PyTensor> {
+    let reduction = loss::Reduction::parse(reduction).py()?;
+    let (x, t, w) = (&input.t, &target.t, tensor_of(&weight));
+    Ok(maybe_detach(py, x.numel(), || {
+        loss::binary_cross_entropy(x, t, w, reduction)
+    })
+    .py()?
+    .into())
+}
+
+/// `median()` of every element, or `nanmedian()` with `ignore_nan`.
+#[pyfunction]
+fn _median_all(py: Python<'_>, input: PyRef<'_, PyTensor>, ignore_nan: bool) -> PyResult<PyTensor> {
+    let x = &input.t;
+    Ok(
+        maybe_detach(py, x.numel(), || reduce::median_all(x, ignore_nan))
+            .py()?
+            .into(),
+    )
+}
+
 /// The tensor of an optional tensor argument.
 fn tensor_of<'a>(arg: &'a Option<PyRef<'_, PyTensor>>) -> Option<&'a Tensor> {
     arg.as_ref().map(|a| &a.t)
@@ -586,6 +616,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(addmm, m)?)?;
     m.add_function(wrap_pyfunction!(linear, m)?)?;
     m.add_function(wrap_pyfunction!(_nll_loss, m)?)?;
+    m.add_function(wrap_pyfunction!(_binary_cross_entropy, m)?)?;
+    m.add_function(wrap_pyfunction!(_median_all, m)?)?;
     m.add_function(wrap_pyfunction!(_batch_norm, m)?)?;
     m.add_function(wrap_pyfunction!(_layer_norm, m)?)?;
     m.add_function(wrap_pyfunction!(_pad, m)?)?;

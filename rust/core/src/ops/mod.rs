@@ -10,6 +10,7 @@ pub mod airy;
 pub mod bessel;
 pub mod binary;
 pub mod complex;
+mod complex_math;
 pub mod conv;
 pub mod copy;
 pub mod creation;

@@ -474,11 +474,10 @@ fn extreme(
     dims: &[i64],
     keepdim: bool,
     is_max: bool,
+    nan_ties: bool,
     name: &'static str,
     op: &'static str,
 ) -> Result<Tensor> {
-    // Only `max()`/`min()` (not `amax`/`amin`) let NaNs share the gradient.
-    let nan_ties = matches!(name, "MaxBackward1" | "MinBackward1");
     let all = dims.is_empty();
     let dims = reduce_dims(dims, t.ndim())?;
     if all {
@@ -487,11 +486,25 @@ fn extreme(
         check_nonempty_dims(t, &dims, op)?;
     }
     let out = extreme_raw(t, &dims, keepdim, is_max, op)?;
+    record_evenly_shared(name, t, &out, dims, keepdim, nan_ties);
+    Ok(out)
+}
+
+/// Records `out`, picked from `t` by a reduction over `dims`, with the
+/// gradient of [`extreme_backward`].
+fn record_evenly_shared(
+    name: &'static str,
+    t: &Tensor,
+    out: &Tensor,
+    dims: Vec<usize>,
+    keepdim: bool,
+    nan_ties: bool,
+) {
     record(
         name,
         &[t],
-        &out,
-        || (SavedTensor::input(t), SavedTensor::output(&out, 0)),
+        out,
+        || (SavedTensor::input(t), SavedTensor::output(out, 0)),
         move |ctx, (sx, so), g| {
             let (x, out) = (sx.unpack(ctx)?, so.unpack(ctx)?);
             Ok(grads![Some(extreme_backward(
@@ -499,25 +512,64 @@ fn extreme(
             )?)])
         },
     );
-    Ok(out)
 }
 
 /// `amax(dim, keepdim)`; `dims` empty means every dimension.
 pub fn amax(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-    extreme(t, dims, keepdim, true, "AmaxBackward0", "amax")
+    extreme(t, dims, keepdim, true, false, "AmaxBackward0", "amax")
 }
 
 pub fn amin(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-    extreme(t, dims, keepdim, false, "AminBackward0", "amin")
+    extreme(t, dims, keepdim, false, false, "AminBackward0", "amin")
 }
 
-/// `max()` over every element: a 0-d tensor (`MaxBackward1`).
+/// `max()` over every element: a 0-d tensor (`MaxBackward1`). Unlike
+/// `amax`, a NaN result shares its gradient among the NaNs.
 pub fn max_all(t: &Tensor) -> Result<Tensor> {
-    extreme(t, &[], false, true, "MaxBackward1", "max")
+    extreme(t, &[], false, true, true, "MaxBackward1", "max")
 }
 
 pub fn min_all(t: &Tensor) -> Result<Tensor> {
-    extreme(t, &[], false, false, "MinBackward1", "min")
+    extreme(t, &[], false, false, true, "MinBackward1", "min")
+}
+
+/// The lower median of every element, a 0-d tensor: `median()`
+/// (`MedianBackward0`), NaN when any element is, or `nanmedian()`
+/// (`NanmedianBackward0`, `ignore_nan`), which leaves NaNs out and is NaN
+/// only when every element is. The gradient is shared evenly among the
+/// elements equal to the median (among the NaNs when it is NaN).
+pub fn median_all(t: &Tensor, ignore_nan: bool) -> Result<Tensor> {
+    let (name, op) = match ignore_nan {
+        true => ("NanmedianBackward0", "nanmedian"),
+        false => ("MedianBackward0", "median"),
+    };
+    if t.dtype() == DType::Bool || t.dtype().is_complex() {
+        bail!(
+            NotImplemented,
+            "\"{op}_cpu\" not implemented for '{}'",
+            DType::scalar_type_name(t.dtype())
+        );
+    }
+    check_nonempty_all(t, op)?;
+    let out = with_real!(t.dtype(), T => {
+        let mut values = t.to_vec::<T>();
+        let first_nan = values.iter().copied().find(|v| v.is_nan_val());
+        if ignore_nan {
+            values.retain(|v| !v.is_nan_val());
+        }
+        let median = match first_nan {
+            Some(nan) if !ignore_nan || values.is_empty() => nan,
+            _ => {
+                let k = (values.len() - 1) / 2;
+                // No NaN is left here, so the order is total.
+                let by_value = |a: &T, b: &T| a.partial_cmp(b).unwrap_or(Ordering::Equal);
+                *values.select_nth_unstable_by(k, by_value).1
+            }
+        };
+        Tensor::from_vec(vec![median], &[])?
+    }, unreachable!("bool and complex were refused above"));
+    record_evenly_shared(name, t, &out, reduce_dims(&[], t.ndim())?, false, true);
+    Ok(out)
 }
 
 /// Values and int64 positions of the max (or min) along `dim`, first

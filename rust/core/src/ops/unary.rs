@@ -5,12 +5,14 @@
 #![allow(clippy::bool_comparison)]
 
 use super::binary::{add, div, float_dtype_error, gt, mul, sub};
+use super::complex_math;
 use super::copy::try_cast;
 use super::elementwise::{map, zip3_map, zip_map};
 use super::num::{Arith, Float, Real, RealFloat};
 use crate::autograd::{record, SavedTensor};
 use crate::tensor::{DType, Scalar, ScalarConvert, Tensor};
 use crate::{bail, grads, with_dtype, with_float, with_real, with_real_float, Result};
+use num_complex::{Complex32, Complex64};
 
 /// The tensor cast to a floating dtype when it is bool or integer.
 pub(super) fn floating(t: &Tensor) -> Result<Tensor> {
@@ -273,12 +275,19 @@ pub fn relu(a: &Tensor) -> Result<Tensor> {
         || SavedTensor::output(&out, 0),
         |ctx, so, g| {
             let o = so.unpack(ctx)?;
-            if let Some(g) =
-                fused_grad!(ctx, g, &o, |g, o| if o > T::zero() { g } else { T::zero() })
-            {
+            // The gradient is cut only where the result is at most 0, so a
+            // NaN passes it on, as PyTorch's `threshold_backward` does.
+            if let Some(g) = fused_grad!(ctx, g, &o, |g, o| if o <= T::zero() {
+                T::zero()
+            } else {
+                g
+            }) {
                 return Ok(grads![Some(g?)]);
             }
-            let mask = gt(&o, &Tensor::wrapped_number(Scalar::Int(0)))?;
+            let mask = logical_not(&super::binary::le(
+                &o,
+                &Tensor::wrapped_number(Scalar::Int(0)),
+            )?)?;
             Ok(grads![Some(mul(g, &try_cast(&mask, g.dtype())?)?)])
         },
     );
@@ -412,13 +421,19 @@ impl Bound {
 /// `clamp(min, max)` with optional number bounds; the gradient passes
 /// where the input was inside the bounds.
 pub fn clamp(a: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
-    clamp_numbers(a, min, max, "ClampBackward1")
+    clamp_numbers(a, min, max, Passes::AtBounds, "ClampBackward1")
 }
 
 /// `hardtanh(min_val, max_val)` (and `relu6`): `clamp` whose gradient
 /// passes only strictly between the bounds, and at NaN, as PyTorch's does.
 pub fn hardtanh(a: &Tensor, min: Scalar, max: Scalar) -> Result<Tensor> {
-    clamp_numbers(a, Some(min), Some(max), "HardtanhBackward0")
+    clamp_numbers(
+        a,
+        Some(min),
+        Some(max),
+        Passes::InsideOnly,
+        "HardtanhBackward0",
+    )
 }
 
 /// `clamp(min, max)` with optional tensor bounds, broadcast with `a`.
@@ -429,7 +444,7 @@ pub fn clamp_tensor(a: &Tensor, min: Option<&Tensor>, max: Option<&Tensor>) -> R
 /// `clamp_min(bound)`: `a` with every element below `bound` raised to it.
 pub fn clamp_min(a: &Tensor, bound: &Bound) -> Result<Tensor> {
     match bound {
-        Bound::Number(s) => clamp_numbers(a, Some(*s), None, "ClampMinBackward0"),
+        Bound::Number(s) => clamp_numbers(a, Some(*s), None, Passes::AtBounds, "ClampMinBackward0"),
         Bound::Tensor(t) => clamp_tensors(a, Some(t), None, "ClampMinBackward1"),
     }
 }
@@ -437,7 +452,7 @@ pub fn clamp_min(a: &Tensor, bound: &Bound) -> Result<Tensor> {
 /// `clamp_max(bound)`: `a` with every element above `bound` lowered to it.
 pub fn clamp_max(a: &Tensor, bound: &Bound) -> Result<Tensor> {
     match bound {
-        Bound::Number(s) => clamp_numbers(a, None, Some(*s), "ClampMaxBackward0"),
+        Bound::Number(s) => clamp_numbers(a, None, Some(*s), Passes::AtBounds, "ClampMaxBackward0"),
         Bound::Tensor(t) => clamp_tensors(a, None, Some(t), "ClampMaxBackward1"),
     }
 }
@@ -452,10 +467,21 @@ fn check_bounds_given(given: bool) -> Result<()> {
     Ok(())
 }
 
+/// Where a clamp with number bounds lets the gradient through, besides
+/// strictly between the bounds.
+#[derive(Clone, Copy)]
+enum Passes {
+    /// `clamp`: at the bounds too.
+    AtBounds,
+    /// `hardtanh`: nowhere else but at NaN.
+    InsideOnly,
+}
+
 fn clamp_numbers(
     a: &Tensor,
     min: Option<Scalar>,
     max: Option<Scalar>,
+    passes: Passes,
     name: &'static str,
 ) -> Result<Tensor> {
     check_bounds_given(min.is_some() || max.is_some())?;
@@ -482,8 +508,8 @@ fn clamp_numbers(
         || SavedTensor::input(a),
         move |ctx, sa, g| {
             let a = sa.unpack(ctx)?;
-            let keep = match (name, min, max) {
-                ("HardtanhBackward0", Some(l), Some(h)) => {
+            let keep = match (passes, min, max) {
+                (Passes::InsideOnly, Some(l), Some(h)) => {
                     let (l, h) = (Tensor::wrapped_number(l), Tensor::wrapped_number(h));
                     let at_or_outside =
                         logical_or(&super::binary::le(&a, &l)?, &super::binary::ge(&a, &h)?)?;
@@ -583,9 +609,18 @@ fn clamp_tensors(
 /// integer and bool tensors are never NaN and always finite.
 pub fn float_predicate(a: &Tensor, f: fn(f64) -> bool) -> Result<Tensor> {
     match a.dtype() {
+        // A complex number is NaN (or infinite) when either part is, and
+        // finite when both are: the parts' answers combine with `or` for a
+        // predicate false at 0, with `and` for one true there.
         DType::Complex64 | DType::Complex128 => {
-            let re = try_cast(a, a.dtype().to_real())?;
-            float_predicate(&re, f)
+            let both = f(0.0);
+            let on_parts =
+                move |re: f64, im: f64| if both { f(re) && f(im) } else { f(re) || f(im) };
+            if a.dtype() == DType::Complex128 {
+                map::<Complex64, bool>(a, move |z| on_parts(z.re, z.im))
+            } else {
+                map::<Complex32, bool>(a, move |z| on_parts(z.re as f64, z.im as f64))
+            }
         }
         d => {
             with_real_float!(d, T => map::<T, bool>(a, move |x: T| f(x.to_f64())), Tensor::full(a.shape(), Scalar::Bool(f(0.0)), DType::Bool))
@@ -620,23 +655,53 @@ macro_rules! saved {
     };
 }
 
-/// Real floating unary ops (integers compute in float32): the forward
-/// `|x| expr` with `T` the element type, and the gradient from `g` and the
-/// saved input or output `v`.
+/// `$f(z)` over a complex tensor, in float64 for complex64 (rounded back);
+/// without a complex kernel, the error PyTorch gives.
+macro_rules! complex_map {
+    ($t:expr, $name:ident, |$z:ident| $e:expr) => {{
+        #[inline(always)]
+        fn kernel($z: Complex64) -> Complex64 {
+            $e
+        }
+        if $t.dtype() == DType::Complex128 {
+            map::<Complex64, Complex64>($t, kernel)?
+        } else {
+            map::<Complex32, Complex32>($t, |z| {
+                complex_math::narrow(kernel(complex_math::widen(z)))
+            })?
+        }
+    }};
+    ($t:expr, $name:ident) => {
+        return Err(float_dtype_error(stringify!($name), $t.dtype()))
+    };
+}
+
+/// Floating unary ops (integers compute in the default float dtype): the
+/// forward `|x| expr` with `T` the real element type; for the ops PyTorch
+/// also defines over complex numbers, a complex forward `|z| expr` with `z`
+/// a `Complex64` (complex64 computes in float64 and rounds); then the
+/// gradient from `g` and the saved input or output `v`. Gradients of complex
+/// inputs are `g * conj(f'(z))`, PyTorch's convention for holomorphic `f`,
+/// so the formulas conjugate the derivative (`conj` of a real tensor is the
+/// tensor itself, no kernel).
 macro_rules! real_unary {
-    ($($(#[$doc:meta])* $name:ident $grad_fn:literal |$x:ident| $e:expr, $kind:ident |$g:ident, $v:ident| $back:expr;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident $grad_fn:literal |$x:ident| $e:expr, $(|$z:ident| $ce:expr,)? $kind:ident |$g:ident, $v:ident| $back:expr;)*) => {$(
         $(#[$doc])*
         pub fn $name(a: &Tensor) -> Result<Tensor> {
             let t = floating(a)?;
-            let out = with_real_float!(t.dtype(), T => {
-                // Forced inline so that the vectorisable ones (erf, erfc)
-                // vectorise in the kernel's loop.
-                let kernel = {
-                    #[inline(always)]
-                    |$x: T| $e
-                };
-                map::<T, T>(&t, kernel)?
-            }, return Err(float_dtype_error(stringify!($name), t.dtype())));
+            let out = if t.dtype().is_complex() {
+                complex_map!(&t, $name $(, |$z| $ce)?)
+            } else {
+                with_real_float!(t.dtype(), T => {
+                    // Forced inline so that the vectorisable ones (erf, erfc)
+                    // vectorise in the kernel's loop.
+                    let kernel = {
+                        #[inline(always)]
+                        |$x: T| $e
+                    };
+                    map::<T, T>(&t, kernel)?
+                }, return Err(float_dtype_error(stringify!($name), t.dtype())))
+            };
             record($grad_fn, &[a], &out, || saved!($kind, a, out), |ctx, s, $g| {
                 let $v = s.unpack(ctx)?;
                 Ok(grads![Some($back)])
@@ -651,19 +716,35 @@ pub(super) fn one() -> Tensor {
 }
 
 real_unary! {
-    exp2 "Exp2Backward0" |x| x.exp2(), output |g, o| mul(g, &mul(&o, &scalar(std::f64::consts::LN_2))?)?;
-    expm1 "Expm1Backward0" |x| x.exp_m1(), output |g, o| mul(g, &add(&o, &one())?)?;
-    log2 "Log2Backward0" |x| x.log2(), input |g, a| div(g, &mul(&a, &scalar(std::f64::consts::LN_2))?)?;
-    log10 "Log10Backward0" |x| x.log10(), input |g, a| div(g, &mul(&a, &scalar(std::f64::consts::LN_10))?)?;
-    log1p "Log1pBackward0" |x| x.ln_1p(), input |g, a| div(g, &add(&a, &one())?)?;
+    exp2 "Exp2Backward0" |x| x.exp2(), |z| complex_math::exp2(z),
+        output |g, o| mul(g, &mul(&conj(&o)?, &scalar(std::f64::consts::LN_2))?)?;
+    expm1 "Expm1Backward0" |x| x.exp_m1(), |z| complex_math::expm1(z),
+        output |g, o| mul(g, &add(&conj(&o)?, &one())?)?;
+    log2 "Log2Backward0" |x| x.log2(), |z| complex_math::log2(z),
+        input |g, a| div(g, &mul(&conj(&a)?, &scalar(std::f64::consts::LN_2))?)?;
+    log10 "Log10Backward0" |x| x.log10(), |z| complex_math::log10(z),
+        input |g, a| div(g, &mul(&conj(&a)?, &scalar(std::f64::consts::LN_10))?)?;
+    log1p "Log1pBackward0" |x| x.ln_1p(), |z| complex_math::log1p(z),
+        input |g, a| div(g, &add(&conj(&a)?, &one())?)?;
     frac "FracBackward0" |x| x - x.trunc(), input |g, _a| g.clone();
-    reciprocal "ReciprocalBackward0" |x| 1.0 / x, output |g, o| neg(&mul(g, &mul(&o, &o)?)?)?;
-    rsqrt "RsqrtBackward0" |x| 1.0 / x.sqrt(), output |g, o| mul(g, &mul(&pow_o3(&o)?, &scalar(-0.5))?)?;
-    sinh "SinhBackward0" |x| x.sinh(), input |g, a| mul(g, &cosh(&a)?)?;
-    cosh "CoshBackward0" |x| x.cosh(), input |g, a| mul(g, &sinh(&a)?)?;
-    asin "AsinBackward0" |x| x.asin(), input |g, a| div(g, &sqrt(&sub(&one(), &mul(&a, &a)?)?)?)?;
-    acos "AcosBackward0" |x| x.acos(), input |g, a| neg(&div(g, &sqrt(&sub(&one(), &mul(&a, &a)?)?)?)?)?;
-    atan "AtanBackward0" |x| x.atan(), input |g, a| div(g, &add(&one(), &mul(&a, &a)?)?)?;
+    reciprocal "ReciprocalBackward0" |x| 1.0 / x, |z| complex_math::reciprocal(z), output |g, o| {
+        let o = conj(&o)?;
+        neg(&mul(g, &mul(&o, &o)?)?)?
+    };
+    rsqrt "RsqrtBackward0" |x| 1.0 / x.sqrt(), |z| complex_math::rsqrt(z),
+        output |g, o| mul(g, &mul(&pow_o3(&conj(&o)?)?, &scalar(-0.5))?)?;
+    sinh "SinhBackward0" |x| x.sinh(), |z| complex_math::sinh(z),
+        input |g, a| mul(g, &conj(&cosh(&a)?)?)?;
+    cosh "CoshBackward0" |x| x.cosh(), |z| complex_math::cosh(z),
+        input |g, a| mul(g, &conj(&sinh(&a)?)?)?;
+    asin "AsinBackward0" |x| x.asin(), |z| complex_math::asin(z),
+        input |g, a| div(g, &conj(&sqrt(&sub(&one(), &mul(&a, &a)?)?)?)?)?;
+    acos "AcosBackward0" |x| x.acos(), |z| complex_math::acos(z),
+        input |g, a| neg(&div(g, &conj(&sqrt(&sub(&one(), &mul(&a, &a)?)?)?)?)?)?;
+    atan "AtanBackward0" |x| x.atan(), |z| complex_math::atan(z), input |g, a| {
+        let a = conj(&a)?;
+        div(g, &add(&one(), &mul(&a, &a)?)?)?
+    };
     /// The error function.
     erf "ErfBackward0" |x| RealFloat::erf(x), input |g, a| {
         let d = mul(&exp(&neg(&mul(&a, &a)?)?)?, &scalar(std::f64::consts::FRAC_2_SQRT_PI))?;
@@ -677,9 +758,22 @@ real_unary! {
     };
     // The inverse hyperbolic functions come from libm, which keeps full
     // precision near 1 (acosh) and 0, where the textbook formulas do not.
-    asinh "AsinhBackward0" |x| Libm::asinh(x), input |g, a| mul(g, &rsqrt(&add(&mul(&a, &a)?, &one())?)?)?;
-    acosh "AcoshBackward0" |x| Libm::acosh(x), input |g, a| mul(g, &rsqrt(&sub(&mul(&a, &a)?, &one())?)?)?;
-    atanh "AtanhBackward0" |x| Libm::atanh(x), input |g, a| div(g, &sub(&one(), &mul(&a, &a)?)?)?;
+    asinh "AsinhBackward0" |x| Libm::asinh(x), |z| complex_math::asinh(z),
+        input |g, a| mul(g, &conj(&rsqrt(&add(&mul(&a, &a)?, &one())?)?)?)?;
+    // 1 / sqrt(z^2 - 1) is the derivative for real z > 1 only: over the
+    // complex plane it is 1 / (sqrt(z + 1) sqrt(z - 1)), as in PyTorch.
+    acosh "AcoshBackward0" |x| Libm::acosh(x), |z| complex_math::acosh(z), input |g, a| {
+        if a.dtype().is_complex() {
+            let d = mul(&rsqrt(&add(&a, &one())?)?, &rsqrt(&sub(&a, &one())?)?)?;
+            mul(g, &conj(&d)?)?
+        } else {
+            mul(g, &rsqrt(&sub(&mul(&a, &a)?, &one())?)?)?
+        }
+    };
+    atanh "AtanhBackward0" |x| Libm::atanh(x), |z| complex_math::atanh(z), input |g, a| {
+        let a = conj(&a)?;
+        div(g, &sub(&one(), &mul(&a, &a)?)?)?
+    };
 }
 
 /// Special functions from libm, in each float type's own precision.
@@ -777,6 +871,9 @@ pub fn nan_to_num(
     posinf: Option<f64>,
     neginf: Option<f64>,
 ) -> Result<Tensor> {
+    if a.dtype().is_complex() {
+        return nan_to_num_complex(a, nan, posinf, neginf);
+    }
     let out = match a.dtype() {
         d if d.is_integral(true) => super::copy::clone(&a.detach())?,
         d => with_real_float!(d, T => {
@@ -795,6 +892,28 @@ pub fn nan_to_num(
         },
     );
     Ok(out)
+}
+
+/// `nan_to_num` of the real and imaginary parts, each as a real tensor's
+/// (the bounds are those of the part's dtype). Not differentiable, as in
+/// PyTorch.
+fn nan_to_num_complex(
+    a: &Tensor,
+    nan: f64,
+    posinf: Option<f64>,
+    neginf: Option<f64>,
+) -> Result<Tensor> {
+    if crate::autograd::any_requires_grad(&[a]) {
+        bail!(
+            Runtime,
+            "nan_to_num does not support automatic differentiation for outputs with complex dtype."
+        );
+    }
+    with_real_float!(a.dtype().to_real(), T => {
+        let (n, p, m) = (nan as T, posinf.map_or(T::MAX, |v| v as T), neginf.map_or(T::MIN, |v| v as T));
+        let part = move |x: T| if x.is_nan() { n } else if x == T::INFINITY { p } else if x == T::NEG_INFINITY { m } else { x };
+        map::<num_complex::Complex<T>, num_complex::Complex<T>>(a, move |z| num_complex::Complex::new(part(z.re), part(z.im)))
+    }, unreachable!())
 }
 
 /// A closure written once over `$T`, as a pair for float32 and float64,
