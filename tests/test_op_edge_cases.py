@@ -201,3 +201,37 @@ def test_median_of_all_elements_by_dtype(lib):
     with pytest.raises(NotImplementedError, match="\"median_cpu\" not implemented for 'Bool'"):
         lib.tensor([True, False]).median()
     assert np.isnan(lib.tensor([]).median().item())
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_signs_of_zero_through_neg_abs_and_relu(lib):
+    zeros = lib.tensor([0.0, -0.0])
+    assert np.signbit((-zeros).numpy()).tolist() == [True, False]
+    assert np.signbit(zeros.neg().numpy()).tolist() == [True, False]
+    assert np.signbit(zeros.abs().numpy()).tolist() == [False, False]
+    assert np.signbit(lib.relu(zeros).numpy()).tolist() == [False, True]
+    assert (-lib.tensor([3, -2, 0])).tolist() == [-3, 2, 0]
+    assert lib.tensor([-5, 0, 7]).abs().tolist() == [5, 0, 7]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_maximum_and_minimum_send_the_whole_gradient_to_both_sides_of_a_nan(lib, name):
+    nan = float("nan")
+    a = lib.tensor([nan, 1.0, 2.0, 3.0, nan], requires_grad=True)
+    b = lib.tensor([1.0, nan, 2.0, 1.0, nan], requires_grad=True)
+    getattr(lib, name)(a, b).sum().backward()
+    winner_a = 1.0 if name == "maximum" else 0.0
+    assert a.grad.tolist() == [1.0, 1.0, 0.5, winner_a, 1.0]
+    assert b.grad.tolist() == [1.0, 1.0, 0.5, 1.0 - winner_a, 1.0]
+
+
+@pytest.mark.skipif(not has_torch, reason="torch not installed")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lerp_rounds_as_torch_does(dtype):
+    rng = np.random.default_rng(7)
+    start, end = rng.standard_normal((2, 4000)).astype(dtype)
+    weight = rng.uniform(-0.5, 1.5, 4000).astype(dtype)
+    ours = fg.lerp(fg.tensor(start), fg.tensor(end), fg.tensor(weight)).numpy()
+    theirs = ref_torch.lerp(ref_torch.tensor(start), ref_torch.tensor(end), ref_torch.tensor(weight)).numpy()
+    np.testing.assert_array_equal(ours, theirs)

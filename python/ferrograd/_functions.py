@@ -599,6 +599,48 @@ def float_power(input, exponent) -> Tensor:
     return input.to(dt).pow(exponent)
 
 
+class _TimesLog(Function):
+    """``x * log(y - pole)`` of two tensors of one dtype and shape (``xlogy`` with pole 0,
+    ``xlog1py`` with pole -1 through ``log1p``), differentiated by PyTorch's formulas: ``op(grad,
+    y)`` for ``x``, made 0 where ``x`` is 0 and ``y <= pole`` (but ``inf`` at ``x = 0, y = inf``),
+    and ``grad * x / (y - pole)`` for ``y`` (NaN at ``x = 0, y = pole``). The backward is made of
+    differentiable ops, so it differentiates again."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, y: Tensor, op, value, pole: float) -> Tensor:
+        ctx.save_for_backward(x, y)
+        ctx.op, ctx.pole = op, pole
+        return value(x, y)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        x, y = ctx.saved_tensors
+        grad_x = grad_y = None
+        if ctx.needs_input_grad[0]:
+            keep = x.eq(0).logical_and(y.le(ctx.pole)).logical_not()
+            grad_x = ctx.op(grad, y).where(keep, 0.0)
+        if ctx.needs_input_grad[1]:
+            grad_y = grad * x / (y - ctx.pole)
+        return grad_x, grad_y, None, None, None
+
+
+def _xlogy_value(x: Tensor, y: Tensor) -> Tensor:
+    # x * log(y) is already 0 where x is 0 and y is positive and finite; where y would make
+    # the product NaN (y <= 0 or infinite) the logarithm is replaced by 0.
+    bad = x.eq(0).logical_and(y.le(0).logical_or(y.isinf()))
+    return x * y.where(bad.logical_not(), 1.0).log()
+
+
+def _same_dtype_and_shape(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+    """``x`` and ``y`` cast to their result type and broadcast together (differentiably), for the
+    elementwise ``Function`` s below, whose gradients have the shapes and dtypes of their inputs."""
+    dt = result_type(x, y)
+    x, y = x.to(dt), y.to(dt)
+    if tuple(x.shape) != tuple(y.shape):
+        x, y = broadcast_tensors(x, y)
+    return x, y
+
+
 def xlogy(input, other) -> Tensor:
     """``input * log(other)``, with 0 where ``input`` is 0 (and NaN where ``other`` is NaN)."""
     if not isinstance(input, Tensor):
@@ -608,22 +650,48 @@ def xlogy(input, other) -> Tensor:
     if not isinstance(other, Tensor):
         other = _as_tensor(float(other), _to_float(input))
     x, y = _to_float(input), _to_float(other)
-    dt = _promote(x.dtype, y.dtype) if x.dim() and y.dim() else None
-    if dt is not None:
-        x, y = x.to(dt), y.to(dt)
-    # x * log(y) is already 0 where x is 0 and y is positive and finite, with the gradient
-    # log(y) for x; where y would make the product NaN the logarithm is replaced by 0.
-    bad = x.eq(0).logical_and(y.le(0).logical_or(y.isinf()))
-    safe_y = y.where(bad.logical_not(), 1.0)
-    return x * safe_y.log()
+    if not (x.requires_grad or y.requires_grad) or not _C.is_grad_enabled():
+        dt = _promote(x.dtype, y.dtype) if x.dim() and y.dim() else None
+        if dt is not None:
+            x, y = x.to(dt), y.to(dt)
+        return _xlogy_value(x, y)
+    return _TimesLog.apply(*_same_dtype_and_shape(x, y), xlogy, _xlogy_value, 0.0)
+
+
+class _Logit(Function):
+    """``logit`` differentiated as PyTorch does when its gradient may be differentiated again
+    (``infinitely_differentiable_logit_backward``): ``grad / (x * (1 - x))`` inside
+    ``[eps, 1 - eps]`` and 0 outside it, or, without ``eps``, inside ``[0, 1]`` and NaN outside."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, eps) -> Tensor:
+        ctx.save_for_backward(x)
+        ctx.eps = eps
+        return _logit_value(x, eps)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        (x,) = ctx.saved_tensors
+        eps = ctx.eps
+        lo, hi = (0.0, 1.0) if eps is None else (eps, 1.0 - eps)
+        inside = x.ge(lo).logical_and(x.le(hi))
+        return (grad / (x * (1.0 - x))).where(inside, math.nan if eps is None else 0.0), None
+
+
+def _logit_value(x: Tensor, eps) -> Tensor:
+    if eps is not None:
+        # PyTorch's ``x < lo ? lo : (x > hi ? hi : x)``: the lower bound wins when eps > 0.5.
+        lo, hi = eps, 1.0 - eps
+        x = x.where(x.le(hi).logical_or(x.isnan()), hi).where(x.ge(lo).logical_or(x.isnan()), lo)
+    return (x / (1.0 - x)).log()
 
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``log(p / (1 - p))``; with ``eps`` the input is first clamped to ``[eps, 1 - eps]``."""
     x = _to_float(input)
-    if eps is not None:
-        x = x.clamp(eps, 1.0 - eps)
-    return (x / (1.0 - x)).log()
+    if not x.requires_grad or not _C.is_grad_enabled():
+        return _logit_value(x, eps)
+    return _Logit.apply(x, eps)
 
 
 def deg2rad(input: Tensor) -> Tensor:

@@ -13,7 +13,7 @@ import math
 
 from . import _C
 from ._C import Tensor
-from ._functions import _as_tensor, _to_float, logit, sinc, xlogy
+from ._functions import _as_tensor, _same_dtype_and_shape, _TimesLog, _to_float, logit, sinc, xlogy
 from .autograd.function import Function
 
 __all__ = [
@@ -154,23 +154,50 @@ def log_softmax(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     return input.log_softmax(dim, dtype=dtype)
 
 
-def xlog1py(input, other) -> Tensor:
-    """``input * log1p(other)``, with 0 where ``input`` is 0 (and NaN where ``other`` is NaN)."""
-    x = _to_float(_as_tensor(input, other if isinstance(other, Tensor) else None))
-    y = _to_float(_as_tensor(other, x))
+def _xlog1py_value(x: Tensor, y: Tensor) -> Tensor:
     # Where the product would be 0 * -inf or 0 * NaN from log1p, the logarithm is replaced by 0.
     bad = x.eq(0).logical_and(y.le(-1).logical_or(y.isinf()))
     return x * y.where(bad.logical_not(), 0.0).log1p()
 
 
-def entr(input: Tensor) -> Tensor:
-    """The elementwise entropy ``-x ln x``: 0 at 0, ``-inf`` below, NaN at NaN."""
-    x = _to_float(input)
+def xlog1py(input, other) -> Tensor:
+    """``input * log1p(other)``, with 0 where ``input`` is 0 (and NaN where ``other`` is NaN)."""
+    x = _to_float(_as_tensor(input, other if isinstance(other, Tensor) else None))
+    y = _to_float(_as_tensor(other, x))
+    if not (x.requires_grad or y.requires_grad) or not _C.is_grad_enabled():
+        return _xlog1py_value(x, y)
+    return _TimesLog.apply(*_same_dtype_and_shape(x, y), xlog1py, _xlog1py_value, -1.0)
+
+
+class _Entr(Function):
+    """``entr`` differentiated by PyTorch's formula ``grad * -(1 + log(x))``: ``inf`` at 0 and NaN
+    below it (the value there is constant, but PyTorch does not special-case it)."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor) -> Tensor:
+        ctx.save_for_backward(x)
+        return _entr_value(x)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> Tensor:
+        (x,) = ctx.saved_tensors
+        return grad * -(1 + x.log())
+
+
+def _entr_value(x: Tensor) -> Tensor:
     positive = x > 0
     safe = x.where(positive, 1.0)
     # x * 0 + 0 is the 0 (not -0) at either zero and the NaN at NaN; numbers below 0 give -inf.
     at_most_zero = x.mul(0).add(0.0).where(x.eq(0).logical_or(x.isnan()), -math.inf)
     return (-safe * safe.log()).where(positive, at_most_zero)
+
+
+def entr(input: Tensor) -> Tensor:
+    """The elementwise entropy ``-x ln x``: 0 at 0, ``-inf`` below, NaN at NaN."""
+    x = _to_float(input)
+    if not x.requires_grad or not _C.is_grad_enabled():
+        return _entr_value(x)
+    return _Entr.apply(x)
 
 
 def ndtr(input: Tensor) -> Tensor:

@@ -385,18 +385,24 @@ fn extremum(a: &Tensor, b: &Tensor, is_max: bool) -> Result<Tensor> {
         &out,
         || (SavedTensor::input(a), SavedTensor::input(b)),
         move |ctx, (sa, sb), g| {
-            // Ties split the gradient evenly, as PyTorch does.
+            // Each side takes the gradient unless it lost, and half of it
+            // at a tie, as PyTorch does; where a NaN meets anything, neither
+            // lost, so both take all of it.
             let (a, b) = (sa.unpack(ctx)?, sb.unpack(ctx)?);
+            let (a_lost, b_lost) = match is_max {
+                true => (lt(&a, &b)?, gt(&a, &b)?),
+                false => (gt(&a, &b)?, lt(&a, &b)?),
+            };
             let half = Tensor::wrapped_number(Scalar::Float(0.5));
-            let a_wins = if is_max { gt(&a, &b)? } else { lt(&a, &b)? };
-            let tie = eq(&a, &b)?;
-            let wa = add(
-                &try_cast(&a_wins, g.dtype())?,
-                &mul(&try_cast(&tie, g.dtype())?, &half)?,
-            )?;
+            let tie_half = mul(&try_cast(&eq(&a, &b)?, g.dtype())?, &half)?;
             let one = Tensor::wrapped_number(Scalar::Int(1));
-            let wb = sub(&one, &wa)?;
-            Ok(grads![Some(mul(g, &wa)?), Some(mul(g, &wb)?)])
+            let weight = |lost: &Tensor| -> Result<Tensor> {
+                sub(&sub(&one, &try_cast(lost, g.dtype())?)?, &tie_half)
+            };
+            Ok(grads![
+                Some(mul(g, &weight(&a_lost)?)?),
+                Some(mul(g, &weight(&b_lost)?)?)
+            ])
         },
     );
     Ok(out)
@@ -695,7 +701,8 @@ pub fn lerp(start: &Tensor, end: &Tensor, weight: &Tensor) -> Result<Tensor> {
         try_cast(weight, dtype)?,
     );
     let out = crate::with_real_float!(dtype, T => super::elementwise::zip3_map::<T, T, T, T>(&s, &e, &w, |s: T, e: T, w: T| {
-        if w.abs() < 0.5 { s + w * (e - s) } else { e - (e - s) * (1.0 - w) }
+        // Fused multiply-adds, rounding as PyTorch's kernels do.
+        if w.abs() < 0.5 { w.mul_add(e - s, s) } else { (s - e).mul_add(1.0 - w, e) }
     })?, unreachable!());
     let scalar_weight = weight.is_wrapped_number();
     let name = if scalar_weight {

@@ -92,7 +92,13 @@ pub fn neg(a: &Tensor) -> Result<Tensor> {
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
         );
     }
-    let out = with_dtype!(a.dtype(), T => map::<T, T>(a, |x: T| T::zero().sub(x))?);
+    // Floats flip the sign (so -0.0 and 0.0 swap); integers wrap.
+    let out = match a.dtype() {
+        d if d.is_floating_point() || d.is_complex() => {
+            with_float!(d, T => map::<T, T>(a, |x: T| -x)?, unreachable!())
+        }
+        d => with_dtype!(d, T => map::<T, T>(a, |x: T| T::zero().sub(x))?),
+    };
     record(
         "NegBackward0",
         &[a],
@@ -266,7 +272,8 @@ pub fn sigmoid(a: &Tensor) -> Result<Tensor> {
 }
 
 pub fn relu(a: &Tensor) -> Result<Tensor> {
-    let out = with_real!(a.dtype(), T => map::<T, T>(a, |x: T| if x > T::zero() || x.is_nan_val() { x } else { T::zero() })?,
+    // Only what is below 0 becomes 0: NaN and -0.0 stay, as in PyTorch.
+    let out = with_real!(a.dtype(), T => map::<T, T>(a, |x: T| if x < T::zero() { T::zero() } else { x })?,
         bail!(NotImplemented, "\"clamp_min_cpu\" not implemented for '{}'", a.dtype().name()));
     record(
         "ReluBackward0",
@@ -300,7 +307,8 @@ pub fn abs(a: &Tensor) -> Result<Tensor> {
         DType::Complex64 => map::<num_complex::Complex32, f32>(a, |x| x.norm())?,
         DType::Complex128 => map::<num_complex::Complex64, f64>(a, |x| x.norm())?,
         d => {
-            with_real!(d, T => map::<T, T>(a, |x: T| if x < T::zero() { T::zero().sub(x) } else { x })?, unreachable!())
+            // `<=` so that -0.0 becomes 0.0.
+            with_real!(d, T => map::<T, T>(a, |x: T| if x <= T::zero() { T::zero().sub(x) } else { x })?, unreachable!())
         }
     };
     record(
