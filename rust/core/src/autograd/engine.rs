@@ -561,12 +561,13 @@ impl GraphTask {
         let mut grads = self.take_inputs(i)?;
         let _mode = GradModeGuard::new(self.create_graph);
         node.run_pre_hooks(&mut grads)?;
-        if let (false, Some(leaf)) = (
-            self.execute[i],
-            node.backward_fn().as_any().downcast_ref::<AccumulateGrad>(),
-        ) {
-            // A leaf `grad()` returns the gradient of: its hooks see (and
-            // may replace) it, as when the gradient is accumulated.
+        // A leaf `grad()` returns the gradient of: its hooks see (and may
+        // replace) it, as when the gradient is accumulated. Only nodes the
+        // call does not execute are looked at, so a `backward()` pays nothing.
+        let captured_leaf = (!self.execute[i])
+            .then(|| node.backward_fn().as_any().downcast_ref::<AccumulateGrad>())
+            .flatten();
+        if let Some(leaf) = captured_leaf {
             if let Some(g) = grads[0].take() {
                 grads[0] = Some(leaf.run_tensor_hooks(g)?);
             }

@@ -12,7 +12,7 @@ use super::num::{Arith, Float, RealFloat};
 use super::reduce::{mean, sum};
 use super::scatter::scatter_add_zeros;
 use super::shape::{expand_to, unsqueeze};
-use super::unary::{clamp, log, log1p, neg};
+use super::unary::{clamp, log, log1p, neg, scalar};
 use crate::autograd::{is_grad_enabled, record, SavedTensor};
 use crate::tensor::storage::try_buffer;
 use crate::tensor::{DType, Scalar, Tensor};
@@ -193,10 +193,6 @@ const BCE_GRAD_FLOOR: f64 = 1e-12_f32 as f64;
 /// The offset keeping `x` and `1 - x` off 0 in its second derivatives.
 const BCE_EPS: f64 = 1e-12;
 
-fn number(v: f64) -> Tensor {
-    Tensor::wrapped_number(Scalar::Float(v))
-}
-
 /// Checks the operands of `binary_cross_entropy` as PyTorch does.
 fn check_bce(input: &Tensor, target: &Tensor) -> Result<()> {
     if target.shape() != input.shape() {
@@ -282,7 +278,7 @@ pub fn binary_cross_entropy(
             let g = match reduction {
                 Reduction::None => g.clone(),
                 Reduction::Sum => expand_to(g, x.shape())?,
-                Reduction::Mean => expand_to(&div(g, &number(x.numel() as f64))?, x.shape())?,
+                Reduction::Mean => expand_to(&div(g, &scalar(x.numel() as f64))?, x.shape())?,
             };
             let g = match &weight {
                 Some(w) => to_dtype(&mul(&g, w)?, x.dtype())?,
@@ -323,9 +319,9 @@ fn bce_input_grad(g: &Tensor, x: &Tensor, t: &Tensor) -> Result<Tensor> {
         },
         |ctx, (sg, sx, st), gg| {
             let (g, x, t) = (sg.unpack(ctx)?, sx.unpack(ctx)?, st.unpack(ctx)?);
-            let one = number(1.0);
-            let shifted_x = add(&x, &number(BCE_EPS))?;
-            let shifted_1mx = add(&sub(&one, &x)?, &number(BCE_EPS))?;
+            let one = scalar(1.0);
+            let shifted_x = add(&x, &scalar(BCE_EPS))?;
+            let shifted_1mx = add(&sub(&one, &x)?, &scalar(BCE_EPS))?;
             let x_minus_t = sub(&x, &t)?;
             let grad_g = match ctx.needs_grad(0) {
                 true => Some(div(&mul(gg, &x_minus_t)?, &mul(&shifted_x, &shifted_1mx)?)?),
@@ -334,7 +330,7 @@ fn bce_input_grad(g: &Tensor, x: &Tensor, t: &Tensor) -> Result<Tensor> {
             let grad_x = match ctx.needs_grad(1) {
                 true => {
                     // (x^2 - 2 x t + t) / ((x + eps)^2 (1 - x + eps)^2)
-                    let numerator = add(&mul(&x, &sub(&x, &mul(&t, &number(2.0))?)?)?, &t)?;
+                    let numerator = add(&mul(&x, &sub(&x, &mul(&t, &scalar(2.0))?)?)?, &t)?;
                     let spread = mul(&shifted_x, &shifted_1mx)?;
                     let curvature = div(&numerator, &mul(&spread, &spread)?)?;
                     Some(mul(&mul(gg, &g)?, &curvature)?)

@@ -81,7 +81,8 @@ pub fn ones_like(t: &Tensor) -> Result<Tensor> {
     Tensor::full(t.shape(), Scalar::Int(1), t.dtype())
 }
 
-fn scalar(v: f64) -> Tensor {
+/// A Python float as an operand: lowest in type promotion.
+pub(super) fn scalar(v: f64) -> Tensor {
     Tensor::wrapped_number(Scalar::Float(v))
 }
 
