@@ -1,6 +1,7 @@
 """Complex inputs of the floating unary ops that PyTorch also defines over the
-complex numbers: exp2, expm1, log2, log10, log1p, reciprocal, rsqrt, sinh,
-cosh, asin, acos, atan, asinh, acosh and atanh, and nan_to_num.
+complex numbers: sqrt, log, exp2, expm1, log2, log10, log1p, reciprocal, rsqrt,
+sin, cos, tan, sinh, cosh, tanh, asin, acos, atan, asinh, acosh and atanh, and
+nan_to_num.
 
 Forward values are compared with torch (when importable), NumPy (whose
 branch cuts are C99's, as torch's) and, for the precision near 0, mpmath.
@@ -37,6 +38,9 @@ SHIFTED = (-0.7, 2.0, -2.0, 2.0)
 OFF_REAL = ((-2.0, 2.0, 0.2, 1.5), (-2.0, 2.0, -1.5, -0.2))
 # Away from the imaginary axis: the cuts of atan and asinh (|y| > 1), and +-i.
 OFF_IMAG = ((0.2, 1.5, -2.0, 2.0), (-1.5, -0.2, -2.0, 2.0))
+# Away from the poles of tan (+-pi/2 on the real axis) and of tanh (+-i pi/2).
+TAN_STRIP = (-1.2, 1.2, -2.0, 2.0)
+TANH_STRIP = (-2.0, 2.0, -1.2, 1.2)
 
 
 def _rsqrt(z):
@@ -45,6 +49,12 @@ def _rsqrt(z):
 
 # name -> (NumPy function, derivative, domain of the gradient checks).
 OPS = {
+    "sqrt": (np.sqrt, lambda z: 0.5 / np.sqrt(z), RIGHT),
+    "log": (np.log, lambda z: 1 / z, RIGHT),
+    "sin": (np.sin, np.cos, PLANE),
+    "cos": (np.cos, lambda z: -np.sin(z), PLANE),
+    "tan": (np.tan, lambda z: 1 / np.cos(z) ** 2, TAN_STRIP),
+    "tanh": (np.tanh, lambda z: 1 / np.cosh(z) ** 2, TANH_STRIP),
     "exp2": (np.exp2, lambda z: np.log(2) * np.exp2(z), PLANE),
     "expm1": (np.expm1, np.exp, PLANE),
     "log2": (np.log2, lambda z: 1 / (z * np.log(2)), RIGHT),
@@ -167,7 +177,8 @@ SMALL = np.array(
 
 
 @pytest.mark.parametrize(
-    "name", ["expm1", "log1p", "exp2", "sinh", "asin", "asinh", "atan", "atanh", "reciprocal"]
+    "name",
+    ["expm1", "log1p", "exp2", "sin", "tan", "sinh", "tanh", "asin", "asinh", "atan", "atanh", "reciprocal"],
 )
 def test_small_arguments_keep_relative_precision(name):
     # exp(z) - 1 or log(1 + z) taken literally would lose every digit of
@@ -177,7 +188,10 @@ def test_small_arguments_keep_relative_precision(name):
         "expm1": mpmath.expm1,
         "log1p": mpmath.log1p,
         "exp2": lambda z: mpmath.power(2, z),
+        "sin": mpmath.sin,
+        "tan": mpmath.tan,
         "sinh": mpmath.sinh,
+        "tanh": mpmath.tanh,
         "asin": mpmath.asin,
         "asinh": mpmath.asinh,
         "atan": mpmath.atan,
@@ -212,6 +226,45 @@ def test_acos_keeps_precision_near_one():
         expected = np.array([complex(mpmath.acos(mpmath.mpc(v.real, v.imag))) for v in z])
     np.testing.assert_allclose(out.real, expected.real, rtol=1e-14)
     np.testing.assert_allclose(out.imag, expected.imag, rtol=1e-14)
+
+
+def test_log_keeps_precision_near_the_unit_circle():
+    # log|z| = log(1 + (|z|^2 - 1)) / 2 cancels when |z| is near 1: the
+    # real part must stay right relative to itself.
+    mpmath = pytest.importorskip("mpmath")
+    z = np.array([1 + 1e-10j, 1e-10 + 1j, np.exp(1e-9j) * (1 + 3e-13), 0.6 + 0.8j, -0.6 - 0.8000000001j])
+    with mpmath.workprec(300):
+        expected = np.array([complex(mpmath.log(mpmath.mpc(v.real, v.imag))) for v in z])
+    for dtype in (fg.complex128, fg.complex64):
+        out = fg.log(fg.tensor(z, dtype=dtype)).numpy()
+        want = expected if dtype == fg.complex128 else _rounded_log(z.astype(np.complex64), mpmath)
+        np.testing.assert_allclose(out.real, want.real, rtol=1e-14 if dtype == fg.complex128 else 1e-6)
+        np.testing.assert_allclose(out.imag, want.imag, rtol=1e-15 if dtype == fg.complex128 else 1e-7)
+
+
+def _rounded_log(z64, mpmath):
+    """The log of complex64 values, exact, rounded to complex64."""
+    with mpmath.workprec(300):
+        exact = [complex(mpmath.log(mpmath.mpc(float(v.real), float(v.imag)))) for v in z64]
+    return np.array(exact).astype(np.complex64)
+
+
+def test_tanh_and_tan_far_from_the_origin():
+    # cosh^2 and sinh^2 overflow past |x| = 355, while tanh is 1 + O(e^(-2|x|)) i
+    # there: the imaginary part keeps its size and sign (sin 2y).
+    mpmath = pytest.importorskip("mpmath")
+    z = np.array([300 + 1j, -300 + 1j, 30 + 2j, -25 - 3j, 20 + 1e10j, 3 - 2j])
+    out = fg.tanh(fg.tensor(z)).numpy()
+    with mpmath.workprec(200):
+        expected = np.array([complex(mpmath.tanh(mpmath.mpc(v.real, v.imag))) for v in z])
+    np.testing.assert_allclose(out.real, expected.real, rtol=1e-15)
+    np.testing.assert_allclose(out.imag, expected.imag, rtol=1e-13, atol=0)
+    # Where e^(-2|x|) underflows: +-1 and a zero with the sign of sin 2y.
+    far = np.array([400 + 1j, -400 + 2j, 1e300 - 1j])
+    np.testing.assert_array_equal(fg.tanh(fg.tensor(far)).numpy(), [1 + 0j, -1 + 0j, 1 + 0j])
+    np.testing.assert_array_equal(np.signbit(fg.tanh(fg.tensor(far)).numpy().imag), [False, True, True])
+    # tan(iz) = i tanh(z).
+    np.testing.assert_allclose(fg.tan(fg.tensor(1j * z)).numpy(), 1j * out, rtol=1e-13, atol=0)
 
 
 @needs_torch

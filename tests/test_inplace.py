@@ -1,5 +1,7 @@
 """In-place ops: results, identity, version counters and autograd rules."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -138,10 +140,59 @@ def test_modified_saved_output_fails_at_backward():
         y.sum().backward()
     assert str(e.value) == (
         "one of the variables needed for gradient computation has been modified by an inplace operation: "
-        "[ferrograd.FloatTensor [4]], which is output 0 of SigmoidBackward0, is at version 1; expected version 0 "
+        "[ferrograd.FloatTensor [4]], which is output 0 of Sigmoid, is at version 1; expected version 0 "
         "instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with "
-        "ferrograd.autograd.set_detect_anomaly(True)."
+        "ferrograd.autograd.set_detect_anomaly(True, check_nan=False)."
     )
+
+
+def _version_error(T, program, anomaly=False):
+    with T.autograd.set_detect_anomaly(anomaly), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError) as e:
+            program(T)
+    return str(e.value).replace("torch", "ferrograd")
+
+
+def _saved_then_written(T, make, write):
+    x = T.ones(2, 2, requires_grad=True)
+    y = make(x)
+    z = y.sin()  # saves y
+    write(y)
+    z.sum().backward()
+
+
+def _add_without_grad(T, y):
+    # Bumps the version and leaves the history as it was.
+    with T.no_grad():
+        y.add_(1)
+
+
+def _inplace_result_written(T, op):
+    y = T.ones(3, requires_grad=True).clone()
+    getattr(y, op)()  # saves its own result: y at version 1
+    y.add_(1)
+    y.sum().backward()
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda T: _saved_then_written(T, lambda x: x * 2, lambda y: y.add_(1)),
+        lambda T: _saved_then_written(T, lambda x: x.sum(0), lambda y: y.mul_(2)),
+        lambda T: _saved_then_written(T, lambda x: x.clone(), lambda y: y[0].mul_(2)),
+        lambda T: _saved_then_written(T, lambda x: x.exp().log1p(), lambda y: _add_without_grad(T, y)),
+        lambda T: _inplace_result_written(T, "sigmoid_"),
+        lambda T: _inplace_result_written(T, "exp_"),
+        lambda T: _inplace_result_written(T, "tanh_"),
+    ],
+)
+@pytest.mark.parametrize("anomaly", [False, True])
+def test_version_errors_name_the_operation_and_versions_as_torch(program, anomaly):
+    # The node without "Backward", the versions as the written tensor counts
+    # them, and the hint for the anomaly mode in force.
+    assert _version_error(fg, program, anomaly) == _version_error(torch, program, anomaly)
 
 
 @needs_torch
@@ -199,7 +250,7 @@ def test_inplace_saving_its_result_detects_later_writes():
     y = x * 1
     y.exp_()
     y.add_(1)  # exp_ saved y itself, now modified
-    with pytest.raises(RuntimeError, match="which is output 0 of ExpBackward0, is at version"):
+    with pytest.raises(RuntimeError, match="which is output 0 of Exp, is at version 2; expected version 1"):
         y.sum().backward()
     z = x * 1
     z.exp_()

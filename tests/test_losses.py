@@ -249,3 +249,49 @@ def test_nll_loss_2d_is_nll_loss_under_a_deprecated_name():
     assert isinstance(old, fg.nn.NLLLoss)
     expect = fg.nn.NLLLoss(weight, ignore_index=1, reduction="sum")(log_probs, target)
     assert old(log_probs, target).item() == expect.item()
+
+
+# (input shape, target shape or a float target's shape marked "soft", keyword arguments, error, message)
+_SHAPE_ERRORS = [
+    ((), (), {}, ValueError, "Expected 1 or more dimensions (got 0)"),
+    ((4,), (3,), {}, ValueError, "For 1D input, 1D target must have size 1, but got target size: 3"),
+    ((2, 4), (2, 2), {}, RuntimeError, "0D or 1D target tensor expected, multi-target not supported"),
+    ((2, 4), (3,), {}, ValueError, "Expected input batch_size (2) to match target batch_size (3)."),
+    ((2, 4, 5), (2,), {}, RuntimeError, "Expected target size [2, 5], got [2]"),
+    ((2, 4, 5), (2, 6), {}, RuntimeError, "Expected target size [2, 5], got [2, 6]"),
+    ((2, 4, 5), (3, 5), {}, ValueError, "Expected input batch_size (2) to match target batch_size (3)."),
+    (
+        (2, 4, 5, 6),
+        (2, 5),
+        {},
+        RuntimeError,
+        "only batches of spatial targets supported (3D tensors) but got targets of dimension: 2",
+    ),
+    ((2, 4, 5, 6), (2, 5, 7), {}, RuntimeError, "size mismatch (got input: [2, 4, 5, 6] , target: [2, 5, 7]"),
+    ((2, 4, 5, 6, 7), (2, 5), {}, RuntimeError, "Expected target size [2, 5, 6, 7], got [2, 5]"),
+]
+
+
+@pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("shapes", _SHAPE_ERRORS, ids=lambda c: c[-1][:40])
+def test_class_index_targets_of_the_wrong_shape_raise_as_torch(loss, shapes):
+    in_shape, target_shape, kwargs, error, text = shapes
+    if loss == "cross_entropy" and in_shape == ():
+        error, text = (
+            RuntimeError,
+            "Expected floating point type for target with class probabilities, got Long",
+        )
+    for T in [fg] + ([torch] if torch is not None else []):
+        with pytest.raises(error) as e:
+            getattr(T.nn.functional, loss)(T.zeros(in_shape), T.zeros(target_shape, dtype=T.int64), **kwargs)
+        assert str(e.value) == text, T.__name__
+
+
+def test_probability_targets_refuse_an_ignore_index():
+    for T in [fg] + ([torch] if torch is not None else []):
+        x, p = T.zeros(2, 3), T.full((2, 3), 1 / 3)
+        with pytest.raises(RuntimeError, match="^ignore_index is not supported for floating point target$"):
+            T.nn.functional.cross_entropy(x, p, ignore_index=1)
+        # The default (-100), and any negative index, are no index at all.
+        loss = T.nn.functional.cross_entropy(x, p, ignore_index=-1)
+        assert abs(loss.item() - np.log(3)) < 1e-6

@@ -640,3 +640,55 @@ def test_causal_bias_errors_and_warnings():
         wide = causal_lower_right(3, 2)
     assert wide.variant == CausalVariant.LOWER_RIGHT and (wide.seq_len_q, wide.seq_len_kv) == (3, 2)
     assert int(CausalVariant.UPPER_LEFT) == 1 and int(CausalVariant.LOWER_RIGHT) == 2
+
+
+# (heads, batch_first, training, left-aligned padding, with a final norm): whether the padded
+# positions of an inference call come out as zeros, as PyTorch's nested-tensor path gives them.
+_ENCODER_CASES = [
+    (2, True, False, True, False, True),
+    (2, True, False, True, True, True),
+    (1, True, False, True, False, False),  # odd head count: no packing
+    (2, False, False, True, False, False),  # sequence-first: no packing
+    (2, True, False, False, False, False),  # padding not at the end: no packing
+    (2, True, True, True, False, False),  # training
+]
+
+
+@pytest.mark.parametrize("heads, batch_first, training, left_aligned, final_norm, zeros", _ENCODER_CASES)
+def test_encoder_inference_with_padding_gives_zeros_where_torch_packs(
+    heads, batch_first, training, left_aligned, final_norm, zeros
+):
+    fg.manual_seed(0)
+    layer = fg.nn.TransformerEncoderLayer(4, heads, 8, 0.0, batch_first=batch_first)
+    enc = fg.nn.TransformerEncoder(layer, 2, norm=fg.nn.LayerNorm(4) if final_norm else None)
+    enc.train(training)
+    pad = (
+        [[False, False, True], [False, True, True]]
+        if left_aligned
+        else [[False, True, False], [False, True, True]]
+    )
+    x = fg.randn(2, 3, 4) if batch_first else fg.randn(3, 2, 4)
+    with fg.no_grad():
+        y = enc(x, src_key_padding_mask=fg.tensor(pad))
+    rows = y if batch_first else y.transpose(0, 1)
+    padded = rows[fg.tensor(pad)]
+    if final_norm:
+        padded = padded - enc.norm.bias  # the norm of a zero row is its bias
+    assert bool((padded == 0).all()) == zeros
+    # With gradients wanted, every position is computed, as in PyTorch.
+    y_grad = enc(x, src_key_padding_mask=fg.tensor(pad))
+    assert not bool((y_grad if batch_first else y_grad.transpose(0, 1))[fg.tensor(pad)].eq(0).all())
+    if torch is None:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's notes on nested tensors and its fast path
+        t_enc = torch.nn.TransformerEncoder(
+            torch.nn.TransformerEncoderLayer(4, heads, 8, 0.0, batch_first=batch_first),
+            2,
+            norm=torch.nn.LayerNorm(4) if final_norm else None,
+        )
+        t_enc.load_state_dict({k: torch.from_numpy(v.numpy().copy()) for k, v in enc.state_dict().items()})
+        t_enc.train(training)
+        with torch.no_grad():
+            expected = t_enc(torch.from_numpy(x.numpy().copy()), src_key_padding_mask=torch.tensor(pad))
+    np.testing.assert_allclose(y.numpy(), expected.numpy(), rtol=1e-5, atol=1e-6)

@@ -296,6 +296,34 @@ def test_python_numbers_from_tensors_of_many_elements(convert):
         assert convert(T.tensor([[3.0]])) == convert(3.0)
 
 
+@pytest.mark.parametrize(
+    "convert",
+    [
+        lambda T: int(T.tensor(1e20)),  # float32's nearest value, exactly
+        lambda T: int(T.tensor(1e20, dtype=T.float64)),
+        lambda T: int(T.tensor(-(2.0**70), dtype=T.float64)),
+        lambda T: int(T.tensor(-2.7)),
+        lambda T: int(T.tensor(float("inf"))),
+        lambda T: int(T.tensor(float("-inf"), dtype=T.float64)),
+        lambda T: int(T.tensor(float("nan"))),
+        lambda T: int(T.tensor(2**62)),
+        lambda T: int(T.tensor(True)),
+        lambda T: int(T.tensor(2.5 + 0j)),
+        lambda T: int(T.tensor(2.5 + 1j)),
+        lambda T: float(T.tensor(1j)),
+        lambda T: float(T.tensor(complex(1.5, float("nan")), dtype=T.complex64)),
+        lambda T: float(T.tensor(-1.5 - 0j)),
+        lambda T: complex(T.tensor(1.5 + 2j)),
+    ],
+)
+def test_python_numbers_keep_their_value_or_raise(convert):
+    # int() of a float is exact however large, as Python's; infinities, NaNs
+    # and complex values with an imaginary part raise instead of wrapping.
+    outcome = same_outcome(convert)
+    if outcome[0] == "value":
+        assert type(outcome[1]) in (int, float, complex)
+
+
 def test_integer_tensors_of_every_width_are_indices():
     items = list(range(10, 20))
     for T in modules():
@@ -592,3 +620,12 @@ def test_factories_refuse_requires_grad_for_integer_dtypes(make):
         "RuntimeError",
         "Only Tensors of floating point and complex dtype can require gradients",
     )
+
+
+def test_tensors_without_elements_are_contiguous():
+    for T in modules():
+        empty = T.zeros(3, 0, 2).transpose(0, 2)
+        assert T.zeros(0, 3).t().is_contiguous() and empty.is_contiguous()
+        # contiguous() then returns the tensor itself.
+        assert empty.contiguous().stride() == empty.stride()
+        assert not T.zeros(2, 3).t().is_contiguous()

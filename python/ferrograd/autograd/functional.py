@@ -58,12 +58,24 @@ def _ones_like_outputs(outputs: tuple, v) -> tuple:
     return _tuple(v)[0]
 
 
+def _validated(v, like: tuple, like_is_tuple: bool) -> tuple:
+    """``v`` as a tuple of tensors shaped as ``like`` (the function's outputs or inputs)."""
+    vs = _tuple(v)[0]
+    if len(vs) != len(like):
+        raise RuntimeError(f"v is a tuple of invalid length: should be {len(like)} but got {len(vs)}.")
+    for k, (el_v, el) in enumerate(zip(vs, like)):
+        if el_v.shape != el.shape:
+            prefix = f"Entry {k} in " if like_is_tuple else ""
+            raise RuntimeError(f"{prefix}v has invalid size: should be {el.shape} but got {el_v.shape}.")
+    return vs
+
+
 def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), v^T J)``."""
     inputs_t, is_tuple = _tuple(inputs)
     xs = _grad_inputs(inputs_t, create_graph)
     outputs, out_tuple = _tuple(func(*xs))
-    vs = _ones_like_outputs(outputs, v)
+    vs = _ones_like_outputs(outputs, None) if v is None else _validated(v, outputs, out_tuple)
     grads = _grads(outputs, xs, vs, create_graph, strict, "computing vjp")
     outs = tuple(o if create_graph else o.detach() for o in outputs)
     return (outs if out_tuple else outs[0]), (grads if is_tuple else grads[0])
@@ -82,11 +94,17 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
                 "The vector v can only be None if the input to the user-provided function is a single Tensor with a single element."
             )
         v = tuple(_C.ones(*i.shape, dtype=i.dtype) for i in inputs_t)
-    vs = _tuple(v)[0]
+    vs = _validated(v, inputs_t, is_tuple)
     # u is a dummy cotangent; d(u^T J)/du . v = J v.
     us = tuple(_C.zeros(*o.shape, dtype=o.dtype).requires_grad_() for o in outputs)
     vjps = _grads(outputs, xs, us, True, strict, "computing jvp")
-    jv = grad(vjps, us, vs, create_graph=create_graph, allow_unused=True)
+    linear = [(j, v) for j, v in zip(vjps, vs) if j.requires_grad]
+    if linear:
+        jv = grad(
+            [j for j, _ in linear], us, [v for _, v in linear], create_graph=create_graph, allow_unused=True
+        )
+    else:  # no output depends on the inputs: J = 0
+        jv = (None,) * len(outputs)
     jv = tuple(j if j is not None else _C.zeros(*o.shape, dtype=o.dtype) for j, o in zip(jv, outputs))
     jv = tuple(j if create_graph else j.detach() for j in jv)
     outs = tuple(o if create_graph else o.detach() for o in outputs)
@@ -175,7 +193,7 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     g = _grads(
         outputs, xs, (_C.ones(*outputs[0].shape, dtype=outputs[0].dtype),), True, strict, "computing vhp"
     )
-    vs = _ones_like_outputs(inputs_t, v) if v is None else _tuple(v)[0]
+    vs = _ones_like_outputs(inputs_t, v) if v is None else _validated(v, inputs_t, is_tuple)
     res = _grads(g, xs, vs, create_graph, strict, "computing vhp")
     out = outputs[0] if create_graph else outputs[0].detach()
     return out, (res if is_tuple else res[0])

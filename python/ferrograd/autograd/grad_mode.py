@@ -102,7 +102,11 @@ class set_grad_enabled(_GradMode):
     """Sets grad mode on or off; works as a function, context manager or decorator."""
 
     def __init__(self, mode: bool) -> None:
-        self._mode = bool(mode)
+        if not isinstance(mode, bool):
+            raise TypeError(
+                f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {type(mode).__name__}"
+            )
+        self._mode = mode
         self._prev = _C.is_grad_enabled()
         _C._set_grad_enabled(self._mode)
 
@@ -121,7 +125,14 @@ class set_grad_enabled(_GradMode):
 
 
 class inference_mode(_GradMode):
-    """Like ``no_grad``, for code that will never need gradients."""
+    """Like ``no_grad``, for code that will never need gradients. ``inference_mode(False)`` turns
+    inference mode off and grad mode on, whatever the mode outside, as in PyTorch; used bare as a
+    decorator (``@inference_mode``) it is ``inference_mode(True)``."""
+
+    def __new__(cls, mode=True):
+        if callable(mode) and not isinstance(mode, bool):
+            return cls()(mode)
+        return super().__new__(cls)
 
     def __init__(self, mode: bool = True) -> None:
         self._mode = bool(mode)
@@ -130,7 +141,7 @@ class inference_mode(_GradMode):
         return (self._mode,)
 
     def _enabled(self) -> bool:
-        return not self._mode if self._mode else _C.is_grad_enabled()
+        return not self._mode
 
     def __enter__(self):
         self._prev_inference = _C.is_inference_mode_enabled()

@@ -488,6 +488,33 @@ def _valid_targets(target: Tensor, ignore_index: int) -> tuple[Tensor, Tensor | 
     return ferrograd.where(valid, target, ferrograd.zeros_like(target)), valid
 
 
+def _check_nll_shapes(input: Tensor, target: Tensor) -> None:
+    """PyTorch's checks of ``nll_loss``'s shapes, with its messages: input ``(C,)`` with target
+    ``()`` or ``(1,)``, ``(N, C)`` with ``(N,)``, ``(N, C, d1, ...)`` with ``(N, d1, ...)``."""
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    if input.dim() == 1 and target.dim() == 1:
+        if target.shape[0] != 1:
+            raise ValueError(
+                f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}"
+            )
+    elif input.dim() != 1 and (target.dim() == 0 or input.shape[0] != target.shape[0]):
+        got = target.shape[0] if target.dim() else 1
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({got}).")
+    if input.dim() <= 2:
+        if target.dim() > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    elif input.dim() == 4 and target.dim() != 3:
+        raise RuntimeError(
+            f"only batches of spatial targets supported (3D tensors) but got targets of dimension: {target.dim()}"
+        )
+    elif input.dim() == 4 and tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
+    elif tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        expected = [input.shape[0], *input.shape[2:]]
+        raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
+
+
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -498,6 +525,7 @@ def nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     reduction = _reduction_arg(size_average, reduce, reduction)
+    _check_nll_shapes(input, target)
     if input.dim() == 1:  # unbatched: input (C,), target ()
         loss = nll_loss(
             input.reshape((1, -1)),
@@ -531,15 +559,23 @@ def cross_entropy(
     reduction = _reduction_arg(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    soft = tuple(input.shape) == tuple(target.shape)
+    if soft and not target.is_floating_point():
+        raise RuntimeError(
+            "Expected floating point type for target with class probabilities, "
+            f"got {target.dtype._scalar_type_name}"
+        )
+    if soft and ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
     class_dim = 0 if input.dim() == 1 else 1
     n_classes = input.shape[class_dim]
+    if not soft:
+        _check_nll_shapes(input, target)
     logp = log_softmax(input, class_dim)
 
-    if tuple(input.shape) == tuple(target.shape):  # class probabilities
-        if not target.is_floating_point():
-            raise RuntimeError(
-                f"Expected floating point type for target with class probabilities, got {target.dtype}"
-            )
+    if soft:  # class probabilities
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / n_classes
         loss = logp * target

@@ -379,7 +379,9 @@ class TransformerEncoder(Module):
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = False  # no nested tensors: padded inputs are used as given
+        # PyTorch's inference path packs padded batches into nested tensors when the layer
+        # allows it; ferrograd runs the padded batch and gives the same result (see forward).
+        self.use_nested_tensor = enable_nested_tensor and _packs_padded_batches(encoder_layer)
         self.mask_check = mask_check
 
     def forward(
@@ -401,9 +403,62 @@ class TransformerEncoder(Module):
             output = mod(
                 output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask
             )
+        if self._packs(src, mask, src_key_padding_mask):
+            # PyTorch computes only the sequences' own positions there and pads the result with
+            # zeros: the padded positions come out as 0 (before the final norm).
+            padded = (src_key_padding_mask != 0).unsqueeze(-1)
+            output = output.masked_fill(padded, 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+    def _packs(self, src, mask, src_key_padding_mask) -> bool:
+        """Whether PyTorch would run this call on nested tensors: inference on a batch-first 3-d
+        input with a left-aligned padding mask (sequences first, padding last), no other mask,
+        and no gradient to record."""
+        if not (self.use_nested_tensor and len(self.layers)) or self.layers[0].training:
+            return False
+        if src.dim() != 3 or src_key_padding_mask is None or mask is not None:
+            return False
+        if ferrograd.is_autocast_enabled():
+            return False
+        if self.mask_check:
+            valid = (src_key_padding_mask == 0).to(ferrograd.int64)
+            # Left-aligned: each row is ones, then zeros (never a one after a zero).
+            if bool((valid[:, 1:] > valid[:, :-1]).any()):
+                return False
+        first = self.layers[0]
+        weights = [
+            first.self_attn.in_proj_weight,
+            first.self_attn.in_proj_bias,
+            first.self_attn.out_proj.weight,
+            first.self_attn.out_proj.bias,
+            first.norm1.weight,
+            first.norm1.bias,
+            first.norm2.weight,
+            first.norm2.bias,
+            first.linear1.weight,
+            first.linear1.bias,
+            first.linear2.weight,
+            first.linear2.bias,
+        ]
+        tensors = [src] + [w for w in weights if w is not None]
+        return not (ferrograd.is_grad_enabled() and any(t.requires_grad for t in tensors))
+
+
+def _packs_padded_batches(layer) -> bool:
+    """PyTorch's conditions on the layer for packing padded batches (``use_nested_tensor``)."""
+    if not isinstance(layer, TransformerEncoderLayer) or layer.norm_first:
+        return False
+    attn = layer.self_attn
+    return (
+        attn.batch_first
+        and attn._qkv_same_embed_dim
+        and attn.in_proj_bias is not None
+        and bool(layer.activation_relu_or_gelu)
+        and layer.norm1.eps == layer.norm2.eps
+        and attn.num_heads % 2 == 0
+    )
 
 
 class TransformerDecoder(Module):

@@ -14,12 +14,19 @@ use pyo3::types::{PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
 use std::sync::Arc;
 
-struct PyFunctionBackward {
+pub(crate) struct PyFunctionBackward {
     name: String,
     class: Py<PyType>,
     ctx: Py<PyAny>,
     /// For each forward argument: whether it was a tensor (and so has an edge).
     tensor_args: Vec<bool>,
+}
+
+impl PyFunctionBackward {
+    /// The `ctx` of the `forward` call that made this node.
+    pub(crate) fn ctx(&self) -> &Py<PyAny> {
+        &self.ctx
+    }
 }
 
 impl BackwardFn for PyFunctionBackward {

@@ -7,6 +7,7 @@ use crate::tensor::PyTensor;
 use ferrograd_core::autograd::{self, Grads, Node};
 use ferrograd_core::Tensor;
 use parking_lot::Mutex;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use pyo3::{PyTraverseError, PyVisit};
@@ -83,14 +84,53 @@ pub fn traverse_hooks(ids: &[u64], visit: &PyVisit<'_>) -> Result<(), PyTraverse
     Ok(())
 }
 
+/// A hook's name in the errors about what it returned: its `__name__`.
+fn hook_name(hook: &Bound<'_, PyAny>) -> String {
+    hook.getattr("__name__")
+        .and_then(|n| n.extract::<String>())
+        .unwrap_or_else(|_| "<unknown>".to_string())
+}
+
+/// The tensor a hook returned in place of `original`, which it may not
+/// change in dtype or shape (PyTorch's checks, and its messages).
+fn checked_result(
+    hook: &Bound<'_, PyAny>,
+    original: &Tensor,
+    result: &Bound<'_, PyAny>,
+) -> PyResult<Tensor> {
+    let Ok(new) = result.downcast::<PyTensor>() else {
+        return Err(PyTypeError::new_err(format!(
+            "expected Variable, but hook returned '{}'",
+            result.get_type().name()?
+        )));
+    };
+    let new = new.get().t.clone();
+    if new.dtype() != original.dtype() {
+        return Err(PyRuntimeError::new_err(format!(
+            "hook '{}' has changed the type of value (was ferrograd.{} got ferrograd.{})",
+            hook_name(hook),
+            original.dtype().legacy_name(),
+            new.dtype().legacy_name()
+        )));
+    }
+    if new.shape() != original.shape() {
+        return Err(PyRuntimeError::new_err(format!(
+            "hook '{}' has changed the size of value",
+            hook_name(hook)
+        )));
+    }
+    Ok(new)
+}
+
 fn grad_hook(hook: Arc<Py<PyAny>>) -> autograd::node::GradHook {
     Arc::new(move |g: &Tensor| {
         crate::gil::attach(|py| {
-            let result = hook.bind(py).call1((PyTensor::from(g.clone()),))?;
+            let hook = hook.bind(py);
+            let result = hook.call1((PyTensor::from(g.clone()),))?;
             if result.is_none() {
                 return Ok(None);
             }
-            crate::convert::tensor_arg(&result, "hook result").map(Some)
+            checked_result(hook, g, &result).map(Some)
         })
         .map_err(external)
     })
@@ -117,9 +157,13 @@ impl PyTensor {
         let py_hook = Arc::new(move |t: &Tensor| {
             let hook = &owned;
             crate::gil::attach(|py| {
-                hook.bind(py)
-                    .call1((PyTensor::from(t.clone()),))
-                    .map(|_| ())
+                let result = hook.bind(py).call1((PyTensor::from(t.clone()),))?;
+                match result.is_none() {
+                    true => Ok(()),
+                    false => Err(PyRuntimeError::new_err(
+                        "Tensor post accumulate grad hooks should return None.",
+                    )),
+                }
             })
             .map_err(external)
         });
@@ -144,13 +188,17 @@ fn grads_tuple<'py>(py: Python<'py>, grads: &Grads) -> PyResult<Bound<'py, PyTup
     PyTuple::new(py, items)
 }
 
-/// A hook's replacement gradients: None keeps them, else a sequence of
-/// tensors or Nones.
-fn replacement(result: &Bound<'_, PyAny>) -> PyResult<Option<Grads>> {
+/// A node hook's replacement gradients: None keeps `before`, else as many
+/// tensors or Nones as `before` holds.
+fn replacement(
+    hook: &Bound<'_, PyAny>,
+    before: &Grads,
+    result: &Bound<'_, PyAny>,
+) -> PyResult<Option<Grads>> {
     if result.is_none() {
         return Ok(None);
     }
-    result
+    let grads = result
         .try_iter()?
         .map(|g| {
             let g = g?;
@@ -160,8 +208,16 @@ fn replacement(result: &Bound<'_, PyAny>) -> PyResult<Option<Grads>> {
                 crate::convert::tensor_arg(&g, "hook result").map(Some)
             }
         })
-        .collect::<PyResult<Grads>>()
-        .map(Some)
+        .collect::<PyResult<Grads>>()?;
+    if grads.len() != before.len() {
+        return Err(PyRuntimeError::new_err(format!(
+            "hook '{}' has returned an incorrect number of values (got {}, but expected {})",
+            hook_name(hook),
+            grads.len(),
+            before.len()
+        )));
+    }
+    Ok(Some(grads))
 }
 
 #[pymethods]
@@ -176,10 +232,9 @@ impl PyNode {
             id,
             Arc::new(move |computed: &Grads, received: &Grads| {
                 crate::gil::attach(|py| {
-                    let r = hook
-                        .bind(py)
-                        .call1((grads_tuple(py, computed)?, grads_tuple(py, received)?))?;
-                    replacement(&r)
+                    let hook = hook.bind(py);
+                    let r = hook.call1((grads_tuple(py, computed)?, grads_tuple(py, received)?))?;
+                    replacement(hook, computed, &r)
                 })
                 .map_err(external)
             }),
@@ -200,8 +255,9 @@ impl PyNode {
             id,
             Arc::new(move |received: &Grads| {
                 crate::gil::attach(|py| {
-                    let r = hook.bind(py).call1((grads_tuple(py, received)?,))?;
-                    replacement(&r)
+                    let hook = hook.bind(py);
+                    let r = hook.call1((grads_tuple(py, received)?,))?;
+                    replacement(hook, received, &r)
                 })
                 .map_err(external)
             }),

@@ -1,8 +1,10 @@
 //! Graph nodes as Python sees them through `grad_fn`.
 
+use crate::function::PyFunctionBackward;
 use crate::tensor::PyTensor;
 use ferrograd_core::autograd::accumulate::AccumulateGrad;
 use ferrograd_core::autograd::Node;
+use pyo3::exceptions::PyAttributeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
@@ -92,6 +94,24 @@ impl PyNode {
             .as_any()
             .downcast_ref::<AccumulateGrad>()
             .map(|a| a.leaf.clone().into())
+    }
+
+    /// In PyTorch a custom Function's node is its `ctx`: what `forward`
+    /// set on the ctx (and `saved_tensors`) reads through the node too.
+    fn __getattr__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let function = self
+            .node
+            .backward_fn()
+            .as_any()
+            .downcast_ref::<PyFunctionBackward>();
+        function
+            .and_then(|f| f.ctx().bind(py).getattr(name).ok())
+            .ok_or_else(|| {
+                PyAttributeError::new_err(format!(
+                    "'{}' object has no attribute '{name}'",
+                    self.node.name()
+                ))
+            })
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> String {

@@ -94,8 +94,9 @@ impl PyTensor {
     fn __add__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         dunder(py, &self.t, other, binary::add, false)
     }
+    /// `c + x` is `x + c`, as in PyTorch: the node's first edge is `x`'s.
     fn __radd__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::add, true)
+        dunder(py, &self.t, other, binary::add, false)
     }
     fn __sub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         dunder(py, &self.t, other, binary::sub, false)
@@ -106,8 +107,9 @@ impl PyTensor {
     fn __mul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         dunder(py, &self.t, other, binary::mul, false)
     }
+    /// `c * x` is `x * c`, as in PyTorch.
     fn __rmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::mul, true)
+        dunder(py, &self.t, other, binary::mul, false)
     }
     fn __truediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         dunder(py, &self.t, other, binary::div, false)

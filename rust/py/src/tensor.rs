@@ -15,7 +15,8 @@ use pyo3::exceptions::{
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyTuple, PyType, PyWeakrefMethods, PyWeakrefReference};
+use pyo3::types::{PyDict, PyFloat, PyList, PyTuple, PyType, PyWeakrefMethods, PyWeakrefReference};
+use pyo3::IntoPyObjectExt;
 use std::sync::Arc;
 
 #[pyclass(name = "Tensor", module = "ferrograd", subclass, frozen, weakref, dict)]
@@ -127,6 +128,12 @@ pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
     })
 }
 
+/// A tensor that `Tensor.__new__` takes as it is, not as an alias: how
+/// `_make_subclass` gives a subclass instance that is no view (a Parameter
+/// is a leaf of its own, as in PyTorch).
+#[pyclass(frozen)]
+struct Unaliased(Tensor);
+
 /// Keeps a storage alive for a NumPy array that shares its memory; NumPy
 /// reads the layout from `__array_interface__`.
 #[pyclass(frozen)]
@@ -183,6 +190,18 @@ impl PyTensor {
         self.t.item().py()
     }
 
+    /// The value of a one-element tensor as a real number: a complex one
+    /// only when its imaginary part is 0, as PyTorch's checked conversion.
+    fn real_number(&self, target: &str) -> PyResult<Scalar> {
+        match self.python_number()? {
+            Scalar::Complex(z) if z.im != 0.0 => Err(PyRuntimeError::new_err(format!(
+                "value cannot be converted to type {target} without overflow"
+            ))),
+            Scalar::Complex(z) => Ok(Scalar::Float(z.re)),
+            s => Ok(s),
+        }
+    }
+
     /// A NumPy array sharing this tensor's memory.
     pub fn to_numpy<'py>(t: &Tensor, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let d = t.dtype();
@@ -222,8 +241,12 @@ impl PyTensor {
             return Ok(Tensor::zeros(&[0], DType::default_float()).into());
         }
         if args.len() == 1 {
-            if let Ok(t) = args.get_item(0)?.downcast::<PyTensor>() {
+            let arg = args.get_item(0)?;
+            if let Ok(t) = arg.downcast::<PyTensor>() {
                 return Ok(shape_ops::alias(&t.get().t).into());
+            }
+            if let Ok(t) = arg.downcast::<Unaliased>() {
+                return Ok(t.get().0.clone().into());
             }
         }
         let made = args
@@ -243,7 +266,7 @@ impl PyTensor {
         require_grad: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = cls.py();
-        let detached = PyTensor::from(data.get().t.detach());
+        let detached = Unaliased(data.get().t.detach());
         let obj = py
             .get_type::<PyTensor>()
             .call_method1("__new__", (cls, detached))?;
@@ -618,11 +641,16 @@ impl PyTensor {
     }
 
     fn __float__(&self) -> PyResult<f64> {
-        Ok(self.python_number()?.as_f64())
+        Ok(self.real_number("double")?.as_f64())
     }
 
-    fn __int__(&self) -> PyResult<i64> {
-        Ok(self.python_number()?.as_i64())
+    /// A float goes through Python's `int`: exact however large, and
+    /// its errors for infinity and NaN.
+    fn __int__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match self.real_number("int64_t")? {
+            Scalar::Float(f) => PyFloat::new(py, f).call_method0("__int__"),
+            s => s.as_i64().into_bound_py_any(py),
+        }
     }
 
     fn __index__(&self) -> PyResult<i64> {

@@ -156,6 +156,21 @@ impl Node {
         });
     }
 
+    /// Moves the hook that stores output `output_nr`'s gradient to output
+    /// `to_nr` of `to`: a tensor that retains its gradient and was given a
+    /// new history (by an in-place op, or as a view of a base written in
+    /// place) keeps the gradient of its new value, as in PyTorch.
+    pub(crate) fn move_retain_grad_hook(&self, output_nr: u32, to: &Node, to_nr: u32) {
+        let hook = {
+            let mut h = self.hooks.lock();
+            let Some(at) = h.retain_grad.iter().position(|(nr, _)| *nr == output_nr) else {
+                return;
+            };
+            h.retain_grad.remove(at).1
+        };
+        to.set_retain_grad_hook(to_nr, hook);
+    }
+
     pub fn add_pre_hook(&self, id: u64, hook: NodePreHook) {
         self.with_hooks(|h| h.pre.push((id, hook)));
     }
@@ -480,8 +495,16 @@ impl Tensor {
     /// Makes `node` this tensor's creator (output `output_nr` of it).
     pub fn set_grad_fn(&self, node: Arc<Node>, output_nr: u32) {
         let mut m = self.meta();
-        m.grad_fn = Some(node);
+        let old = match m.retains_grad {
+            true => m.grad_fn.take().map(|f| (f, m.output_nr)),
+            false => None,
+        };
+        m.grad_fn = Some(node.clone());
         m.output_nr = output_nr;
+        drop(m);
+        if let Some((f, nr)) = old {
+            f.move_retain_grad_hook(nr, &node, output_nr);
+        }
     }
 
     /// An alias of this tensor whose creator is `node`.

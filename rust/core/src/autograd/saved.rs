@@ -197,19 +197,36 @@ impl SavedTensor {
                     .map(|f| (f.name().to_string(), tensor.output_nr())),
             };
             let which = match producer {
-                Some((name, nr)) => format!(", which is output {nr} of {name},"),
+                Some((name, nr)) => format!(", which is output {nr} of {},", operation_name(&name)),
                 None => String::new(),
+            };
+            let hint = match super::anomaly::is_enabled() {
+                true => "the backtrace further above shows the operation that failed to compute its gradient. The variable in question was changed in there or anywhere later. Good luck!",
+                false => "enable anomaly detection to find the operation that failed to compute its gradient, with ferrograd.autograd.set_detect_anomaly(True, check_nan=False).",
             };
             bail!(
                 Runtime,
-                "one of the variables needed for gradient computation has been modified by an inplace operation: [{}]{} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with ferrograd.autograd.set_detect_anomaly(True).",
+                "one of the variables needed for gradient computation has been modified by an inplace operation: [{}]{} is at version {}; expected version {} instead. Hint: {hint}",
                 tensor.type_description(),
                 which,
-                current,
-                self.saved_version
+                tensor.version_as_written(current),
+                tensor.version_as_written(self.saved_version)
             );
         }
         Ok(tensor.clone())
+    }
+}
+
+/// A node's name as PyTorch's version-check error shows it: the operation
+/// without "Backward0" or "Backward" (`ExpBackward0` is `Exp`, `SumBackward1`
+/// is `Sum1`), and the nodes without a generated name under their C++ path.
+fn operation_name(node_name: &str) -> String {
+    match node_name {
+        "CopySlices" => "ferrograd::autograd::CopySlices".to_string(),
+        name => match name.strip_suffix("Backward0") {
+            Some(op) => op.to_string(),
+            None => name.replacen("Backward", "", 1),
+        },
     }
 }
 

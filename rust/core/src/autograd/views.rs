@@ -283,10 +283,19 @@ pub(crate) fn refresh(v: &Tensor) {
         regenerated(&base, v)
     };
     let mut m = v.meta();
-    if m.view_version == built_at {
-        m.grad_fn = node;
-        m.output_nr = 0;
-        m.view_version = version;
+    if m.view_version != built_at {
+        return;
+    }
+    let old = match m.retains_grad {
+        true => m.grad_fn.take().map(|f| (f, m.output_nr)),
+        false => None,
+    };
+    m.grad_fn = node.clone();
+    m.output_nr = 0;
+    m.view_version = version;
+    drop(m);
+    if let (Some(old), Some(new)) = (old, node) {
+        old.0.move_retain_grad_hook(old.1, &new, 0);
     }
 }
 
@@ -341,13 +350,16 @@ pub(crate) fn check_inplace(t: &Tensor) -> Result<()> {
                 "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked)."
             ),
         }
-        if base.requires_grad() && base.is_leaf() {
+        // The view's own flag: a view of a tensor without grad that was
+        // itself made to require grad is refused too.
+        if t.requires_grad() && base.is_leaf() {
             bail!(
                 Runtime,
                 "a view of a leaf Variable that requires grad is being used in an in-place operation."
             );
         }
-    } else if t.requires_grad() && t.is_leaf() {
+    }
+    if t.requires_grad() && t.is_leaf() {
         bail!(
             Runtime,
             "a leaf Variable that requires grad is being used in an in-place operation."

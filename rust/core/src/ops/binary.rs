@@ -6,10 +6,10 @@
 #![allow(clippy::bool_comparison)]
 
 use super::copy::try_cast;
-use super::elementwise::{update, zip3_map_pair, zip_map};
+use super::elementwise::{map, update, zip3_map_pair, zip_map};
 use super::num::{Arith, Float, Real, RealFloat};
 use super::result_type;
-use super::unary::{conj, neg};
+use super::unary::{conj, neg, scalar, where_, zeros_like};
 use crate::autograd::{record, SavedTensor};
 use crate::tensor::{DType, Scalar, Tensor};
 use crate::{bail, grads, with_dtype, with_float, with_real, with_real_float, Result};
@@ -654,8 +654,14 @@ pub fn atan2(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         |ctx, (sa, sb), g| {
             let (a, b) = (sa.unpack(ctx)?, sb.unpack(ctx)?);
             let denom = add(&mul(&a, &a)?, &mul(&b, &b)?)?;
-            let ga = mul(g, &div(&b, &denom)?)?;
-            let gb = neg(&mul(g, &div(&a, &denom)?)?)?;
+            // PyTorch zeroes the reciprocal where it is infinite, so the
+            // gradient at (0, 0) is 0, not NaN.
+            let recip = div(&scalar(1.0), &denom)?;
+            let infinite = with_real_float!(recip.dtype(), T => map::<T, bool>(&recip, |r: T| r.is_infinite())?,
+                unreachable!("atan2 is real"));
+            let recip = where_(&infinite, &zeros_like(&recip)?, &recip)?;
+            let ga = mul(&mul(g, &b)?, &recip)?;
+            let gb = mul(&mul(g, &neg(&a)?)?, &recip)?;
             Ok(grads![Some(ga), Some(gb)])
         },
     );

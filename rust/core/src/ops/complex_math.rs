@@ -171,17 +171,17 @@ pub fn expm1(z: C) -> C {
 }
 
 /// Principal logarithm, its real part accurate near |z| = 1 as well.
-fn log(z: C) -> C {
+pub fn ln(z: C) -> C {
     C::new(ln_abs(z.re, z.im), z.im.atan2(z.re))
 }
 
 pub fn log2(z: C) -> C {
-    let l = log(z);
+    let l = ln(z);
     C::new(l.re / LN_2, l.im / LN_2)
 }
 
 pub fn log10(z: C) -> C {
-    let l = log(z);
+    let l = ln(z);
     C::new(l.re / LN_10, l.im / LN_10)
 }
 
@@ -248,8 +248,13 @@ pub fn sinh(z: C) -> C {
 pub fn cosh(z: C) -> C {
     let (x, y) = (z.re, z.im);
     if y == 0.0 {
-        // sinh(x) * y, with an infinite x too.
-        return C::new(x.cosh(), if x.is_sign_negative() { -y } else { y });
+        // sinh(x) * y, with an infinite x too; y itself beside a NaN.
+        let im = if x.is_sign_negative() && !x.is_nan() {
+            -y
+        } else {
+            y
+        };
+        return C::new(x.cosh(), im);
     }
     if !y.is_finite() {
         if x == 0.0 {
@@ -264,6 +269,55 @@ pub fn cosh(z: C) -> C {
         return C::new(re, if x < 0.0 { -im } else { im });
     }
     C::new(x.cosh() * y.cos(), x.sinh() * y.sin())
+}
+
+/// `tanh(x + iy) = (sinh x cosh x + i sin y cos y) / (sinh^2 x + cos^2 y)`:
+/// the denominator is a sum of squares, so nothing cancels. C99's special
+/// values, with `tanh(+-0 + i inf) = +-0 + NaN i` (C11's DR 471).
+pub fn tanh(z: C) -> C {
+    let (x, y) = (z.re, z.im);
+    if x.is_nan() {
+        return C::new(x, if y == 0.0 { y } else { f64::NAN });
+    }
+    if x.is_infinite() {
+        // A zero with the sign of sin y cos y, or of y where that has none.
+        let im = if y.is_finite() { (2.0 * y).sin() } else { y };
+        return C::new(1.0f64.copysign(x), 0.0f64.copysign(im));
+    }
+    if !y.is_finite() {
+        return C::new(if x == 0.0 { x } else { f64::NAN }, f64::NAN);
+    }
+    // tanh x is 1 to rounding past 22, and the imaginary part is
+    // 4 sin y cos y e^(-2|x|) to rounding; cosh^2 would overflow past 355.
+    if x.abs() > 22.0 {
+        let (s, c) = y.sin_cos();
+        return C::new(1.0f64.copysign(x), 4.0 * s * c * (-2.0 * x.abs()).exp());
+    }
+    let (s, c) = y.sin_cos();
+    let sh = x.sinh();
+    let den = sh * sh + c * c;
+    C::new(sh * x.cosh() / den, s * c / den)
+}
+
+/// `sin(z) = -i sinh(iz)` (C99's definition, and its special values).
+pub fn sin(z: C) -> C {
+    if z.im.is_infinite() && !z.re.is_finite() {
+        // NaN + inf i: C99 leaves the infinity's sign open; PyTorch's is +.
+        return C::new(f64::NAN, f64::INFINITY);
+    }
+    let w = sinh(C::new(-z.im, z.re));
+    C::new(w.im, -w.re)
+}
+
+/// `cos(z) = cosh(iz)`.
+pub fn cos(z: C) -> C {
+    cosh(C::new(-z.im, z.re))
+}
+
+/// `tan(z) = -i tanh(iz)`.
+pub fn tan(z: C) -> C {
+    let w = tanh(C::new(-z.im, z.re));
+    C::new(w.im, -w.re)
 }
 
 /// `asinh` of `x + iy` with `x, y >= 0` (sign bits clear).

@@ -1236,6 +1236,9 @@ pub fn repeat(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
         .zip(&src)
         .flat_map(|(&r, &s)| [r as usize, s])
         .collect();
+    // The output has as many elements as `tiled`: checked first, so that
+    // no size below can overflow.
+    crate::tensor::layout::check_numel(&tiled)?;
     let out_shape: Vec<i64> = sizes
         .iter()
         .zip(&src)

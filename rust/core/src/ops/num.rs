@@ -1,6 +1,7 @@
 //! Arithmetic traits over element types, so one generic kernel serves every
 //! dtype an op supports.
 
+use super::complex_math;
 use crate::tensor::ScalarConvert;
 use num_complex::{Complex32, Complex64};
 
@@ -180,17 +181,20 @@ real_float!(
     f64: u64, f64::exp, f64::tanh, libm::erf, f64::ln_1p
 );
 
+// The functions with branch cuts, poles or special values come from
+// `complex_math` (C99's values, no cancellation), complex64 computed in
+// complex128 and rounded once.
 macro_rules! complex_float {
-    ($($t:ty: $r:ty),*) => {$(
+    ($($t:ty: $r:ty, $widen:path, $narrow:path);*) => {$(
         impl Float for $t {
             type Real = $r;
             #[inline(always)] fn exp(self) -> Self { <$t>::exp(self) }
-            #[inline(always)] fn ln(self) -> Self { <$t>::ln(self) }
-            #[inline(always)] fn sqrt(self) -> Self { <$t>::sqrt(self) }
-            #[inline(always)] fn sin(self) -> Self { <$t>::sin(self) }
-            #[inline(always)] fn cos(self) -> Self { <$t>::cos(self) }
-            #[inline(always)] fn tan(self) -> Self { <$t>::tan(self) }
-            #[inline(always)] fn tanh(self) -> Self { <$t>::tanh(self) }
+            fn ln(self) -> Self { $narrow(complex_math::ln($widen(self))) }
+            fn sqrt(self) -> Self { $narrow(complex_math::sqrt($widen(self))) }
+            fn sin(self) -> Self { $narrow(complex_math::sin($widen(self))) }
+            fn cos(self) -> Self { $narrow(complex_math::cos($widen(self))) }
+            fn tan(self) -> Self { $narrow(complex_math::tan($widen(self))) }
+            fn tanh(self) -> Self { $narrow(complex_math::tanh($widen(self))) }
             #[inline(always)] fn pow_el(self, e: Self) -> Self { <$t>::powc(self, e) }
             #[inline(always)] fn conj(self) -> Self { <$t>::conj(&self) }
             #[inline(always)] fn abs_val(self) -> $r { self.norm() }
@@ -199,7 +203,10 @@ macro_rules! complex_float {
         }
     )*};
 }
-complex_float!(Complex32: f32, Complex64: f64);
+complex_float!(
+    Complex32: f32, complex_math::widen, complex_math::narrow;
+    Complex64: f64, std::convert::identity, std::convert::identity
+);
 
 macro_rules! real_int {
     ($($t:ty: $bits:expr, $to_key:expr);*) => {$(

@@ -381,7 +381,9 @@ pub fn sampled(
 ) -> Result<Tensor> {
     let out = Tensor::full(shape, Scalar::Int(0), dtype)?;
     init(&out)?;
-    Ok(out)
+    // A fresh version counter: a new tensor is at version 0, whatever
+    // writes made it.
+    Ok(out.data())
 }
 
 /// `normal(mean, std)` with tensor arguments (broadcast together).

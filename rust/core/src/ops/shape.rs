@@ -31,7 +31,9 @@ pub fn infer_shape(shape: &[i64], n: usize) -> Result<Shape> {
         } else if d < 0 {
             bail!(Runtime, "invalid shape dimension {}", d);
         } else {
-            known *= d as usize;
+            // Saturates rather than wraps: a product past usize::MAX matches
+            // no element count (and a 0 dim still makes it 0).
+            known = known.saturating_mul(d as usize);
             out.push(d as usize);
         }
     }

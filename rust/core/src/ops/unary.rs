@@ -149,7 +149,7 @@ pub fn exp(a: &Tensor) -> Result<Tensor> {
 }
 
 pub fn log(a: &Tensor) -> Result<Tensor> {
-    let out = float_map!(a, "log", |x| x.ln())?;
+    let out = float_map!(a, "log", |x| Float::ln(x))?;
     record(
         "LogBackward0",
         &[a],
@@ -161,7 +161,7 @@ pub fn log(a: &Tensor) -> Result<Tensor> {
 }
 
 pub fn sqrt(a: &Tensor) -> Result<Tensor> {
-    let out = float_map!(a, "sqrt", |x| x.sqrt())?;
+    let out = float_map!(a, "sqrt", |x| Float::sqrt(x))?;
     record(
         "SqrtBackward0",
         &[a],
@@ -176,7 +176,7 @@ pub fn sqrt(a: &Tensor) -> Result<Tensor> {
 }
 
 pub fn sin(a: &Tensor) -> Result<Tensor> {
-    let out = float_map!(a, "sin", |x| x.sin())?;
+    let out = float_map!(a, "sin", |x| Float::sin(x))?;
     record(
         "SinBackward0",
         &[a],
@@ -188,7 +188,7 @@ pub fn sin(a: &Tensor) -> Result<Tensor> {
 }
 
 pub fn cos(a: &Tensor) -> Result<Tensor> {
-    let out = float_map!(a, "cos", |x| x.cos())?;
+    let out = float_map!(a, "cos", |x| Float::cos(x))?;
     record(
         "CosBackward0",
         &[a],
@@ -205,7 +205,7 @@ pub fn cos(a: &Tensor) -> Result<Tensor> {
 }
 
 pub fn tan(a: &Tensor) -> Result<Tensor> {
-    let out = float_map!(a, "tan", |x| x.tan())?;
+    let out = float_map!(a, "tan", |x| Float::tan(x))?;
     record(
         "TanBackward0",
         &[a],
@@ -281,22 +281,28 @@ pub fn relu(a: &Tensor) -> Result<Tensor> {
         &[a],
         &out,
         || SavedTensor::output(&out, 0),
-        |ctx, so, g| {
+        |ctx, so, g| Ok(grads![Some(relu_grad(g, &so.unpack(ctx)?)?)]),
+    );
+    Ok(out)
+}
+
+/// relu's gradient, PyTorch's `threshold_backward(g, o, 0)`: `g` cut only
+/// where the result `o` is at most 0, so a NaN passes it on. Recorded as
+/// PyTorch records it: linear in `g`, and a zero gradient for `o`, so that
+/// a double backward (a gradient penalty) reaches the input with zeros.
+fn relu_grad(g: &Tensor, o: &Tensor) -> Result<Tensor> {
+    let out = with_real!(o.dtype(), T => zip_map::<T, T, T>(&try_cast(g, o.dtype())?, o, |g: T, o: T| {
+        if o <= T::zero() { T::zero() } else { g }
+    })?, unreachable!("relu's output is real"));
+    record(
+        "ThresholdBackwardBackward0",
+        &[g, o],
+        &out,
+        || SavedTensor::input(o),
+        |ctx, so, gg| {
             let o = so.unpack(ctx)?;
-            // The gradient is cut only where the result is at most 0, so a
-            // NaN passes it on, as PyTorch's `threshold_backward` does.
-            if let Some(g) = fused_grad!(ctx, g, &o, |g, o| if o <= T::zero() {
-                T::zero()
-            } else {
-                g
-            }) {
-                return Ok(grads![Some(g?)]);
-            }
-            let mask = logical_not(&super::binary::le(
-                &o,
-                &Tensor::wrapped_number(Scalar::Int(0)),
-            )?)?;
-            Ok(grads![Some(mul(g, &try_cast(&mask, g.dtype())?)?)])
+            let grad_o = ctx.needs_grad(1).then(|| zeros_like(&o)).transpose()?;
+            Ok(grads![Some(relu_grad(gg, &o)?), grad_o])
         },
     );
     Ok(out)
@@ -733,7 +739,7 @@ real_unary! {
         input |g, a| div(g, &mul(&conj(&a)?, &scalar(std::f64::consts::LN_2))?)?;
     log10 "Log10Backward0" |x| x.log10(), |z| complex_math::log10(z),
         input |g, a| div(g, &mul(&conj(&a)?, &scalar(std::f64::consts::LN_10))?)?;
-    log1p "Log1pBackward0" |x| x.ln_1p(), |z| complex_math::log1p(z),
+    log1p "Log1PBackward0" |x| x.ln_1p(), |z| complex_math::log1p(z),
         input |g, a| div(g, &add(&conj(&a)?, &one())?)?;
     frac "FracBackward0" |x| x - x.trunc(), input |g, _a| g.clone();
     reciprocal "ReciprocalBackward0" |x| 1.0 / x, |z| complex_math::reciprocal(z), output |g, o| {

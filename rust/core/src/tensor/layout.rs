@@ -14,7 +14,10 @@ pub struct Layout {
 }
 
 pub fn numel(shape: &[usize]) -> usize {
-    shape.iter().product()
+    // Shapes are checked (`check_numel`) to fit unless a dim is 0, where
+    // the others may be huge: the wrapped partial product is then
+    // multiplied by 0 all the same.
+    shape.iter().fold(1usize, |n, &d| n.wrapping_mul(d))
 }
 
 /// Most elements a tensor may hold: its bytes (at most 16 per element)
@@ -165,7 +168,12 @@ impl Layout {
         l
     }
 
+    /// Row-major dense, as PyTorch decides it: a dim of size 1 may have any
+    /// stride, and a tensor without elements is always contiguous.
     pub fn is_contiguous(&self) -> bool {
+        if self.numel() == 0 {
+            return true;
+        }
         let mut expected = 1isize;
         for i in (0..self.shape.len()).rev() {
             if self.shape[i] != 1 && self.strides[i] != expected {

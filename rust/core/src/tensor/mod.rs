@@ -58,6 +58,15 @@ impl Version {
             None => own,
         }
     }
+
+    /// Version `v` of this counter counted as the followed target counts
+    /// (the numbers a user sees on the tensor that was written).
+    fn as_followed(&self, v: u64) -> u64 {
+        match self.follows.get() {
+            Some((_, at)) => (v + at).saturating_sub(self.count.load(Ordering::Acquire)),
+            None => v,
+        }
+    }
 }
 
 /// Cheap handle: clones share the same tensor (same autograd identity).
@@ -228,6 +237,12 @@ impl Tensor {
 
     pub fn version(&self) -> u64 {
         self.0.version.get()
+    }
+
+    /// Version `v` of this tensor as the tensor an in-place op wrote it
+    /// into counts (see `Version::follows`); `v` itself for other tensors.
+    pub(crate) fn version_as_written(&self, v: u64) -> u64 {
+        self.0.version.as_followed(v)
     }
 
     /// Whether this tensor was created in inference mode (or views one).
