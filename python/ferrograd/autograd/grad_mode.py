@@ -130,7 +130,7 @@ class inference_mode(_GradMode):
     decorator (``@inference_mode``) it is ``inference_mode(True)``."""
 
     def __new__(cls, mode=True):
-        if callable(mode) and not isinstance(mode, bool):
+        if callable(mode):
             return cls()(mode)
         return super().__new__(cls)
 

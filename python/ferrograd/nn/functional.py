@@ -571,8 +571,6 @@ def cross_entropy(
         raise IndexError("Dimension specified as 1 but tensor has no dimensions")
     class_dim = 0 if input.dim() == 1 else 1
     n_classes = input.shape[class_dim]
-    if not soft:
-        _check_nll_shapes(input, target)
     logp = log_softmax(input, class_dim)
 
     if soft:  # class probabilities
