@@ -191,6 +191,55 @@ fn gemm_kernel<T: Element + Arith>(
     Tensor::from_vec(out, &[bsz, m, n])
 }
 
+/// Column strides of this many bytes (multiples of 1 KiB) map a right
+/// operand's columns onto a few cache sets.
+const ALIASING_STRIDE_BYTES: usize = 1024;
+
+/// Products with fewer rows than this read an aliasing right operand as
+/// it is: the copy would cost more than the product loses.
+const UNALIAS_MIN_ROWS: usize = 32;
+
+/// Copies the `k x cols` right operand at `rhs`, stored by columns
+/// `stride` elements apart, into a buffer whose columns are 64 bytes
+/// further apart than `k` when `stride` is a multiple of 1 KiB. gemm packs
+/// that operand by reading across its columns, and with such strides every
+/// read lands in the same few cache sets: a 256³ product `a @ b.t()` ran
+/// at 0.8x the rate of the same product with a 272-element stride, and
+/// `h @ W.t()` for a 64x512 batch and a 512x512 weight at 0.75x. The copy
+/// reads each column once, contiguously. The columns live in the returned
+/// buffer's capacity, from its `as_ptr()`, `padded` (the second value)
+/// elements apart. `None` when the stride does not alias, or the buffer
+/// cannot be had (the product then reads `rhs` as it is).
+///
+/// # Safety
+/// `rhs` must be valid for reads of `k` contiguous elements at each of the
+/// `cols` column offsets `j * stride`.
+unsafe fn unaliased_columns<T: Element>(
+    rhs: *const T,
+    k: usize,
+    cols: usize,
+    stride: isize,
+) -> Option<(Vec<T>, isize)> {
+    let size = std::mem::size_of::<T>();
+    if cols < 2 || (stride.unsigned_abs() * size) % ALIASING_STRIDE_BYTES != 0 {
+        return None;
+    }
+    let padded = match (k * size) % ALIASING_STRIDE_BYTES == 0 {
+        true => k + 64 / size,
+        false => k,
+    };
+    // The copy stays an empty `Vec` whose capacity holds the columns: the
+    // padding between them is never written, and only gemm reads them.
+    let mut copy: Vec<T> = try_buffer(cols * padded).ok()?;
+    let dst = copy.spare_capacity_mut().as_mut_ptr().cast::<T>();
+    for j in 0..cols {
+        // SAFETY: the caller vouches for the source column; column `j` of
+        // the copy lies within its `cols * padded` elements of capacity.
+        std::ptr::copy_nonoverlapping(rhs.offset(j as isize * stride), dst.add(j * padded), k);
+    }
+    Some((copy, padded as isize))
+}
+
 /// Products smaller than this many multiply-adds (about 20 µs on one
 /// core) run whole on one thread: waking a helper costs more than it saves.
 const SPLIT_MIN_FLOPS: usize = 1 << 21;
@@ -267,6 +316,16 @@ impl<T: Element + Arith> Product<T> {
                 self.rhs.offset(s * self.rhs_s.1),
             )
         };
+        // Each part copies what it reads, so that no core reads a copy
+        // another core has just written.
+        let copy = match self.rhs_s.0 == 1 && rows >= UNALIAS_MIN_ROWS {
+            true => unaliased_columns(rhs, self.k, cols, self.rhs_s.1),
+            false => None,
+        };
+        let (rhs, rhs_cs) = match &copy {
+            Some((columns, stride)) => (columns.as_ptr(), *stride),
+            None => (rhs, self.rhs_s.1),
+        };
         gemm::gemm::<T>(
             rows,
             cols,
@@ -279,7 +338,7 @@ impl<T: Element + Arith> Product<T> {
             self.lhs_s.1,
             self.lhs_s.0,
             rhs,
-            self.rhs_s.1,
+            rhs_cs,
             self.rhs_s.0,
             T::zero(),
             T::one(),
@@ -822,6 +881,7 @@ pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::shape::narrow;
 
     #[test]
     fn gemm_handles_transposed_and_batched_operands() {
@@ -873,6 +933,10 @@ mod tests {
             (2, 200, 190, 130),
             (1, 300, 64, 260),
             (3, 17, 33, 9),
+            // Right operands whose columns lie 1 KiB and 2 KiB apart,
+            // which each part copies to a padded buffer first.
+            (1, 64, 128, 96),
+            (2, 96, 256, 80),
         ] {
             for lhs_by_columns in [false, true] {
                 let a = operand(bsz, m, k, lhs_by_columns, 1);
@@ -890,6 +954,27 @@ mod tests {
                     assert_eq!(value, want, "{bsz}x{m}x{k}x{n} at {i}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_sliced_right_operand_with_aliasing_column_stride_multiplies_as_stored() {
+        // Columns 1 KiB apart (128 float64) holding only 100 elements each:
+        // the padded copy takes the 100 and nothing past them.
+        let (m, k, n) = (96, 100, 64);
+        let a = operand(1, m, k, false, 3);
+        let wide = operand(1, 128, n, true, 7);
+        let b = narrow(&wide, 1, 0, k as i64).unwrap();
+        assert_eq!(b.layout().strides.as_slice(), &[(128 * n) as isize, 1, 128]);
+        let (av, bv) = (
+            contiguous(&a).unwrap().to_vec::<f64>(),
+            contiguous(&b).unwrap().to_vec::<f64>(),
+        );
+        let got = bmm(&a, &b).unwrap().to_vec::<f64>();
+        for (i, &value) in got.iter().enumerate() {
+            let (row, col) = (i / n, i % n);
+            let want: f64 = (0..k).map(|p| av[row * k + p] * bv[p * n + col]).sum();
+            assert_eq!(value, want, "at {i}");
         }
     }
 }

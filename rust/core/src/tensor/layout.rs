@@ -50,7 +50,9 @@ pub fn contiguous_strides(shape: &[usize]) -> Strides {
     let mut acc = 1isize;
     for i in (0..shape.len()).rev() {
         strides[i] = acc;
-        acc *= shape[i].max(1) as isize;
+        // Wraps only for shapes with a 0 dim among huge ones (see
+        // `numel`), whose strides address nothing.
+        acc = acc.wrapping_mul(shape[i].max(1) as isize);
     }
     strides
 }
@@ -433,6 +435,16 @@ mod tests {
         assert_eq!(broadcast_shapes(&[], &[2, 2]).unwrap().as_slice(), &[2, 2]);
         let e = broadcast_shapes(&[3], &[4]).unwrap_err().to_string();
         assert!(e.contains("The size of tensor a (3) must match the size of tensor b (4)"));
+    }
+
+    #[test]
+    fn empty_shapes_with_huge_dims_have_strides() {
+        // Debug builds check overflow: the stride past a 0 dim among huge
+        // ones must not panic.
+        let big = 1usize << 40;
+        let strides = contiguous_strides(&[big, big, 0]);
+        assert_eq!(&strides[1..], &[1, 1]);
+        assert_eq!(numel(&[big, big, 0]), 0);
     }
 
     #[test]
