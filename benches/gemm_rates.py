@@ -4,7 +4,8 @@ on one thread and on all of them, in alternating rounds in one process.
     python3 benches/gemm_rates.py [ROUNDS]
 
 The shapes are the eight products of `mlp_step` (784-512-512-10, batch 64; the weights used as
-`W.t()` and the gradients' `g.t()` as in a training step) and the 256³ product of `wide_branches`.
+`W.t()` and the gradients' `g.t()` as in a training step) and the 256³ products of `wide_branches`
+(forward, and the input's gradient `g @ w.t()`).
 The ratio column is the median over rounds of ferrograd's time divided by torch's: near 1.0 means
 the two multiply at the same rate, and a workload's ratio cannot then fall far below the share of
 its products that ferrograd skips. Needs torch.
@@ -32,6 +33,7 @@ CASES = [
     ("g2 @ W2", (64, 512), (512, 512), False, False),
     ("g1.t() @ x", (64, 512), (64, 784), True, False),
     ("256³", (256, 256), (256, 256), False, False),
+    ("256³ @ w.t()", (256, 256), (256, 256), False, True),
 ]
 ROUND_SECONDS = 0.1  # per library per round: long enough that the other library's threads, still
 # spinning when a round begins, cost a few percent of it at most
