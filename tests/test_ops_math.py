@@ -79,13 +79,19 @@ def test_float32_unary_matches_torch(name):
         ]
     ).astype(np.float32)
     cotangent = rng.standard_normal(a.shape).astype(np.float32)
-    outs = []
-    for T in (fg, torch):
-        x = T.tensor(a, requires_grad=True)
+
+    def run(T, values, cotangent):
+        x = T.tensor(values, requires_grad=True)
         y = UNARY[name](T, x)
         y.backward(T.tensor(cotangent))
-        outs.append((y.detach().numpy(), x.grad.numpy()))
-    (ours, our_grad), (theirs, their_grad) = outs
+        return y.detach().numpy(), x.grad.numpy()
+
+    (ours, our_grad), (theirs, their_grad) = run(fg, a, cotangent), run(torch, a, cotangent)
+    # torch's AVX-512 kernels give NaN for gelu(±inf) where its scalar path
+    # (one element) gives the limits: infinite inputs are compared with that.
+    for i in np.flatnonzero(np.isinf(a)):
+        single = run(torch, a[i : i + 1], cotangent[i : i + 1])
+        theirs[i], their_grad[i] = single[0][0], single[1][0]
     assert ours.dtype == np.float32 and our_grad.dtype == np.float32
     # Absolute error grows with |x| where a result is x times a sum that
     # cancels (gelu's 1 + erf near -inf); both libraries round there.
