@@ -629,3 +629,95 @@ def test_tensors_without_elements_are_contiguous():
         # contiguous() then returns the tensor itself.
         assert empty.contiguous().stride() == empty.stride()
         assert not T.zeros(2, 3).t().is_contiguous()
+
+
+# ----------------------------------------------------------------------------- view(dtype)
+
+
+@pytest.mark.parametrize(
+    "dtype, shape",
+    [
+        ("int32", [2, 4]),
+        ("float32", [2, 4]),
+        ("float64", [2, 2]),
+        ("int64", [2, 2]),
+        ("complex64", [2, 2]),
+        ("complex128", [2, 1]),
+        ("int16", [2, 8]),
+        ("uint8", [2, 16]),
+        ("int8", [2, 16]),
+    ],
+)
+def test_view_dtype_reads_the_same_memory_without_history(dtype, shape):
+    for T in modules():
+        x = T.arange(8.0).reshape(2, 4).requires_grad_()
+        y = x.view(getattr(T, dtype))
+        assert list(y.shape) == shape and y.stride() == (shape[1], 1)
+        assert not y.requires_grad and y.grad_fn is None and y._base is None
+        # The bytes are the same bytes, whichever way round they are read.
+        assert y.view(T.float32).tolist() == x.tolist()
+        assert y.detach().numpy().tobytes() == x.detach().numpy().tobytes()
+
+
+def test_view_dtype_matches_numpy_bit_patterns():
+    values = np.array([1.0, -2.5, 3.0e38, 0.0], dtype=np.float32)
+    ints = fg.tensor(values).view(fg.int32)
+    assert ints.tolist() == values.view(np.int32).tolist()
+    assert fg.tensor(values.astype(np.float64)).view(dtype=fg.int64).tolist() == (
+        values.astype(np.float64).view(np.int64).tolist()
+    )
+    pair = fg.tensor([1 + 2j, -3 - 4j], dtype=fg.complex64).view(fg.float32)
+    assert pair.tolist() == [1.0, 2.0, -3.0, -4.0]
+
+
+def test_view_dtype_shares_storage_and_version_counter():
+    for T in modules():
+        x = T.tensor([1.0, 2.0])
+        bits = x.view(T.int32)
+        bits[0] = 0
+        assert x.tolist() == [0.0, 2.0] and x._version == bits._version == 1
+        # Writing through it is allowed even on a leaf that requires grad: it
+        # is no view for autograd.
+        leaf = T.ones(4, requires_grad=True)
+        leaf.view(T.int32).add_(1)
+        assert leaf._version == 1 and leaf.tolist()[0] > 1.0
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda T: T.ones(2, 4).t().view(T.float64), "self.stride(-1) must be 1 to view Float as Double"),
+        (lambda T: T.ones(2, 4)[:, 1:].view(T.float64), "self.size(-1) must be divisible by 2"),
+        (lambda T: T.ones((), dtype=T.float64).view(T.float32), "self.dim() cannot be 0"),
+        (lambda T: T.ones(4, 6)[:, 1:5].view(T.float64), "self.storage_offset() must be divisible by 2"),
+        (lambda T: T.ones(4, 6)[1:, :4].view(T.complex128), "self.storage_offset() must be divisible by 4"),
+        (lambda T: T.ones(3, 4).t().contiguous()[:, :2].view(T.float64), "self.stride(0) must be divisible"),
+    ],
+)
+def test_view_dtype_refuses_layouts_that_do_not_divide(make, message):
+    kind, text = same_outcome(make)
+    assert kind == "RuntimeError" and message in text and "(different element sizes)" in text
+
+
+def test_view_dtype_keeps_strided_layouts_of_equal_sized_types():
+    for T in modules():
+        y = T.ones(2, 4).t().view(T.int32)
+        assert list(y.shape) == [4, 2] and y.stride() == (1, 4)
+
+
+@pytest.mark.parametrize("source, target", [("uint8", "bool"), ("bool", "uint8"), ("bool", "int8")])
+def test_view_dtype_keeps_bool_memory_bool(source, target):
+    # A bool holds 0 or 1; a view of another type could read or write any
+    # other byte, so ferrograd refuses what PyTorch allows here.
+    x = fg.zeros(4, dtype=getattr(fg, source))
+    with pytest.raises(RuntimeError, match="a bool tensor is viewed only as bool"):
+        x.view(getattr(fg, target))
+    assert x.view(x.dtype).tolist() == x.tolist()
+
+
+def test_view_dtype_refuses_memory_not_aligned_for_the_new_type():
+    raw = np.zeros(9, dtype=np.uint8)
+    shifted = fg.from_numpy(raw[1:])
+    with pytest.raises(RuntimeError, match="not aligned"):
+        shifted.view(fg.int32)
+    assert fg.from_numpy(raw[:8]).view(fg.int32).tolist() == [0, 0]

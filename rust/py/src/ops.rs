@@ -4,6 +4,7 @@
 use crate::convert::{
     clamp_bound, dim_arg, dim_args, operand, scalar, sizes_or_keyword, try_operand, ClampBounds,
 };
+use crate::dtype::PyDType;
 use crate::errors::IntoPyResult;
 use crate::tensor::{maybe_detach, PyTensor, TRANSCENDENTAL_COST};
 use ferrograd_core::ops::{binary, reduce, shape, unary};
@@ -477,17 +478,26 @@ impl PyTensor {
         )
     }
 
+    /// `view(*size)`, or `view(dtype)`: the memory read as another dtype.
     #[pyo3(signature = (*shape, **kwargs))]
     fn view(
         &self,
         shape: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
-        Ok(
-            shape::view(&self.t, &sizes_or_keyword(shape, kwargs, "size")?)
-                .py()?
-                .into(),
-        )
+        let dtype = match (shape.len(), kwargs.filter(|k| !k.is_empty())) {
+            (1, None) => shape.get_item(0)?.extract::<PyDType>().ok(),
+            (0, Some(kw)) if kw.len() == 1 => match kw.get_item("dtype")? {
+                Some(dtype) => Some(dtype.extract::<PyDType>()?),
+                None => None,
+            },
+            _ => None,
+        };
+        let out = match dtype {
+            Some(PyDType(dtype)) => shape::view_dtype(&self.t, dtype),
+            None => shape::view(&self.t, &sizes_or_keyword(shape, kwargs, "size")?),
+        };
+        Ok(out.py()?.into())
     }
     fn view_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         Ok(shape::view(&self.t, &to_i64s(other.t.shape())).py()?.into())

@@ -6,8 +6,10 @@ use crate::autograd::record;
 use crate::tensor::layout::{
     contiguous_strides, fmt_shape, numel, wrap_dim, Layout, Shape, Strides,
 };
-use crate::tensor::{Scalar, Tensor};
+use crate::tensor::{DType, Scalar, Storage, Tensor, TensorImpl};
 use crate::{bail, grads, Result};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
 /// An alias of `base` with `layout`, marked as a view of it.
 fn make_view(base: &Tensor, layout: Layout) -> Tensor {
@@ -100,6 +102,104 @@ fn reshape_alias(t: &Tensor, shape: Shape, strides: Strides) -> Tensor {
         move |_, _, g| Ok(grads![Some(reshape(g, &in_shape)?)]),
     );
     out
+}
+
+/// `t.view(dtype)`: `t`'s memory read as elements of `dtype`. It shares
+/// `t`'s storage and version counter but, as in PyTorch, has no history and
+/// is no view for autograd. When the element sizes differ, the last dim
+/// (which must have stride 1) grows or shrinks by their ratio.
+pub fn view_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
+    let from = t.dtype();
+    let (old, new) = (from.itemsize(), dtype.itemsize());
+    let purpose = || {
+        format!(
+            "to view {} as {} (different element sizes)",
+            from.scalar_type_name(),
+            dtype.scalar_type_name()
+        )
+    };
+    let l = t.layout();
+    let mut layout = l.clone();
+    if old != new {
+        let n = l.ndim();
+        if n == 0 {
+            bail!(Runtime, "self.dim() cannot be 0 {}", purpose());
+        }
+        if l.strides[n - 1] != 1 {
+            bail!(
+                Runtime,
+                "self.stride(-1) must be 1 {}, but got {}",
+                purpose(),
+                l.strides[n - 1]
+            );
+        }
+        if old > new {
+            let ratio = old / new;
+            layout.shape[n - 1] *= ratio;
+            layout.strides[..n - 1]
+                .iter_mut()
+                .for_each(|s| *s *= ratio as isize);
+            layout.offset *= ratio;
+        } else {
+            let ratio = new / old;
+            if l.shape[n - 1] % ratio != 0 {
+                bail!(
+                    Runtime,
+                    "self.size(-1) must be divisible by {ratio} {}, but got {}",
+                    purpose(),
+                    l.shape[n - 1]
+                );
+            }
+            if l.offset % ratio != 0 {
+                bail!(
+                    Runtime,
+                    "self.storage_offset() must be divisible by {ratio} {}, but got {}",
+                    purpose(),
+                    l.offset
+                );
+            }
+            if let Some((dim, s)) =
+                (l.strides[..n - 1].iter().enumerate()).find(|(_, s)| *s % ratio as isize != 0)
+            {
+                bail!(
+                    Runtime,
+                    "self.stride({dim}) must be divisible by {ratio} {}, but got {s}",
+                    purpose()
+                );
+            }
+            layout.shape[n - 1] /= ratio;
+            layout
+                .strides
+                .iter_mut()
+                .take(n - 1)
+                .for_each(|s| *s /= ratio as isize);
+            layout.offset /= ratio;
+        }
+    }
+    if !t.storage().may_reinterpret_as(dtype) {
+        bail!(
+            Runtime,
+            "cannot view {} as {}: {}",
+            from.scalar_type_name(),
+            dtype.scalar_type_name(),
+            match from == DType::Bool || dtype == DType::Bool {
+                true =>
+                    "a bool tensor is viewed only as bool, as no other type keeps its bytes 0 or 1",
+                false => "its memory is not aligned for the new element type",
+            }
+        );
+    }
+    let storage = match dtype == from {
+        true => t.storage().clone(),
+        false => Arc::new(Storage::reinterpret(t.storage(), dtype)),
+    };
+    Ok(Tensor(Arc::new(TensorImpl {
+        storage,
+        layout,
+        version: t.0.version.clone(),
+        autograd: Mutex::new(Default::default()),
+        wrapped_number: false,
+    })))
 }
 
 /// `reshape`: a view when possible, else a contiguous copy.

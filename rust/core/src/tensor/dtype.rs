@@ -118,6 +118,15 @@ impl DType {
         crate::with_dtype!(self, T => std::mem::size_of::<T>())
     }
 
+    /// The alignment of one element: a complex number is aligned as its
+    /// parts are.
+    pub fn alignment(self) -> usize {
+        match self.is_complex() {
+            true => self.itemsize() / 2,
+            false => self.itemsize(),
+        }
+    }
+
     pub fn category(self) -> Category {
         match self {
             DType::Bool => Category::Bool,

@@ -161,20 +161,27 @@ impl Storage {
     }
 
     /// `storage`'s buffer seen as elements of `dtype`, sharing its memory and
-    /// lock. Only a complex dtype and its real counterpart may reinterpret
-    /// each other: both have the same alignment and no invalid bit patterns.
+    /// lock. The buffer must be aligned for `dtype`, and bool buffers are
+    /// seen only as bool: a bool holds 0 or 1, and another type could read
+    /// or write any other byte.
     pub fn reinterpret(storage: &std::sync::Arc<Storage>, dtype: DType) -> Storage {
         assert!(
-            dtype == storage.dtype
-                || dtype.to_real() == storage.dtype.to_real()
-                    && dtype.is_complex() != storage.dtype.is_complex(),
-            "storage reinterpreted as an unrelated element type"
+            storage.may_reinterpret_as(dtype),
+            "storage reinterpreted as an element type it cannot hold"
         );
         Storage {
             buf: BufferRef::Shared(storage.clone()),
             dtype,
             writable: storage.writable,
         }
+    }
+
+    /// Whether [`Storage::reinterpret`] may see this buffer as `dtype`.
+    pub fn may_reinterpret_as(&self, dtype: DType) -> bool {
+        dtype == self.dtype
+            || (dtype != DType::Bool
+                && self.dtype != DType::Bool
+                && self.data_ptr() % dtype.alignment() == 0)
     }
 
     fn lock(&self) -> &RwLock<Buffer> {
