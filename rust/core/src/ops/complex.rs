@@ -17,23 +17,14 @@ use super::shape::select;
 use super::unary::{abs, conj, cos, sin, where_, zero_of, zeros_like};
 use crate::autograd::{record, SavedTensor};
 use crate::tensor::layout::Layout;
-use crate::tensor::{DType, Scalar, Storage, Tensor, TensorImpl};
+use crate::tensor::{DType, Scalar, Tensor};
 use crate::{bail, grads, Result};
 use num_complex::{Complex32, Complex64};
-use parking_lot::Mutex;
-use std::sync::Arc;
 
 /// `base`'s memory seen as `dtype` elements laid out by `layout`: the view
 /// shares the buffer and the version counter and is marked as a view.
 fn reinterpret_view(base: &Tensor, dtype: DType, layout: Layout) -> Tensor {
-    let storage = Arc::new(Storage::reinterpret(base.storage(), dtype));
-    let v = Tensor(Arc::new(TensorImpl {
-        storage,
-        layout,
-        version: base.0.version.clone(),
-        autograd: Mutex::new(Default::default()),
-        wrapped_number: false,
-    }));
+    let v = base.alias_as(dtype, layout);
     crate::autograd::views::mark_view(&v, base);
     v
 }

@@ -1,6 +1,8 @@
 //! Matrix products: `matmul` and the primitives it dispatches to (`dot`,
 //! `mv`, `mm`, `bmm`), plus `addmm` and `outer`. Floating dtypes run on the
-//! `gemm` crate with the operands' own strides (transposes are not copied).
+//! `gemm` crate with the operands' own strides (transposes are not copied;
+//! only a right operand whose column stride aliases in cache is, see
+//! `unaliased_columns`).
 
 use super::binary::{add, mul};
 use super::copy::contiguous;
@@ -199,9 +201,9 @@ const ALIASING_STRIDE_BYTES: usize = 1024;
 /// it is: the copy would cost more than the product loses.
 const UNALIAS_MIN_ROWS: usize = 32;
 
-/// Copies the `k x cols` right operand at `rhs`, stored by columns
-/// `stride` elements apart, into a buffer whose columns are 64 bytes
-/// further apart than `k` when `stride` is a multiple of 1 KiB. gemm packs
+/// Copies the `k x cols` right operand at `rhs` of a product with `rows`
+/// rows, when it is stored by columns a multiple of 1 KiB apart, into a
+/// buffer whose columns are 64 bytes further apart than `k`. gemm packs
 /// that operand by reading across its columns, and with such strides every
 /// read lands in the same few cache sets: a 256³ product `a @ b.t()` ran
 /// at 0.8x the rate of the same product with a 272-element stride, and
@@ -212,16 +214,21 @@ const UNALIAS_MIN_ROWS: usize = 32;
 /// cannot be had (the product then reads `rhs` as it is).
 ///
 /// # Safety
-/// `rhs` must be valid for reads of `k` contiguous elements at each of the
-/// `cols` column offsets `j * stride`.
+/// `rhs` must be valid for reads of the `k x cols` operand with strides
+/// `rhs_s` (row, column).
 unsafe fn unaliased_columns<T: Element>(
     rhs: *const T,
+    rhs_s: (isize, isize),
+    rows: usize,
     k: usize,
     cols: usize,
-    stride: isize,
 ) -> Option<(Vec<T>, isize)> {
-    let size = std::mem::size_of::<T>();
-    if cols < 2 || (stride.unsigned_abs() * size) % ALIASING_STRIDE_BYTES != 0 {
+    let (size, stride) = (std::mem::size_of::<T>(), rhs_s.1);
+    if rhs_s.0 != 1
+        || rows < UNALIAS_MIN_ROWS
+        || cols < 2
+        || (stride.unsigned_abs() * size) % ALIASING_STRIDE_BYTES != 0
+    {
         return None;
     }
     let padded = match (k * size) % ALIASING_STRIDE_BYTES == 0 {
@@ -325,10 +332,7 @@ impl<T: Element + Arith> Product<T> {
         };
         // Each part copies what it reads, so that no core reads a copy
         // another core has just written.
-        let copy = match self.rhs_s.0 == 1 && rows >= UNALIAS_MIN_ROWS {
-            true => unaliased_columns(rhs, self.k, cols, self.rhs_s.1),
-            false => None,
-        };
+        let copy = unaliased_columns(rhs, self.rhs_s, rows, self.k, cols);
         let (rhs, rhs_cs) = match &copy {
             Some((columns, stride)) => (columns.as_ptr(), *stride),
             None => (rhs, self.rhs_s.1),

@@ -6,10 +6,8 @@ use crate::autograd::record;
 use crate::tensor::layout::{
     contiguous_strides, fmt_shape, numel, wrap_dim, Layout, Shape, Strides,
 };
-use crate::tensor::{DType, Scalar, Storage, Tensor, TensorImpl};
+use crate::tensor::{DType, Scalar, Tensor};
 use crate::{bail, grads, Result};
-use parking_lot::Mutex;
-use std::sync::Arc;
 
 /// An alias of `base` with `layout`, marked as a view of it.
 fn make_view(base: &Tensor, layout: Layout) -> Tensor {
@@ -168,10 +166,8 @@ pub fn view_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
                 );
             }
             layout.shape[n - 1] /= ratio;
-            layout
-                .strides
+            layout.strides[..n - 1]
                 .iter_mut()
-                .take(n - 1)
                 .for_each(|s| *s /= ratio as isize);
             layout.offset /= ratio;
         }
@@ -189,17 +185,7 @@ pub fn view_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
             }
         );
     }
-    let storage = match dtype == from {
-        true => t.storage().clone(),
-        false => Arc::new(Storage::reinterpret(t.storage(), dtype)),
-    };
-    Ok(Tensor(Arc::new(TensorImpl {
-        storage,
-        layout,
-        version: t.0.version.clone(),
-        autograd: Mutex::new(Default::default()),
-        wrapped_number: false,
-    })))
+    Ok(t.alias_as(dtype, layout))
 }
 
 /// `reshape`: a view when possible, else a contiguous copy.

@@ -171,8 +171,18 @@ impl Tensor {
     /// A new tensor on this tensor's storage with another layout: a view.
     /// It shares the version counter; autograd wiring is the caller's job.
     pub(crate) fn alias(&self, layout: Layout) -> Tensor {
+        self.alias_as(self.dtype(), layout)
+    }
+
+    /// [`Tensor::alias`] with the storage read as `dtype` (see
+    /// [`Storage::reinterpret`] for which dtypes may read it).
+    pub(crate) fn alias_as(&self, dtype: DType, layout: Layout) -> Tensor {
+        let storage = match dtype == self.dtype() {
+            true => self.0.storage.clone(),
+            false => Arc::new(Storage::reinterpret(&self.0.storage, dtype)),
+        };
         Tensor(Arc::new(TensorImpl {
-            storage: self.0.storage.clone(),
+            storage,
             layout,
             version: self.0.version.clone(),
             autograd: Mutex::new(AutogradMeta::default()),
