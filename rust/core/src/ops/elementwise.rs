@@ -182,24 +182,74 @@ fn filled<O: Element>(
     Ok(out)
 }
 
+/// Where the rows of one broadcast operand start: the offsets of its outer
+/// rows (every dim of the row starts but the last) and the count and stride
+/// of that last dim. One offset per row, as an earlier version kept, took
+/// about a quarter of a broadcast over a last dim of 16 elements to write.
+struct RowStarts {
+    outer: Vec<usize>,
+    inner_len: usize,
+    inner_stride: isize,
+}
+
+impl RowStarts {
+    /// The row starts of `l`, a layout coalesced for the walk.
+    fn of(l: &Layout) -> Result<(RowStarts, usize, isize)> {
+        let (starts, len, stride) = l.rows();
+        let row_starts = match (starts.ndim(), l.numel()) {
+            (_, 0) => RowStarts {
+                outer: Vec::new(),
+                inner_len: 1,
+                inner_stride: 0,
+            },
+            (0, _) => RowStarts {
+                outer: vec![starts.offset],
+                inner_len: 1,
+                inner_stride: 0,
+            },
+            _ => {
+                let (outer, inner_len, inner_stride) = starts.rows();
+                RowStarts {
+                    outer: outer.offset_vec()?,
+                    inner_len,
+                    inner_stride,
+                }
+            }
+        };
+        Ok((row_starts, len, stride))
+    }
+
+    /// The start of row `inner` of outer row `outer`.
+    #[inline(always)]
+    fn at(&self, (outer, inner): (usize, usize)) -> usize {
+        (self.outer[outer] as isize + inner as isize * self.inner_stride) as usize
+    }
+}
+
 /// Splits the piece `[start, start + n)` of an output walked in rows of
-/// `len` (pieces may start and end inside a row) at the row ends:
-/// `body(range within the piece, row, first column)`.
+/// `len` (pieces may start and end inside a row), whose rows are numbered
+/// `(outer, inner)` with `inner_len` inner rows to an outer one, at the row
+/// ends: `body(range within the piece, row, first column)`.
 #[inline(always)]
 fn for_row_pieces(
     start: usize,
     n: usize,
     len: usize,
-    mut body: impl FnMut(std::ops::Range<usize>, usize, usize),
+    inner_len: usize,
+    mut body: impl FnMut(std::ops::Range<usize>, (usize, usize), usize),
 ) {
     if n == 0 {
         return;
     }
-    let (mut r, mut col, mut done) = (start / len, start % len, 0);
+    let (r, mut col, mut done) = (start / len, start % len, 0);
+    let (mut outer, mut inner) = (r / inner_len, r % inner_len);
     while done < n {
         let end = (done + len - col).min(n);
-        body(done..end, r, col);
-        (r, col, done) = (r + 1, 0, end);
+        body(done..end, (outer, inner), col);
+        (col, done, inner) = (0, end, inner + 1);
+        if inner == inner_len {
+            (outer, inner) = (outer + 1, 0);
+        }
     }
 }
 
@@ -338,13 +388,10 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
         _ => {
             let (ba, bb) = (la.broadcast_to(&shape)?, lb.broadcast_to(&shape)?);
             let [ba, bb] = Layout::coalesced([&ba, &bb]);
-            let ((oa, len, sa), (ob, _, sb)) = (ba.rows(), bb.rows());
-            let (starts_a, starts_b) = match n {
-                0 => (Vec::new(), Vec::new()),
-                _ => (oa.offset_vec()?, ob.offset_vec()?),
-            };
+            let ((starts_a, len, sa), (starts_b, _, sb)) =
+                (RowStarts::of(&ba)?, RowStarts::of(&bb)?);
             filled(n, |start, out| {
-                let (a, b) = ((&da[..], &starts_a[..], sa), (&db[..], &starts_b[..], sb));
+                let (a, b) = ((&da[..], &starts_a, sa), (&db[..], &starts_b, sb));
                 zip_broadcast_rows(out, start, len, a, b, &f)
             })?
         }
@@ -353,9 +400,9 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
     Tensor::from_vec(out, &shape)
 }
 
-/// One operand of [`zip_broadcast_rows`]: its elements, the offset of each
-/// row, and the stride along a row.
-type BroadcastRows<'a, T> = (&'a [T], &'a [usize], isize);
+/// One operand of [`zip_broadcast_rows`]: its elements, where its rows
+/// start, and the stride along a row.
+type BroadcastRows<'a, T> = (&'a [T], &'a RowStarts, isize);
 
 wide_loop!(zip_broadcast_rows<A, B, O, F>(
         out: &mut [MaybeUninit<O>],
@@ -372,9 +419,9 @@ wide_loop!(zip_broadcast_rows<A, B, O, F>(
     let n = out.len();
     let piece_of_row = {
         #[inline(always)]
-        |at: std::ops::Range<usize>, r: usize, c: usize| {
+        |at: std::ops::Range<usize>, r: (usize, usize), c: usize| {
             let piece = &mut out[at];
-            let (ra, rb) = (starts_a[r], starts_b[r]);
+            let (ra, rb) = (starts_a.at(r), starts_b.at(r));
             match (sa, sb) {
                 // The common broadcasts: a row against a row, a number against
                 // a row (an outer product), or two numbers (a column against a
@@ -407,7 +454,7 @@ wide_loop!(zip_broadcast_rows<A, B, O, F>(
             }
         }
     };
-    for_row_pieces(start, n, len, piece_of_row)
+    for_row_pieces(start, n, len, starts_a.inner_len, piece_of_row)
 });
 
 /// `f` applied over three broadcast operands (e.g. `where`).
@@ -428,43 +475,46 @@ pub fn zip3_map<A: Element, B: Element, C: Element, O: Element>(
     let lb = b.layout().broadcast_to(&shape)?;
     let lc = c.layout().broadcast_to(&shape)?;
     let [la, lb, lc] = Layout::coalesced([&la, &lb, &lc]);
-    let ((oa, len, sa), (ob, _, sb), (oc, _, sc)) = (la.rows(), lb.rows(), lc.rows());
-    let (starts_a, starts_b, starts_c) = match n {
-        0 => (Vec::new(), Vec::new(), Vec::new()),
-        _ => (oa.offset_vec()?, ob.offset_vec()?, oc.offset_vec()?),
-    };
+    let (starts_a, len, sa) = RowStarts::of(&la)?;
+    let ((starts_b, _, sb), (starts_c, _, sc)) = (RowStarts::of(&lb)?, RowStarts::of(&lc)?);
     let at =
         |start: usize, stride: isize, k: usize| (start as isize + stride * k as isize) as usize;
     let out: Vec<O> = filled(n, |start, out| {
-        for_row_pieces(start, out.len(), len, |piece, r, col| {
-            let piece = &mut out[piece];
-            let (ra, rb, rc) = (starts_a[r], starts_b[r], starts_c[r]);
-            match (sa, sb, sc) {
-                (1, 1, 1) => {
-                    zip3_into(piece, &da[ra + col..], &db[rb + col..], &dc[rc + col..], &f)
-                }
-                // A mask and a tensor against a number (`where(m, x, 0)`).
-                (1, 1, 0) => {
-                    let z = dc[rc];
-                    zip_into(piece, &da[ra + col..], &db[rb + col..], &{
-                        #[inline(always)]
-                        |x, y| f(x, y, z)
-                    })
-                }
-                (1, 0, 1) => {
-                    let y = db[rb];
-                    zip_into(piece, &da[ra + col..], &dc[rc + col..], &{
-                        #[inline(always)]
-                        |x, z| f(x, y, z)
-                    })
-                }
-                _ => {
-                    for (o, k) in piece.iter_mut().zip(col..) {
-                        o.write(f(da[at(ra, sa, k)], db[at(rb, sb, k)], dc[at(rc, sc, k)]));
+        for_row_pieces(
+            start,
+            out.len(),
+            len,
+            starts_a.inner_len,
+            |piece, r, col| {
+                let piece = &mut out[piece];
+                let (ra, rb, rc) = (starts_a.at(r), starts_b.at(r), starts_c.at(r));
+                match (sa, sb, sc) {
+                    (1, 1, 1) => {
+                        zip3_into(piece, &da[ra + col..], &db[rb + col..], &dc[rc + col..], &f)
+                    }
+                    // A mask and a tensor against a number (`where(m, x, 0)`).
+                    (1, 1, 0) => {
+                        let z = dc[rc];
+                        zip_into(piece, &da[ra + col..], &db[rb + col..], &{
+                            #[inline(always)]
+                            |x, y| f(x, y, z)
+                        })
+                    }
+                    (1, 0, 1) => {
+                        let y = db[rb];
+                        zip_into(piece, &da[ra + col..], &dc[rc + col..], &{
+                            #[inline(always)]
+                            |x, z| f(x, y, z)
+                        })
+                    }
+                    _ => {
+                        for (o, k) in piece.iter_mut().zip(col..) {
+                            o.write(f(da[at(ra, sa, k)], db[at(rb, sb, k)], dc[at(rc, sc, k)]));
+                        }
                     }
                 }
-            }
-        })
+            },
+        )
     })?;
     drop((da, db, dc));
     Tensor::from_vec(out, &shape)
@@ -553,7 +603,7 @@ pub fn update<D: Element, S: Element>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::shape::{expand_to, transpose};
+    use crate::ops::shape::{expand_to, narrow, transpose, unsqueeze};
 
     fn ramp(shape: &[usize], scale: f64) -> Tensor {
         let n = shape.iter().product();
@@ -600,6 +650,42 @@ mod tests {
                     at(i, j, name_a) * 7.0 + at(i, j, name_b),
                     "{name_a} {name_b} at {k}"
                 );
+            }
+        }
+    }
+
+    /// `a[:, None, :len] * b[None, :, :len]` and a three-operand form of it,
+    /// for last dims around the block sizes of the short-row path, from
+    /// operands sliced out of wider rows (so their rows start at offsets
+    /// that are no multiple of the block). Large enough cases are split
+    /// into pieces that start inside rows.
+    #[test]
+    fn outer_broadcasts_over_short_last_dims_match_indexing() {
+        let (m, width) = (90usize, 80usize);
+        let wide = |scale: f32| {
+            let data = (0..m * width).map(|i| (i % 97) as f32 * scale).collect();
+            Tensor::from_vec::<f32>(data, &[m, width]).unwrap()
+        };
+        let (a, b, c) = (wide(0.5), wide(0.25), wide(2.0));
+        for len in [1, 3, 7, 8, 9, 13, 16, 17, 24, 40, 63, 64, 70] {
+            let cut = |t: &Tensor, at: i64| {
+                let part = narrow(t, 1, 3, len as i64).unwrap();
+                unsqueeze(&part, at).unwrap()
+            };
+            let (left, right, third) = (cut(&a, 1), cut(&b, 0), cut(&c, 1));
+            let two = zip_map(&left, &right, |x: f32, y: f32| x * 3.0 + y).unwrap();
+            let three = zip3_map(&left, &right, &third, |x: f32, y: f32, z: f32| {
+                x * 3.0 + y - z
+            })
+            .unwrap();
+            assert_eq!(two.shape(), &[m, m, len]);
+            let (two, three) = (two.to_vec::<f32>(), three.to_vec::<f32>());
+            let (av, bv, cv) = (a.to_vec::<f32>(), b.to_vec::<f32>(), c.to_vec::<f32>());
+            for (k, (&v2, &v3)) in two.iter().zip(&three).enumerate() {
+                let (i, j, col) = (k / (m * len), k / len % m, k % len + 3);
+                let expected = av[i * width + col] * 3.0 + bv[j * width + col];
+                assert_eq!(v2, expected, "len {len} at {k}");
+                assert_eq!(v3, expected - cv[i * width + col], "len {len} at {k}");
             }
         }
     }
