@@ -126,8 +126,8 @@ def test_python_floats_reach_double_kernels_unrounded():
 
 
 # Sizes on both sides of the parallel split and of the streamed-output
-# threshold (4 MiB), so every kernel path of a product's gradients runs.
-@pytest.mark.parametrize("n", [1000, 100_000, 1_200_000])
+# threshold (12 MiB), so every kernel path of a product's gradients runs.
+@pytest.mark.parametrize("n", [1000, 100_000, 4_500_000])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_product_gradients_of_large_tensors_are_exact(n, dtype):
     rng = np.random.default_rng(n)
