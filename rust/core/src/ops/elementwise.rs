@@ -193,28 +193,16 @@ struct RowStarts {
 }
 
 impl RowStarts {
-    /// The row starts of `l`, a layout coalesced for the walk.
+    /// The row starts of `l`, a layout coalesced for the walk, with the
+    /// length and stride of its rows. (A layout of one row has one outer
+    /// row of one inner row.)
     fn of(l: &Layout) -> Result<(RowStarts, usize, isize)> {
         let (starts, len, stride) = l.rows();
-        let row_starts = match (starts.ndim(), l.numel()) {
-            (_, 0) => RowStarts {
-                outer: Vec::new(),
-                inner_len: 1,
-                inner_stride: 0,
-            },
-            (0, _) => RowStarts {
-                outer: vec![starts.offset],
-                inner_len: 1,
-                inner_stride: 0,
-            },
-            _ => {
-                let (outer, inner_len, inner_stride) = starts.rows();
-                RowStarts {
-                    outer: outer.offset_vec()?,
-                    inner_len,
-                    inner_stride,
-                }
-            }
+        let (outer, inner_len, inner_stride) = starts.rows();
+        let row_starts = RowStarts {
+            outer: outer.offset_vec()?,
+            inner_len,
+            inner_stride,
         };
         Ok((row_starts, len, stride))
     }
@@ -655,10 +643,10 @@ mod tests {
     }
 
     /// `a[:, None, :len] * b[None, :, :len]` and a three-operand form of it,
-    /// for last dims around the block sizes of the short-row path, from
-    /// operands sliced out of wider rows (so their rows start at offsets
-    /// that are no multiple of the block). Large enough cases are split
-    /// into pieces that start inside rows.
+    /// for last dims shorter and longer than the vectorised loop's width,
+    /// from operands sliced out of wider rows (so their row starts step by
+    /// the wide row, not by `len`). Large enough cases are split into
+    /// pieces that start inside rows.
     #[test]
     fn outer_broadcasts_over_short_last_dims_match_indexing() {
         let (m, width) = (90usize, 80usize);
