@@ -437,15 +437,40 @@ def test_data_assignment_of_its_own_alias_matches_torch():
     assert _sgd_through_data(fg) == _sgd_through_data(torch)
 
 
-@pytest.mark.parametrize(
-    "replacement",
-    [lambda p: fg.zeros(3), lambda p: p.data[:2], lambda p: p.data.double()],
-)
-def test_data_assignment_of_other_elements_raises_and_changes_nothing(replacement):
-    p = fg.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    with pytest.raises(NotImplementedError, match=r"copy_"):
-        p.data = replacement(p)
-    assert p.tolist() == [1.0, 2.0, 3.0] and p.dtype == fg.float32
+def _data_replaced(T, replacement):
+    """What a parameter reads after `p.data = replacement(T, p)`."""
+    p = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (p * 2).sum().backward()
+    p.data = replacement(T, p)
+    return (
+        p.tolist(),
+        str(p.dtype).split(".")[-1],
+        tuple(p.shape),
+        p._version,
+        p.requires_grad,
+        p.grad.tolist(),
+    )
+
+
+DATA_REPLACEMENTS = [
+    lambda T, p: T.zeros(3),
+    lambda T, p: p.data[:2],
+    lambda T, p: p.data.double(),
+]
+
+
+@pytest.mark.parametrize("replacement", DATA_REPLACEMENTS)
+def test_data_assignment_of_other_elements_takes_them(replacement):
+    expected = replacement(fg, fg.tensor([1.0, 2.0, 3.0]))
+    values, _, shape, version, requires_grad, grad = _data_replaced(fg, replacement)
+    assert values == expected.tolist() and shape == tuple(expected.shape)
+    assert version == 0 and requires_grad and grad == [2.0, 2.0, 2.0]
+
+
+@needs_torch
+@pytest.mark.parametrize("replacement", DATA_REPLACEMENTS)
+def test_data_assignment_of_other_elements_matches_torch(replacement):
+    assert _data_replaced(fg, replacement) == _data_replaced(torch, replacement)
 
 
 def test_data_assignment_of_a_non_tensor_is_a_type_error():

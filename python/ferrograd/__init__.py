@@ -706,7 +706,7 @@ for _name in (
     "ceil_ clamp_ clamp_max_ clamp_min_ clip_ cos_ cosh_ deg2rad_ detach_ erf_ erfc_ exp2_ exp_ expm1_ "
     "fill_ fix_ floor_ frac_ gcd_ index_put_ lcm_ ldexp_ log10_ log1p_ log2_ log_ logit_ nan_to_num_ "
     "neg_ negative_ rad2deg_ reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ "
-    "tan_ tanh_ trunc_ xlogy_ addmv_ conj_physical_ zero_ i0_"
+    "tan_ tanh_ trunc_ xlogy_ addmv_ conj_physical_ zero_ i0_ as_strided_ resize_as_"
 ).split():
     if hasattr(Tensor, _name) and _name not in globals():
         globals()[_name] = _method_function(_name)

@@ -2,7 +2,8 @@
 //! views regenerate theirs from the base, and refused writes are errors.
 
 use ferrograd_core::autograd::backward;
-use ferrograd_core::ops::{binary, index, inplace, reduce, shape};
+use ferrograd_core::ops::{binary, index, inplace, reduce, shape, unary};
+use ferrograd_core::tensor::MemoryFormat;
 use ferrograd_core::{Scalar, Tensor};
 
 fn leaf(values: Vec<f64>, shape: &[usize]) -> Tensor {
@@ -54,4 +55,56 @@ fn refused_writes_are_errors() {
     let parts = index::unbind(&b, 0).unwrap();
     let err = inplace::mul_(&parts[1], &number(2.0)).unwrap_err();
     assert!(err.to_string().starts_with("Output 1 of Unbind is a view"));
+}
+
+#[test]
+fn successor_of_a_leaf_receives_the_gradients_of_earlier_graphs() {
+    let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0], &[3]).unwrap();
+    x.set_requires_grad(true).unwrap();
+    let loss = reduce::sum(&binary::mul(&x, &x).unwrap(), &[], false).unwrap();
+    let replaced = x
+        .with_data(&Tensor::from_vec(vec![5.0f64, 6.0, 7.0], &[3]).unwrap())
+        .unwrap();
+    assert!(replaced.requires_grad() && replaced.is_leaf());
+    assert!(x.latest().same(&replaced));
+    backward(&[loss], &[None], None, false, None).unwrap();
+    // Computed with the values the graph saved, delivered to the successor.
+    assert_eq!(
+        replaced.grad().unwrap().to_vec::<f64>(),
+        vec![2.0, 4.0, 6.0]
+    );
+    assert!(x.grad().is_none());
+}
+
+#[test]
+fn restride_records_the_view_and_shares_the_version_counter() {
+    let x = Tensor::from_vec((0..6).map(f64::from).collect(), &[2, 3]).unwrap();
+    x.set_requires_grad(true).unwrap();
+    let y = unary::neg(&x).unwrap();
+    let t = shape::restride_(&y, shape::t).unwrap();
+    assert_eq!(t.shape(), &[3, 2]);
+    assert_eq!(t.strides(), &[1, 3]);
+    assert_eq!(t.version(), y.version());
+    assert_eq!(t.version(), 1);
+    assert_eq!(t.grad_fn().unwrap().name(), "TBackward0");
+    assert!(t.view_base().is_none());
+    let weights = Tensor::from_vec((1..=6).map(f64::from).collect(), &[3, 2]).unwrap();
+    let loss = reduce::sum(&binary::mul(&t, &weights).unwrap(), &[], false).unwrap();
+    backward(&[loss], &[None], None, false, None).unwrap();
+    assert_eq!(
+        x.grad().unwrap().to_vec::<f64>(),
+        vec![-1.0, -3.0, -5.0, -2.0, -4.0, -6.0]
+    );
+}
+
+#[test]
+fn resize_grows_into_a_copy_and_shrinks_in_place() {
+    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+    let small = shape::resize_(&x, &[1, 2], MemoryFormat::Contiguous).unwrap();
+    assert!(std::sync::Arc::ptr_eq(small.storage(), x.storage()));
+    assert_eq!(small.to_vec::<f32>(), vec![1.0, 2.0]);
+    let big = shape::resize_(&small, &[2, 3], MemoryFormat::Contiguous).unwrap();
+    assert_eq!(big.to_vec::<f32>(), vec![1.0, 2.0, 3.0, 4.0, 0.0, 0.0]);
+    assert_eq!(big.version(), 2);
+    assert!(shape::resize_(&x, &[-1], MemoryFormat::Contiguous).is_err());
 }

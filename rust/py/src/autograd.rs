@@ -15,7 +15,7 @@ pub fn tensor_list(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<Tensor
         return Ok(None);
     }
     if let Ok(t) = obj.downcast::<PyTensor>() {
-        return Ok(Some(vec![t.get().t.clone()]));
+        return Ok(Some(vec![t.get().tensor()]));
     }
     let items: Vec<Bound<'_, PyAny>> = obj.try_iter()?.collect::<PyResult<_>>()?;
     items
@@ -31,7 +31,7 @@ fn optional_tensors(obj: Option<&Bound<'_, PyAny>>, n: usize) -> PyResult<Vec<Op
         return Ok(vec![None; n]);
     };
     if let Ok(t) = obj.downcast::<PyTensor>() {
-        return Ok(vec![Some(t.get().t.clone())]);
+        return Ok(vec![Some(t.get().tensor())]);
     }
     obj.try_iter()?
         .map(|i| {

@@ -26,7 +26,7 @@ pub fn scalar(obj: &Bound<'_, PyAny>) -> PyResult<Scalar> {
         return Ok(Scalar::Complex(c));
     }
     if let Ok(t) = obj.downcast::<PyTensor>() {
-        return t.get().t.item().map_err(crate::errors::to_py);
+        return t.get().tensor().item().map_err(crate::errors::to_py);
     }
     // NumPy scalars and other number-likes.
     let type_name = obj.get_type().name()?.to_string();
@@ -51,7 +51,7 @@ pub fn scalar(obj: &Bound<'_, PyAny>) -> PyResult<Scalar> {
 /// that does not widen the other operand's dtype.
 pub fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     if let Ok(t) = obj.downcast::<PyTensor>() {
-        return Ok(t.get().t.clone());
+        return Ok(t.get().tensor());
     }
     scalar(obj).map(Tensor::wrapped_number)
 }
@@ -60,7 +60,7 @@ pub fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
 /// so binary dunders can return `NotImplemented`.
 pub fn try_operand(obj: &Bound<'_, PyAny>) -> Option<Tensor> {
     if let Ok(t) = obj.downcast::<PyTensor>() {
-        return Some(t.get().t.clone());
+        return Some(t.get().tensor());
     }
     if obj.is_instance_of::<PyInt>()
         || obj.is_instance_of::<PyFloat>()
@@ -76,7 +76,7 @@ pub fn try_operand(obj: &Bound<'_, PyAny>) -> Option<Tensor> {
             .ok()?
             .call_method1("as_tensor", (obj,))
             .ok()?;
-        return Some(made.downcast::<PyTensor>().ok()?.get().t.clone());
+        return Some(made.downcast::<PyTensor>().ok()?.get().tensor());
     }
     if ["int", "uint", "float", "complex", "bool"]
         .iter()
@@ -89,7 +89,7 @@ pub fn try_operand(obj: &Bound<'_, PyAny>) -> Option<Tensor> {
 
 pub fn tensor_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Tensor> {
     match obj.downcast::<PyTensor>() {
-        Ok(t) => Ok(t.get().t.clone()),
+        Ok(t) => Ok(t.get().tensor()),
         Err(_) => Err(PyTypeError::new_err(format!(
             "{what} must be Tensor, not {}",
             obj.get_type().name()?
@@ -170,7 +170,12 @@ pub fn sizes_or_keyword(
 
 fn index_int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
     if let Ok(t) = obj.downcast::<PyTensor>() {
-        return Ok(t.get().t.item().map_err(crate::errors::to_py)?.as_i64());
+        return Ok(t
+            .get()
+            .tensor()
+            .item()
+            .map_err(crate::errors::to_py)?
+            .as_i64());
     }
     obj.extract::<i64>().map_err(|_| {
         PyTypeError::new_err(format!(
@@ -306,7 +311,7 @@ impl ClampBounds {
         let is_tensor =
             |v: Option<&Bound<'_, PyAny>>| v.is_some_and(|v| v.is_instance_of::<PyTensor>());
         let tensor = |v: Option<&Bound<'_, PyAny>>| -> PyResult<Option<Tensor>> {
-            v.map(|v| Ok(v.downcast::<PyTensor>()?.get().t.clone()))
+            v.map(|v| Ok(v.downcast::<PyTensor>()?.get().tensor()))
                 .transpose()
         };
         match (is_tensor(min), is_tensor(max)) {
@@ -356,7 +361,7 @@ impl ClampBounds {
 pub fn clamp_bound(obj: &Bound<'_, PyAny>) -> PyResult<ferrograd_core::ops::unary::Bound> {
     use ferrograd_core::ops::unary::Bound as ClampBound;
     match obj.downcast::<PyTensor>() {
-        Ok(t) => Ok(ClampBound::Tensor(t.get().t.clone())),
+        Ok(t) => Ok(ClampBound::Tensor(t.get().tensor())),
         Err(_) => scalar(obj).map(ClampBound::Number),
     }
 }

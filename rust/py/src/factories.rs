@@ -299,7 +299,7 @@ macro_rules! like_factories {
             memory_format: Option<&Bound<'_, PyAny>>,
         ) -> PyResult<PyTensor> {
             let _ = (device, memory_format);
-            finish(creation::full_like(&input.t, $value, dtype_opt(dtype)?).py()?, requires_grad)
+            finish(creation::full_like(&input.tensor(), $value, dtype_opt(dtype)?).py()?, requires_grad)
         }
     )*};
 }
@@ -323,7 +323,7 @@ fn full_like(
     let _ = (device, memory_format);
     let value = scalar(fill_value)?;
     finish(
-        creation::full_like(&input.t, value, dtype_opt(dtype)?).py()?,
+        creation::full_like(&input.tensor(), value, dtype_opt(dtype)?).py()?,
         requires_grad,
     )
 }
@@ -408,12 +408,12 @@ fn seed_arg(seed: &Bound<'_, PyAny>) -> PyResult<u64> {
 
 /// A generator state tensor from `get_state`/`get_rng_state`.
 fn state_arg(state: &PyTensor) -> PyResult<Vec<i64>> {
-    if state.t.dtype() != DType::Int64 {
+    if state.tensor().dtype() != DType::Int64 {
         return Err(PyTypeError::new_err(
             "RNG state must be a ferrograd.LongTensor from get_rng_state()",
         ));
     }
-    Ok(state.t.to_vec::<i64>())
+    Ok(state.tensor().to_vec::<i64>())
 }
 
 #[pyfunction]
@@ -532,6 +532,19 @@ fn randint(
     })
 }
 
+/// A tensor of `input`'s shape (and dtype unless given) drawn by `draw`.
+fn sample_like(
+    py: Python<'_>,
+    input: &PyTensor,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    draw: impl FnOnce(&Tensor) -> ferrograd_core::Result<()> + Send,
+) -> PyResult<PyTensor> {
+    let input = input.tensor();
+    let dtype = dtype_or(dtype, input.dtype())?;
+    sample(py, input.shape().to_vec(), dtype, requires_grad, draw)
+}
+
 #[pyfunction]
 #[pyo3(signature = (input, *, dtype=None, requires_grad=false, device=None, memory_format=None))]
 fn rand_like(
@@ -543,8 +556,7 @@ fn rand_like(
     memory_format: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
     let _ = (device, memory_format);
-    let dtype = dtype_or(dtype, input.t.dtype())?;
-    sample(py, input.t.shape().to_vec(), dtype, requires_grad, |t| {
+    sample_like(py, &input, dtype, requires_grad, |t| {
         random::uniform_(t, 0.0, 1.0)
     })
 }
@@ -560,8 +572,7 @@ fn randn_like(
     memory_format: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
     let _ = (device, memory_format);
-    let dtype = dtype_or(dtype, input.t.dtype())?;
-    sample(py, input.t.shape().to_vec(), dtype, requires_grad, |t| {
+    sample_like(py, &input, dtype, requires_grad, |t| {
         random::normal_(t, 0.0, 1.0)
     })
 }
@@ -585,10 +596,14 @@ fn randint_like(
         Some(h) => (low_or_high, h),
         None => (0, low_or_high),
     };
-    let dtype = dtype_or(dtype, input.t.dtype())?;
-    sample(py, input.t.shape().to_vec(), dtype, requires_grad, |t| {
-        random::random_(t, low, high)
-    })
+    let dtype = dtype_or(dtype, input.tensor().dtype())?;
+    sample(
+        py,
+        input.tensor().shape().to_vec(),
+        dtype,
+        requires_grad,
+        |t| random::random_(t, low, high),
+    )
 }
 
 /// `bernoulli(input)`: 1 with each element's probability.
@@ -600,8 +615,10 @@ fn bernoulli(
     generator: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
     drawing_from(generator, || match p {
-        Some(p) => Ok(random::bernoulli_with_probability(&input.t, p).py()?.into()),
-        None => Ok(random::bernoulli(&input.t).py()?.into()),
+        Some(p) => Ok(random::bernoulli_with_probability(&input.tensor(), p)
+            .py()?
+            .into()),
+        None => Ok(random::bernoulli(&input.tensor()).py()?.into()),
     })
 }
 
@@ -652,9 +669,11 @@ fn multinomial(
     generator: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
     drawing_from(generator, || {
-        Ok(random::multinomial(&input.t, num_samples, replacement)
-            .py()?
-            .into())
+        Ok(
+            random::multinomial(&input.tensor(), num_samples, replacement)
+                .py()?
+                .into(),
+        )
     })
 }
 
@@ -688,7 +707,7 @@ impl PyTensor {
         device: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let _ = device;
-        let dtype = dtype_or(dtype, self.t.dtype())?;
+        let dtype = dtype_or(dtype, self.tensor().dtype())?;
         finish(
             Tensor::full(&shape_of(size)?, Scalar::Int(0), dtype).py()?,
             requires_grad,
@@ -713,7 +732,7 @@ impl PyTensor {
         device: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let _ = device;
-        let dtype = dtype_or(dtype, self.t.dtype())?;
+        let dtype = dtype_or(dtype, self.tensor().dtype())?;
         finish(
             Tensor::full(&shape_of(size)?, Scalar::Int(1), dtype).py()?,
             requires_grad,
@@ -730,7 +749,7 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let _ = device;
         let shape = shape_of(&PyTuple::new(size.py(), [size])?)?;
-        let dtype = dtype_or(dtype, self.t.dtype())?;
+        let dtype = dtype_or(dtype, self.tensor().dtype())?;
         finish(
             Tensor::full(&shape, scalar(fill_value)?, dtype).py()?,
             requires_grad,

@@ -151,7 +151,7 @@ fn _saved_output(t: Bound<'_, PyTensor>, output_nr: u32) -> PyResult<Bound<'_, P
     match CURRENT_NODE.with_borrow(|n| n.clone()) {
         Some(node) => Bound::new(
             t.py(),
-            PyTensor::from(t.get().t.with_grad_fn(node, output_nr)),
+            PyTensor::from(t.get().tensor().with_grad_fn(node, output_nr)),
         ),
         None => Ok(t),
     }
@@ -185,7 +185,7 @@ fn _function_record<'py>(
 ) -> PyResult<Bound<'py, PyTuple>> {
     let inputs: Vec<Option<Tensor>> = args
         .iter()
-        .map(|a| a.downcast::<PyTensor>().ok().map(|t| t.get().t.clone()))
+        .map(|a| a.downcast::<PyTensor>().ok().map(|t| t.get().tensor()))
         .collect();
     let input_refs: Vec<&Tensor> = inputs.iter().flatten().collect();
     let recording = any_requires_grad(&input_refs);
@@ -198,7 +198,7 @@ fn _function_record<'py>(
             result.push(out);
             continue;
         };
-        let tensor = t.get().t.clone();
+        let tensor = t.get().tensor();
         metas.push(OutputMeta {
             shape: tensor.shape().into(),
             dtype: tensor.dtype(),
@@ -254,10 +254,10 @@ fn _function_record<'py>(
 /// saving an inference tensor for a recorded node fails as in the core.
 #[pyfunction]
 fn _version_at_saving(t: PyRef<'_, PyTensor>, recording: bool) -> PyResult<u64> {
-    if recording && t.t.is_inference() && !grad_mode::is_inference_mode_enabled() {
+    if recording && t.tensor().is_inference() && !grad_mode::is_inference_mode_enabled() {
         return Err(PyRuntimeError::new_err(saved::INFERENCE_SAVED));
     }
-    Ok(t.t.version())
+    Ok(t.tensor().version())
 }
 
 /// The version a tensor's storage is at, for saved-tensor checks in Python.
@@ -268,23 +268,29 @@ fn _check_saved_version(
     node_name: &str,
     output_nr: Option<u32>,
 ) -> PyResult<()> {
-    let current = t.t.version();
+    let current = t.tensor().version();
     if current == saved_version {
         return Ok(());
     }
     let which = match output_nr {
         Some(nr) => format!(", which is output {nr} of {node_name},"),
-        None => {
-            t.t.grad_fn()
-                .map(|f| format!(", which is output {} of {},", t.t.output_nr(), f.name()))
-                .unwrap_or_default()
-        }
+        None => t
+            .tensor()
+            .grad_fn()
+            .map(|f| {
+                format!(
+                    ", which is output {} of {},",
+                    t.tensor().output_nr(),
+                    f.name()
+                )
+            })
+            .unwrap_or_default(),
     };
     let r: Result<()> = (|| {
         bail!(
             Runtime,
             "one of the variables needed for gradient computation has been modified by an inplace operation: [{}]{} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with ferrograd.autograd.set_detect_anomaly(True).",
-            t.t.type_description(),
+            t.tensor().type_description(),
             which,
             current,
             saved_version

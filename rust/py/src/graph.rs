@@ -51,7 +51,7 @@ impl PackedSaved for PyPacked {
 /// The tensor an unpack hook returned, or torch's error.
 fn unpack_hook_result(r: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     match r.downcast::<PyTensor>() {
-        Ok(t) => Ok(t.get().t.clone()),
+        Ok(t) => Ok(t.get().tensor()),
         Err(_) => Err(PyTypeError::new_err(format!(
             "Output of saved tensor unpack_hook expected to be a Tensor but got result of type {}",
             r.get_type().name()?
@@ -87,9 +87,9 @@ fn _current_saved_tensors_hooks(py: Python<'_>) -> Option<(Py<PyAny>, Py<PyAny>)
 /// checking that it leaves its input alone), for custom Functions.
 #[pyfunction]
 fn _run_pack_hook(pack: &Bound<'_, PyAny>, t: &Bound<'_, PyTensor>) -> PyResult<Py<PyAny>> {
-    let version = t.get().t.version();
+    let version = t.get().tensor().version();
     let packed = saved::with_hooks_suspended(|| pack.call1((t,)))?;
-    if t.get().t.version() != version {
+    if t.get().tensor().version() != version {
         return Err(PyRuntimeError::new_err(saved::PACK_IN_PLACE));
     }
     Ok(packed.unbind())
@@ -185,6 +185,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pymethods]
 impl PyTensor {
     fn __traverse__(&self, visit: PyVisit<'_>) -> std::result::Result<(), PyTraverseError> {
-        traverse_graph(&self.t, &visit)
+        match self.try_lock_tensor() {
+            Some(t) => traverse_graph(&t, &visit),
+            None => Ok(()),
+        }
     }
 }

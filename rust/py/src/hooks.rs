@@ -104,7 +104,7 @@ fn checked_result(
             result.get_type().name()?
         )));
     };
-    let new = new.get().t.clone();
+    let new = new.get().tensor();
     if new.dtype() != original.dtype() {
         return Err(PyRuntimeError::new_err(format!(
             "hook '{}' has changed the type of value (was ferrograd.{} got ferrograd.{})",
@@ -142,10 +142,10 @@ impl PyTensor {
     /// may return a replacement.
     fn register_hook(&self, hook: Py<PyAny>) -> PyResult<HookHandle> {
         let hook = Arc::new(hook);
-        let id = autograd::register_hook(&self.t, grad_hook(hook.clone())).py()?;
+        let id = autograd::register_hook(&self.tensor(), grad_hook(hook.clone())).py()?;
         remember(id, &hook);
         Ok(HookHandle {
-            target: HookTarget::Tensor(self.t.clone()),
+            target: HookTarget::Tensor(self.tensor()),
             id,
         })
     }
@@ -167,10 +167,10 @@ impl PyTensor {
             })
             .map_err(external)
         });
-        let id = autograd::register_post_accumulate_grad_hook(&self.t, py_hook).py()?;
+        let id = autograd::register_post_accumulate_grad_hook(&self.tensor(), py_hook).py()?;
         remember(id, &hook);
         Ok(HookHandle {
-            target: HookTarget::Tensor(self.t.clone()),
+            target: HookTarget::Tensor(self.tensor()),
             id,
         })
     }

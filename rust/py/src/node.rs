@@ -93,7 +93,7 @@ impl PyNode {
             .backward_fn()
             .as_any()
             .downcast_ref::<AccumulateGrad>()
-            .map(|a| a.leaf.clone().into())
+            .map(|a| a.leaf.latest().into())
     }
 
     /// In PyTorch a custom Function's node is its `ctx`: what `forward`

@@ -93,34 +93,34 @@ pub(crate) fn rounded_division<'py>(
 #[pymethods]
 impl PyTensor {
     fn __add__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::add, false)
+        dunder(py, &self.tensor(), other, binary::add, false)
     }
     /// `c + x` is `x + c`, as in PyTorch: the node's first edge is `x`'s.
     fn __radd__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::add, false)
+        dunder(py, &self.tensor(), other, binary::add, false)
     }
     fn __sub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::sub, false)
+        dunder(py, &self.tensor(), other, binary::sub, false)
     }
     fn __rsub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::sub, true)
+        dunder(py, &self.tensor(), other, binary::sub, true)
     }
     fn __mul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::mul, false)
+        dunder(py, &self.tensor(), other, binary::mul, false)
     }
     /// `c * x` is `x * c`, as in PyTorch.
     fn __rmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::mul, false)
+        dunder(py, &self.tensor(), other, binary::mul, false)
     }
     fn __truediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::div, false)
+        dunder(py, &self.tensor(), other, binary::div, false)
     }
     fn __rtruediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         // As in PyTorch, `c / x` is `x.reciprocal() * c`: backward needs the
         // reciprocal, not `x`, so `x` may be written in place afterwards.
         dunder(
             py,
-            &self.t,
+            &self.tensor(),
             other,
             |c, x| match x.dtype().is_complex() {
                 // No complex reciprocal kernel: the quotient itself.
@@ -140,10 +140,13 @@ impl PyTensor {
             let Ok(e) = scalar(other) else {
                 return Ok(py.NotImplemented());
             };
-            let out = maybe_detach(py, self.t.numel(), || binary::pow_scalar(&self.t, e)).py()?;
+            let out = maybe_detach(py, self.tensor().numel(), || {
+                binary::pow_scalar(&self.tensor(), e)
+            })
+            .py()?;
             return Ok(Bound::new(py, PyTensor::from(out))?.into_any().unbind());
         }
-        dunder(py, &self.t, other, binary::pow, false)
+        dunder(py, &self.tensor(), other, binary::pow, false)
     }
     fn __rpow__(
         &self,
@@ -151,67 +154,73 @@ impl PyTensor {
         other: &Bound<'_, PyAny>,
         _modulo: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::pow, true)
+        dunder(py, &self.tensor(), other, binary::pow, true)
     }
     fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::eq, false)
+        dunder(py, &self.tensor(), other, binary::eq, false)
     }
     fn __ne__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::ne, false)
+        dunder(py, &self.tensor(), other, binary::ne, false)
     }
     fn __lt__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::lt, false)
+        dunder(py, &self.tensor(), other, binary::lt, false)
     }
     fn __le__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::le, false)
+        dunder(py, &self.tensor(), other, binary::le, false)
     }
     fn __gt__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::gt, false)
+        dunder(py, &self.tensor(), other, binary::gt, false)
     }
     fn __ge__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::ge, false)
+        dunder(py, &self.tensor(), other, binary::ge, false)
     }
     fn __and__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::bitwise_and, false)
+        dunder(py, &self.tensor(), other, binary::bitwise_and, false)
     }
     fn __or__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::bitwise_or, false)
+        dunder(py, &self.tensor(), other, binary::bitwise_or, false)
     }
     fn __xor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::bitwise_xor, false)
+        dunder(py, &self.tensor(), other, binary::bitwise_xor, false)
     }
     fn __rand__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::bitwise_and, true)
+        dunder(py, &self.tensor(), other, binary::bitwise_and, true)
     }
     fn __ror__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::bitwise_or, true)
+        dunder(py, &self.tensor(), other, binary::bitwise_or, true)
     }
     fn __rxor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::bitwise_xor, true)
+        dunder(py, &self.tensor(), other, binary::bitwise_xor, true)
     }
     fn __lshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::bitwise_left_shift, false)
+        dunder(py, &self.tensor(), other, binary::bitwise_left_shift, false)
     }
     fn __rlshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::bitwise_left_shift, true)
+        dunder(py, &self.tensor(), other, binary::bitwise_left_shift, true)
     }
     fn __rshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::bitwise_right_shift, false)
+        dunder(
+            py,
+            &self.tensor(),
+            other,
+            binary::bitwise_right_shift,
+            false,
+        )
     }
     fn __rrshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::bitwise_right_shift, true)
+        dunder(py, &self.tensor(), other, binary::bitwise_right_shift, true)
     }
     fn __invert__(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, binary::bitwise_not)
+        unary_op(py, &self.tensor(), binary::bitwise_not)
     }
     fn __neg__(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::neg)
+        unary_op(py, &self.tensor(), unary::neg)
     }
     fn __pos__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
         slf
     }
     fn __abs__(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::abs)
+        unary_op(py, &self.tensor(), unary::abs)
     }
 
     #[pyo3(signature = (other, *, alpha=None))]
@@ -223,8 +232,8 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let b = operand(other)?;
         let alpha = alpha.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
-        Ok(maybe_detach(py, self.t.numel(), || {
-            binary::add_scaled(&self.t, &b, alpha)
+        Ok(maybe_detach(py, self.tensor().numel(), || {
+            binary::add_scaled(&self.tensor(), &b, alpha)
         })
         .py()?
         .into())
@@ -238,17 +247,17 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let b = operand(other)?;
         let alpha = alpha.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
-        Ok(maybe_detach(py, self.t.numel(), || {
-            binary::sub_scaled(&self.t, &b, alpha)
+        Ok(maybe_detach(py, self.tensor().numel(), || {
+            binary::sub_scaled(&self.tensor(), &b, alpha)
         })
         .py()?
         .into())
     }
     fn mul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        call(py, &self.t, other, binary::mul)
+        call(py, &self.tensor(), other, binary::mul)
     }
     fn multiply(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        call(py, &self.t, other, binary::mul)
+        call(py, &self.tensor(), other, binary::mul)
     }
     #[pyo3(signature = (other, *, rounding_mode=None))]
     fn div(
@@ -258,61 +267,63 @@ impl PyTensor {
     ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         match rounding_mode.filter(|m| !m.is_none()) {
-            None => Ok(Bound::new(py, call(py, &slf.get().t, other, binary::div)?)?
-                .into_any()
-                .unbind()),
+            None => Ok(
+                Bound::new(py, call(py, &slf.get().tensor(), other, binary::div)?)?
+                    .into_any()
+                    .unbind(),
+            ),
             Some(mode) => Ok(rounded_division("divide", slf, other, mode)?.unbind()),
         }
     }
     fn true_divide(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        call(py, &self.t, other, binary::div)
+        call(py, &self.tensor(), other, binary::div)
     }
     fn pow(&self, py: Python<'_>, exponent: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         if exponent.downcast::<PyTensor>().is_err() {
             let e = scalar(exponent)?;
-            return Ok(
-                maybe_detach(py, self.t.numel(), || binary::pow_scalar(&self.t, e))
-                    .py()?
-                    .into(),
-            );
+            return Ok(maybe_detach(py, self.tensor().numel(), || {
+                binary::pow_scalar(&self.tensor(), e)
+            })
+            .py()?
+            .into());
         }
-        call(py, &self.t, exponent, binary::pow)
+        call(py, &self.tensor(), exponent, binary::pow)
     }
     fn maximum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        call(py, &self.t, other, binary::maximum)
+        call(py, &self.tensor(), other, binary::maximum)
     }
     fn minimum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        call(py, &self.t, other, binary::minimum)
+        call(py, &self.tensor(), other, binary::minimum)
     }
     fn eq(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        call(py, &self.t, other, binary::eq)
+        call(py, &self.tensor(), other, binary::eq)
     }
     fn ne(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        call(py, &self.t, other, binary::ne)
+        call(py, &self.tensor(), other, binary::ne)
     }
     fn lt(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        call(py, &self.t, other, binary::lt)
+        call(py, &self.tensor(), other, binary::lt)
     }
     fn le(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        call(py, &self.t, other, binary::le)
+        call(py, &self.tensor(), other, binary::le)
     }
     fn gt(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        call(py, &self.t, other, binary::gt)
+        call(py, &self.tensor(), other, binary::gt)
     }
     fn ge(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        call(py, &self.t, other, binary::ge)
+        call(py, &self.tensor(), other, binary::ge)
     }
     fn logical_and(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        call(py, &self.t, other, unary::logical_and)
+        call(py, &self.tensor(), other, unary::logical_and)
     }
     fn logical_or(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        call(py, &self.t, other, unary::logical_or)
+        call(py, &self.tensor(), other, unary::logical_or)
     }
     fn logical_xor(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        call(py, &self.t, other, unary::logical_xor)
+        call(py, &self.tensor(), other, unary::logical_xor)
     }
     fn logical_not(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::logical_not)
+        unary_op(py, &self.tensor(), unary::logical_not)
     }
     /// `x.where(cond, other)`: `x` where `cond`, else `other`.
     fn r#where(
@@ -320,49 +331,51 @@ impl PyTensor {
         condition: PyRef<'_, PyTensor>,
         other: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
-        Ok(unary::where_(&condition.t, &self.t, &operand(other)?)
-            .py()?
-            .into())
+        Ok(
+            unary::where_(&condition.tensor(), &self.tensor(), &operand(other)?)
+                .py()?
+                .into(),
+        )
     }
 
     fn neg(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::neg)
+        unary_op(py, &self.tensor(), unary::neg)
     }
     fn negative(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::neg)
+        unary_op(py, &self.tensor(), unary::neg)
     }
     fn abs(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::abs)
+        unary_op(py, &self.tensor(), unary::abs)
     }
     fn exp(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        transcendental_op(py, &self.t, unary::exp)
+        transcendental_op(py, &self.tensor(), unary::exp)
     }
     fn log(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        transcendental_op(py, &self.t, unary::log)
+        transcendental_op(py, &self.tensor(), unary::log)
     }
     fn sqrt(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::sqrt)
+        unary_op(py, &self.tensor(), unary::sqrt)
     }
     fn sin(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        transcendental_op(py, &self.t, unary::sin)
+        transcendental_op(py, &self.tensor(), unary::sin)
     }
     fn cos(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        transcendental_op(py, &self.t, unary::cos)
+        transcendental_op(py, &self.tensor(), unary::cos)
     }
     fn tanh(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        transcendental_op(py, &self.t, unary::tanh)
+        transcendental_op(py, &self.tensor(), unary::tanh)
     }
     fn sigmoid(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        transcendental_op(py, &self.t, unary::sigmoid)
+        transcendental_op(py, &self.tensor(), unary::sigmoid)
     }
     fn relu(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::relu)
+        unary_op(py, &self.tensor(), unary::relu)
     }
     fn sgn(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::sgn)
+        unary_op(py, &self.tensor(), unary::sgn)
     }
     fn conj(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        unary_op(py, &self.t, unary::conj)
+        unary_op(py, &self.tensor(), unary::conj)
     }
     /// `round()`, or with `decimals` the rarer form composed in Python
     /// (`ferrograd._functions._round_decimals`).
@@ -375,7 +388,7 @@ impl PyTensor {
                 .getattr("_round_decimals")?
                 .call1((slf, decimals));
         }
-        let out = unary_op(py, &slf.get().t, unary::round)?;
+        let out = unary_op(py, &slf.get().tensor(), unary::round)?;
         Ok(Bound::new(py, out)?.into_any())
     }
     #[pyo3(signature = (min=None, max=None))]
@@ -386,15 +399,17 @@ impl PyTensor {
         max: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let bounds = ClampBounds::extract(min, max)?;
-        Ok(maybe_detach(py, self.t.numel(), || bounds.clamp(&self.t))
-            .py()?
-            .into())
+        Ok(
+            maybe_detach(py, self.tensor().numel(), || bounds.clamp(&self.tensor()))
+                .py()?
+                .into(),
+        )
     }
     fn clamp_min(&self, py: Python<'_>, min: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        clamp_one_side(py, &self.t, min, unary::clamp_min)
+        clamp_one_side(py, &self.tensor(), min, unary::clamp_min)
     }
     fn clamp_max(&self, py: Python<'_>, max: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        clamp_one_side(py, &self.t, max, unary::clamp_max)
+        clamp_one_side(py, &self.tensor(), max, unary::clamp_max)
     }
     #[pyo3(signature = (min=None, max=None))]
     fn clip(
@@ -406,17 +421,17 @@ impl PyTensor {
         self.clamp(py, min, max)
     }
     fn isnan(&self) -> PyResult<PyTensor> {
-        unary::float_predicate(&self.t, f64::is_nan)
+        unary::float_predicate(&self.tensor(), f64::is_nan)
             .py()
             .map(Into::into)
     }
     fn isfinite(&self) -> PyResult<PyTensor> {
-        unary::float_predicate(&self.t, f64::is_finite)
+        unary::float_predicate(&self.tensor(), f64::is_finite)
             .py()
             .map(Into::into)
     }
     fn isinf(&self) -> PyResult<PyTensor> {
-        unary::float_predicate(&self.t, f64::is_infinite)
+        unary::float_predicate(&self.tensor(), f64::is_infinite)
             .py()
             .map(Into::into)
     }
@@ -433,8 +448,8 @@ impl PyTensor {
         let args = dim_args("sum", dim, keepdim, numpy)?;
         let (d, keepdim) = (args.dims()?.unwrap_or_default(), args.keepdim);
         let t = match crate::convert::optional_dtype(dtype)? {
-            Some(dt) => ferrograd_core::ops::copy::to_dtype(&self.t, dt).py()?,
-            None => self.t.clone(),
+            Some(dt) => ferrograd_core::ops::copy::to_dtype(&self.tensor(), dt).py()?,
+            None => self.tensor(),
         };
         Ok(maybe_detach(py, t.numel(), || reduce::sum(&t, &d, keepdim))
             .py()?
@@ -452,8 +467,8 @@ impl PyTensor {
         let args = dim_args("mean", dim, keepdim, numpy)?;
         let (d, keepdim) = (args.dims()?.unwrap_or_default(), args.keepdim);
         let t = match crate::convert::optional_dtype(dtype)? {
-            Some(dt) => ferrograd_core::ops::copy::to_dtype(&self.t, dt).py()?,
-            None => self.t.clone(),
+            Some(dt) => ferrograd_core::ops::copy::to_dtype(&self.tensor(), dt).py()?,
+            None => self.tensor(),
         };
         Ok(
             maybe_detach(py, t.numel(), || reduce::mean(&t, &d, keepdim))
@@ -472,7 +487,7 @@ impl PyTensor {
         let args = dim_args("prod", dim, keepdim, numpy)?;
         let dtype = crate::convert::optional_dtype(dtype)?;
         Ok(
-            ferrograd_core::ops::reduce::prod(&self.t, args.single()?, args.keepdim, dtype)
+            ferrograd_core::ops::reduce::prod(&self.tensor(), args.single()?, args.keepdim, dtype)
                 .py()?
                 .into(),
         )
@@ -494,13 +509,17 @@ impl PyTensor {
             _ => None,
         };
         let out = match dtype {
-            Some(PyDType(dtype)) => shape::view_dtype(&self.t, dtype),
-            None => shape::view(&self.t, &sizes_or_keyword(shape, kwargs, "size")?),
+            Some(PyDType(dtype)) => shape::view_dtype(&self.tensor(), dtype),
+            None => shape::view(&self.tensor(), &sizes_or_keyword(shape, kwargs, "size")?),
         };
         Ok(out.py()?.into())
     }
     fn view_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(shape::view(&self.t, &to_i64s(other.t.shape())).py()?.into())
+        Ok(
+            shape::view(&self.tensor(), &to_i64s(other.tensor().shape()))
+                .py()?
+                .into(),
+        )
     }
     #[pyo3(signature = (*shape, **kwargs))]
     fn reshape(
@@ -509,15 +528,17 @@ impl PyTensor {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
         Ok(
-            shape::reshape(&self.t, &sizes_or_keyword(shape, kwargs, "shape")?)
+            shape::reshape(&self.tensor(), &sizes_or_keyword(shape, kwargs, "shape")?)
                 .py()?
                 .into(),
         )
     }
     fn reshape_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(shape::reshape(&self.t, &to_i64s(other.t.shape()))
-            .py()?
-            .into())
+        Ok(
+            shape::reshape(&self.tensor(), &to_i64s(other.tensor().shape()))
+                .py()?
+                .into(),
+        )
     }
     #[pyo3(signature = (*sizes_, **kwargs))]
     fn expand(
@@ -526,13 +547,15 @@ impl PyTensor {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
         Ok(
-            shape::expand(&self.t, &sizes_or_keyword(sizes_, kwargs, "size")?)
+            shape::expand(&self.tensor(), &sizes_or_keyword(sizes_, kwargs, "size")?)
                 .py()?
                 .into(),
         )
     }
     fn expand_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(shape::expand_to(&self.t, other.t.shape()).py()?.into())
+        Ok(shape::expand_to(&self.tensor(), other.tensor().shape())
+            .py()?
+            .into())
     }
     #[pyo3(signature = (*dims_, **kwargs))]
     fn permute(
@@ -541,29 +564,29 @@ impl PyTensor {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
         Ok(
-            shape::permute(&self.t, &sizes_or_keyword(dims_, kwargs, "dims")?)
+            shape::permute(&self.tensor(), &sizes_or_keyword(dims_, kwargs, "dims")?)
                 .py()?
                 .into(),
         )
     }
     fn transpose(&self, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
-        Ok(shape::transpose(&self.t, dim0, dim1).py()?.into())
+        Ok(shape::transpose(&self.tensor(), dim0, dim1).py()?.into())
     }
     fn swapaxes(&self, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
         self.transpose(dim0, dim1)
     }
     fn t(&self) -> PyResult<PyTensor> {
-        Ok(shape::t(&self.t).py()?.into())
+        Ok(shape::t(&self.tensor()).py()?.into())
     }
     #[getter(T)]
     fn big_t(&self) -> PyResult<PyTensor> {
-        let n = self.t.ndim() as i64;
+        let n = self.tensor().ndim() as i64;
         let rev: Vec<i64> = (0..n).rev().collect();
-        Ok(shape::permute(&self.t, &rev).py()?.into())
+        Ok(shape::permute(&self.tensor(), &rev).py()?.into())
     }
     #[getter(mT)]
     fn matrix_t(&self) -> PyResult<PyTensor> {
-        Ok(shape::transpose(&self.t, -2, -1).py()?.into())
+        Ok(shape::transpose(&self.tensor(), -2, -1).py()?.into())
     }
     #[pyo3(signature = (dim=None, **numpy))]
     fn unsqueeze(
@@ -572,7 +595,7 @@ impl PyTensor {
         numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
         let dim = dim_arg("unsqueeze", dim, numpy)?.required("unsqueeze")?;
-        Ok(shape::unsqueeze(&self.t, dim).py()?.into())
+        Ok(shape::unsqueeze(&self.tensor(), dim).py()?.into())
     }
     #[pyo3(signature = (dim=None, **numpy))]
     fn squeeze(
@@ -581,22 +604,28 @@ impl PyTensor {
         numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
         let d = dim_arg("squeeze", dim, numpy)?.dims()?;
-        Ok(shape::squeeze(&self.t, d.as_deref()).py()?.into())
+        Ok(shape::squeeze(&self.tensor(), d.as_deref()).py()?.into())
     }
     #[pyo3(signature = (start_dim=0, end_dim=-1))]
     fn flatten(&self, start_dim: i64, end_dim: i64) -> PyResult<PyTensor> {
-        Ok(shape::flatten(&self.t, start_dim, end_dim).py()?.into())
+        Ok(shape::flatten(&self.tensor(), start_dim, end_dim)
+            .py()?
+            .into())
     }
     fn narrow(&self, dim: i64, start: i64, length: i64) -> PyResult<PyTensor> {
-        Ok(shape::narrow(&self.t, dim, start, length).py()?.into())
+        Ok(shape::narrow(&self.tensor(), dim, start, length)
+            .py()?
+            .into())
     }
     #[pyo3(signature = (diagonal=0))]
     fn diag(&self, diagonal: i64) -> PyResult<PyTensor> {
-        Ok(shape::diag(&self.t, diagonal).py()?.into())
+        Ok(shape::diag(&self.tensor(), diagonal).py()?.into())
     }
     #[pyo3(signature = (offset=0, dim1=0, dim2=1))]
     fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> PyResult<PyTensor> {
-        Ok(shape::diagonal(&self.t, offset, dim1, dim2).py()?.into())
+        Ok(shape::diagonal(&self.tensor(), offset, dim1, dim2)
+            .py()?
+            .into())
     }
     #[pyo3(signature = (size, stride, storage_offset=None))]
     fn as_strided(
@@ -605,15 +634,19 @@ impl PyTensor {
         stride: Vec<i64>,
         storage_offset: Option<i64>,
     ) -> PyResult<PyTensor> {
-        Ok(shape::as_strided(&self.t, &size, &stride, storage_offset)
+        Ok(
+            shape::as_strided(&self.tensor(), &size, &stride, storage_offset)
+                .py()?
+                .into(),
+        )
+    }
+    fn unfold(&self, dimension: i64, size: i64, step: i64) -> PyResult<PyTensor> {
+        Ok(shape::unfold(&self.tensor(), dimension, size, step)
             .py()?
             .into())
     }
-    fn unfold(&self, dimension: i64, size: i64, step: i64) -> PyResult<PyTensor> {
-        Ok(shape::unfold(&self.t, dimension, size, step).py()?.into())
-    }
     fn select(&self, dim: i64, index: i64) -> PyResult<PyTensor> {
-        Ok(shape::select(&self.t, dim, index).py()?.into())
+        Ok(shape::select(&self.tensor(), dim, index).py()?.into())
     }
 }
 

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 /// Writes `value` (a tensor, broadcast, or a number) into the view `part`.
 fn assign(part: &Tensor, value: &Bound<'_, PyAny>) -> PyResult<()> {
     match value.downcast::<PyTensor>() {
-        Ok(v) => inplace::copy_(part, &v.get().t).py(),
+        Ok(v) => inplace::copy_(part, &v.get().tensor()).py(),
         Err(_) => inplace::fill_(part, scalar(value)?).py(),
     }
 }
@@ -36,7 +36,7 @@ impl PyTensor {
     /// is its own real part).
     #[getter]
     fn real<'py>(slf: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyAny>> {
-        let t = &slf.get().t;
+        let t = &slf.get().tensor();
         if !t.dtype().is_complex() {
             return Ok(slf.clone().into_any());
         }
@@ -44,29 +44,31 @@ impl PyTensor {
     }
     #[setter]
     fn set_real(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        assign(&complex::real(&self.t).py()?, value)
+        assign(&complex::real(&self.tensor()).py()?, value)
     }
     /// The imaginary parts, a view sharing this tensor's memory.
     #[getter]
     fn imag(&self) -> PyResult<PyTensor> {
-        Ok(complex::imag(&self.t).py()?.into())
+        Ok(complex::imag(&self.tensor()).py()?.into())
     }
     #[setter]
     fn set_imag(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        assign(&complex::imag(&self.t).py()?, value)
+        assign(&complex::imag(&self.tensor()).py()?, value)
     }
     fn angle(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        Ok(maybe_detach(py, self.t.numel(), || complex::angle(&self.t))
-            .py()?
-            .into())
-    }
-    /// The conjugate as a new tensor (`conj` is never lazy in ferrograd).
-    fn conj_physical(&self, py: Python<'_>) -> PyResult<PyTensor> {
         Ok(
-            maybe_detach(py, self.t.numel(), || unary::conj_physical(&self.t))
+            maybe_detach(py, self.tensor().numel(), || complex::angle(&self.tensor()))
                 .py()?
                 .into(),
         )
+    }
+    /// The conjugate as a new tensor (`conj` is never lazy in ferrograd).
+    fn conj_physical(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        Ok(maybe_detach(py, self.tensor().numel(), || {
+            unary::conj_physical(&self.tensor())
+        })
+        .py()?
+        .into())
     }
     /// This tensor: ferrograd's `conj` always materialises.
     fn resolve_conj(slf: Bound<'_, PyTensor>) -> Bound<'_, PyTensor> {
@@ -81,13 +83,13 @@ impl PyTensor {
 /// `ferrograd.view_as_real(input)`: a real view with a trailing dimension of 2.
 #[pyfunction]
 fn view_as_real(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-    Ok(complex::view_as_real(&input.t).py()?.into())
+    Ok(complex::view_as_real(&input.tensor()).py()?.into())
 }
 
 /// `ferrograd.view_as_complex(input)`: a complex view of pairs in the last dimension.
 #[pyfunction]
 fn view_as_complex(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-    Ok(complex::view_as_complex(&input.t).py()?.into())
+    Ok(complex::view_as_complex(&input.tensor()).py()?.into())
 }
 
 /// `ferrograd.complex(real, imag)`: `real + i imag`.

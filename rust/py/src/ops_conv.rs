@@ -29,7 +29,12 @@ fn _conv2d(
     dilation: Pair,
     groups: usize,
 ) -> PyResult<PyTensor> {
-    let (x, w, b) = (&input.t, &weight.t, bias.as_ref().map(|b| &b.t));
+    let (x, w, b) = (
+        &input.tensor(),
+        &weight.tensor(),
+        bias.as_ref().map(|b| b.tensor()),
+    );
+    let b = b.as_ref();
     let work = convolution_work(x, w);
     Ok(maybe_detach(py, work, || {
         conv::conv2d(x, w, b, stride, padding, dilation, groups)
@@ -53,7 +58,12 @@ fn _conv_transpose2d(
     groups: usize,
     dilation: Pair,
 ) -> PyResult<PyTensor> {
-    let (x, w, b) = (&input.t, &weight.t, bias.as_ref().map(|b| &b.t));
+    let (x, w, b) = (
+        &input.tensor(),
+        &weight.tensor(),
+        bias.as_ref().map(|b| b.tensor()),
+    );
+    let b = b.as_ref();
     let shape = Transposed {
         stride,
         padding,
@@ -74,7 +84,7 @@ fn windowed(
     input: &PyTensor,
     op: impl FnOnce(&Tensor) -> Result<Tensor> + Send,
 ) -> PyResult<PyTensor> {
-    let x = &input.t;
+    let x = &input.tensor();
     Ok(maybe_detach(py, x.numel(), || op(x)).py()?.into())
 }
 
@@ -96,7 +106,7 @@ fn _max_pool2d(
         padding,
         stride,
     };
-    let x = &input.t;
+    let x = &input.tensor();
     let (out, at) = maybe_detach(py, x.numel(), || conv::max_pool2d(x, win, ceil_mode)).py()?;
     Ok((out.into(), at.into()))
 }

@@ -28,7 +28,7 @@ fn unary<R: Send>(
     a: &PyTensor,
     op: impl FnOnce(&Tensor) -> Result<R> + Send,
 ) -> PyResult<R> {
-    let a = &a.t;
+    let a = &a.tensor();
     cubic(py, a, || op(a))
 }
 
@@ -39,7 +39,7 @@ fn binary(
     b: &PyTensor,
     op: impl FnOnce(&Tensor, &Tensor) -> Result<Tensor> + Send,
 ) -> PyResult<PyTensor> {
-    let (a, b) = (&a.t, &b.t);
+    let (a, b) = (&a.tensor(), &b.tensor());
     let larger = if a.numel() >= b.numel() { a } else { b };
     Ok(cubic(py, larger, || op(a, b))?.into())
 }
@@ -147,7 +147,7 @@ fn linalg_matrix_power(py: Python<'_>, a: Arg<'_>, n: i64) -> PyResult<PyTensor>
 
 #[pyfunction]
 fn linalg_multi_dot(py: Python<'_>, tensors: Vec<Arg<'_>>) -> PyResult<PyTensor> {
-    let ts: Vec<Tensor> = tensors.iter().map(|t| t.t.clone()).collect();
+    let ts: Vec<Tensor> = tensors.iter().map(|t| t.tensor()).collect();
     let work = ts.iter().map(|t| t.numel()).max().unwrap_or(0);
     Ok(maybe_detach(py, work, || linalg::multi_dot(&ts))
         .py()?

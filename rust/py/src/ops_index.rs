@@ -17,7 +17,7 @@ fn tensor_list(seq: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
         .map(|x| {
             let x = x?;
             match x.downcast::<PyTensor>() {
-                Ok(t) => Ok(t.get().t.clone()),
+                Ok(t) => Ok(t.get().tensor()),
                 Err(_) => Err(PyTypeError::new_err(format!(
                     "expected Tensor as element in argument 0, but got {}",
                     x.get_type().name()?
@@ -31,7 +31,7 @@ fn tensor_list(seq: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
 /// `x[0] = row[None]` works, as in PyTorch) or a number; other values raise PyTorch's error.
 fn assigned_value(x: &Tensor, value: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     if let Ok(t) = value.downcast::<PyTensor>() {
-        let t = &t.get().t;
+        let t = &t.get().tensor();
         let lead = t.shape().iter().take_while(|&&d| d == 1).count();
         if lead == 0 {
             return Ok(t.clone());
@@ -66,7 +66,7 @@ fn scatter_source(
 ) -> PyResult<scatter::Source> {
     match (src, value) {
         (Some(s), _) => match s.downcast::<PyTensor>() {
-            Ok(t) => Ok(scatter::Source::Tensor(t.get().t.clone())),
+            Ok(t) => Ok(scatter::Source::Tensor(t.get().tensor())),
             Err(_) => Ok(scatter::Source::Value(scalar(s)?)),
         },
         (None, Some(v)) => Ok(scatter::Source::Value(scalar(v)?)),
@@ -107,11 +107,11 @@ enum Item {
 /// int64 as in PyTorch.
 fn index_tensor(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     if let Ok(t) = obj.downcast::<PyTensor>() {
-        return Ok(t.get().t.clone());
+        return Ok(t.get().tensor());
     }
     let fg = obj.py().import("ferrograd")?;
     let t: PyRef<'_, PyTensor> = fg.getattr("as_tensor")?.call1((obj,))?.extract()?;
-    let t = t.t.clone();
+    let t = t.tensor();
     if t.numel() == 0 && t.dtype() != DType::Bool {
         return ferrograd_core::ops::copy::try_cast(&t, DType::Int64).py();
     }
@@ -305,9 +305,9 @@ fn apply_basic(
 impl PyTensor {
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let items = parse(key)?;
-        let (x, adv) = apply_basic(&self.t, &items, false)?;
+        let (x, adv) = apply_basic(&self.tensor(), &items, false)?;
         if adv.iter().all(|a| a.is_none()) {
-            if x.same(&self.t) {
+            if x.same(&self.tensor()) {
                 // `x[...]` / `x[()]`: a new view of the same data.
                 return Ok(shape::expand_to(&x, x.shape()).py()?.into());
             }
@@ -322,9 +322,9 @@ impl PyTensor {
     /// (rewriting the base's history through `CopySlices` when recorded);
     /// advanced ones go through `index_put_` (`IndexPutBackward0`).
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let value = assigned_value(&self.t, value)?;
+        let value = assigned_value(&self.tensor(), value)?;
         let items = parse(key)?;
-        let (x, adv) = apply_basic(&self.t, &items, true)?;
+        let (x, adv) = apply_basic(&self.tensor(), &items, true)?;
         if adv.iter().all(|a| a.is_none()) {
             value.layout().broadcast_to(x.shape()).py()?;
             return inplace::copy_(&x, &value).py();
@@ -340,7 +340,7 @@ impl PyTensor {
         accumulate: bool,
     ) -> PyResult<Py<PyTensor>> {
         let idx = index_list(indices)?;
-        inplace::index_put_(&slf.t, &idx, &values.t, accumulate).py()?;
+        inplace::index_put_(&slf.tensor(), &idx, &values.tensor(), accumulate).py()?;
         Ok(slf.into())
     }
 
@@ -352,9 +352,11 @@ impl PyTensor {
         accumulate: bool,
     ) -> PyResult<PyTensor> {
         let idx = index_list(indices)?;
-        Ok(index_put::index_put(&self.t, &idx, &values.t, accumulate)
-            .py()?
-            .into())
+        Ok(
+            index_put::index_put(&self.tensor(), &idx, &values.tensor(), accumulate)
+                .py()?
+                .into(),
+        )
     }
 
     #[pyo3(signature = (dim, index, source, *, alpha=None))]
@@ -366,7 +368,7 @@ impl PyTensor {
         alpha: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyTensor>> {
         let alpha = alpha.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
-        inplace::index_add_(&slf.t, dim, &index.t, &source.t, alpha).py()?;
+        inplace::index_add_(&slf.tensor(), dim, &index.tensor(), &source.tensor(), alpha).py()?;
         Ok(slf.into())
     }
 
@@ -379,11 +381,15 @@ impl PyTensor {
         alpha: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let alpha = alpha.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
-        Ok(
-            index_put::index_add(&self.t, dim, &index.t, &source.t, alpha)
-                .py()?
-                .into(),
+        Ok(index_put::index_add(
+            &self.tensor(),
+            dim,
+            &index.tensor(),
+            &source.tensor(),
+            alpha,
         )
+        .py()?
+        .into())
     }
 
     #[pyo3(signature = (split_size_or_sections, dim=0))]
@@ -394,14 +400,14 @@ impl PyTensor {
         dim: i64,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let parts = match split_size_or_sections.extract::<i64>() {
-            Ok(n) if n >= 0 => index::split(&self.t, n as usize, dim),
+            Ok(n) if n >= 0 => index::split(&self.tensor(), n as usize, dim),
             Ok(n) => {
                 return Err(PyRuntimeError::new_err(format!(
                     "split expects split_size be non-negative, but got split_size={n}"
                 )))
             }
             Err(_) => index::split_with_sizes(
-                &self.t,
+                &self.tensor(),
                 &split_size_or_sections.extract::<Vec<i64>>()?,
                 dim,
             ),
@@ -417,7 +423,7 @@ impl PyTensor {
         numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let dim = dim_arg("chunk", dim, numpy)?.single()?.unwrap_or(0);
-        tuple_of(py, index::chunk(&self.t, chunks, dim).py()?)
+        tuple_of(py, index::chunk(&self.tensor(), chunks, dim).py()?)
     }
     #[pyo3(signature = (dim=None, **numpy))]
     fn unbind<'py>(
@@ -427,10 +433,12 @@ impl PyTensor {
         numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let dim = dim_arg("unbind", dim, numpy)?.single()?.unwrap_or(0);
-        tuple_of(py, index::unbind(&self.t, dim).py()?)
+        tuple_of(py, index::unbind(&self.tensor(), dim).py()?)
     }
     fn index_select(&self, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(index::index_select(&self.t, dim, &index.t).py()?.into())
+        Ok(index::index_select(&self.tensor(), dim, &index.tensor())
+            .py()?
+            .into())
     }
     /// `sparse_grad=True` asks PyTorch for a sparse gradient; ferrograd's
     /// is dense, with the same values.
@@ -442,7 +450,9 @@ impl PyTensor {
         sparse_grad: bool,
     ) -> PyResult<PyTensor> {
         let _ = sparse_grad;
-        Ok(index::gather(&self.t, dim, &index.t).py()?.into())
+        Ok(index::gather(&self.tensor(), dim, &index.tensor())
+            .py()?
+            .into())
     }
     #[pyo3(signature = (dim, index, src=None, *, value=None, reduce=None))]
     fn scatter(
@@ -454,9 +464,11 @@ impl PyTensor {
         reduce: Option<&str>,
     ) -> PyResult<PyTensor> {
         let src = scatter_source(src, value)?;
-        Ok(scatter::scatter_from(&self.t, dim, &index.t, src, reduce)
-            .py()?
-            .into())
+        Ok(
+            scatter::scatter_from(&self.tensor(), dim, &index.tensor(), src, reduce)
+                .py()?
+                .into(),
+        )
     }
     #[pyo3(signature = (dim, index, src=None, *, value=None, reduce=None))]
     fn scatter_(
@@ -468,7 +480,7 @@ impl PyTensor {
         reduce: Option<&str>,
     ) -> PyResult<Py<PyTensor>> {
         let src = scatter_source(src, value)?;
-        inplace::scatter_(&slf.t, dim, &index.t, src, reduce).py()?;
+        inplace::scatter_(&slf.tensor(), dim, &index.tensor(), src, reduce).py()?;
         Ok(slf.into())
     }
     fn scatter_add(
@@ -477,9 +489,11 @@ impl PyTensor {
         index: PyRef<'_, PyTensor>,
         src: PyRef<'_, PyTensor>,
     ) -> PyResult<PyTensor> {
-        Ok(scatter::scatter_add(&self.t, dim, &index.t, &src.t)
-            .py()?
-            .into())
+        Ok(
+            scatter::scatter_add(&self.tensor(), dim, &index.tensor(), &src.tensor())
+                .py()?
+                .into(),
+        )
     }
     fn scatter_add_(
         slf: PyRef<'_, Self>,
@@ -487,7 +501,7 @@ impl PyTensor {
         index: PyRef<'_, PyTensor>,
         src: PyRef<'_, PyTensor>,
     ) -> PyResult<Py<PyTensor>> {
-        inplace::scatter_add_(&slf.t, dim, &index.t, &src.t).py()?;
+        inplace::scatter_add_(&slf.tensor(), dim, &index.tensor(), &src.tensor()).py()?;
         Ok(slf.into())
     }
     #[pyo3(signature = (dim, index, src, reduce, *, include_self=true))]
@@ -500,11 +514,16 @@ impl PyTensor {
         include_self: bool,
     ) -> PyResult<PyTensor> {
         let reduce = scatter::Reduction::parse(reduce).py()?;
-        Ok(
-            scatter::scatter_reduce(&self.t, dim, &index.t, &src.t, reduce, include_self)
-                .py()?
-                .into(),
+        Ok(scatter::scatter_reduce(
+            &self.tensor(),
+            dim,
+            &index.tensor(),
+            &src.tensor(),
+            reduce,
+            include_self,
         )
+        .py()?
+        .into())
     }
     #[pyo3(signature = (dim, index, src, reduce, *, include_self=true))]
     fn scatter_reduce_(
@@ -516,7 +535,15 @@ impl PyTensor {
         include_self: bool,
     ) -> PyResult<Py<PyTensor>> {
         let reduce = scatter::Reduction::parse(reduce).py()?;
-        inplace::scatter_reduce_(&slf.t, dim, &index.t, &src.t, reduce, include_self).py()?;
+        inplace::scatter_reduce_(
+            &slf.tensor(),
+            dim,
+            &index.tensor(),
+            &src.tensor(),
+            reduce,
+            include_self,
+        )
+        .py()?;
         Ok(slf.into())
     }
     #[pyo3(signature = (*dims, **kwargs))]
@@ -526,7 +553,7 @@ impl PyTensor {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
         Ok(index::flip(
-            &self.t,
+            &self.tensor(),
             &crate::convert::sizes_or_keyword(dims, kwargs, "dims")?,
         )
         .py()?
@@ -540,7 +567,7 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let shifts = crate::convert::dims(Some(shifts))?.unwrap_or_default();
         let dims = crate::convert::dims(dims)?.unwrap_or_default();
-        Ok(index::roll(&self.t, &shifts, &dims).py()?.into())
+        Ok(index::roll(&self.tensor(), &shifts, &dims).py()?.into())
     }
     #[pyo3(signature = (dim=None, *, dtype=None, **numpy))]
     fn cumsum(
@@ -551,7 +578,7 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let dim = dim_arg("cumsum", dim, numpy)?.required("cumsum")?;
         let dtype = crate::convert::optional_dtype(dtype)?;
-        Ok(scan::cumsum(&self.t, dim, dtype).py()?.into())
+        Ok(scan::cumsum(&self.tensor(), dim, dtype).py()?.into())
     }
     #[pyo3(signature = (dim=None, *, dtype=None, **numpy))]
     fn cumprod(
@@ -562,15 +589,15 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let dim = dim_arg("cumprod", dim, numpy)?.required("cumprod")?;
         let dtype = crate::convert::optional_dtype(dtype)?;
-        Ok(scan::cumprod(&self.t, dim, dtype).py()?.into())
+        Ok(scan::cumprod(&self.tensor(), dim, dtype).py()?.into())
     }
     #[pyo3(signature = (diagonal=0))]
     fn tril(&self, diagonal: i64) -> PyResult<PyTensor> {
-        Ok(index::tril(&self.t, diagonal).py()?.into())
+        Ok(index::tril(&self.tensor(), diagonal).py()?.into())
     }
     #[pyo3(signature = (diagonal=0))]
     fn triu(&self, diagonal: i64) -> PyResult<PyTensor> {
-        Ok(index::triu(&self.t, diagonal).py()?.into())
+        Ok(index::triu(&self.tensor(), diagonal).py()?.into())
     }
     #[pyo3(signature = (*sizes, **kwargs))]
     fn repeat(
@@ -579,7 +606,7 @@ impl PyTensor {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
         Ok(index::repeat(
-            &self.t,
+            &self.tensor(),
             &crate::convert::sizes_or_keyword(sizes, kwargs, "repeats")?,
         )
         .py()?
@@ -592,7 +619,7 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let s = crate::convert::dims(Some(source))?.unwrap_or_default();
         let d = crate::convert::dims(Some(destination))?.unwrap_or_default();
-        Ok(index::movedim(&self.t, &s, &d).py()?.into())
+        Ok(index::movedim(&self.tensor(), &s, &d).py()?.into())
     }
     fn moveaxis(
         &self,
@@ -606,9 +633,11 @@ impl PyTensor {
         mask: PyRef<'_, PyTensor>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
-        Ok(index::masked_fill(&self.t, &mask.t, scalar(value)?)
-            .py()?
-            .into())
+        Ok(
+            index::masked_fill(&self.tensor(), &mask.tensor(), scalar(value)?)
+                .py()?
+                .into(),
+        )
     }
 }
 

@@ -1,20 +1,33 @@
 //! In-place tensor methods. Each returns the very object it was called on.
 
-use crate::convert::{clamp_bound, operand, scalar, ClampBounds};
+use crate::convert::{clamp_bound, dim_arg, operand, scalar, sizes_or_keyword, ClampBounds};
 use crate::errors::IntoPyResult;
 use crate::factories::drawing_from;
+use crate::memory_format::PyMemoryFormat;
 use crate::ops::rounded_division;
 use crate::tensor::{maybe_detach, PyTensor};
-use ferrograd_core::ops::{binary, inplace, random, unary};
+use ferrograd_core::ops::{binary, inplace, random, shape, unary};
+use ferrograd_core::tensor::MemoryFormat;
 use ferrograd_core::{Result, Scalar, Tensor};
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 
 type Slf<'py> = Bound<'py, PyTensor>;
 
 /// Runs `f` on the tensor (GIL released when large) and returns `slf`.
 fn run<'py>(slf: &Slf<'py>, f: impl FnOnce(&Tensor) -> Result<()> + Send) -> PyResult<Slf<'py>> {
-    let t = &slf.get().t;
+    let t = &slf.get().tensor();
     maybe_detach(slf.py(), t.numel(), || f(t)).py()?;
+    Ok(slf.clone())
+}
+
+/// Runs an op that changes the tensor's shape in place (see
+/// `shape::restride_`): `slf` stands for the result from now on.
+fn restride<'py>(
+    slf: &Slf<'py>,
+    view: impl FnOnce(&Tensor) -> Result<Tensor>,
+) -> PyResult<Slf<'py>> {
+    slf.get().replace_with(|t| shape::restride_(t, view))?;
     Ok(slf.clone())
 }
 
@@ -151,14 +164,14 @@ impl PyTensor {
         value: &Bound<'_, PyAny>,
     ) -> PyResult<Slf<'py>> {
         if let Ok(v) = value.downcast::<PyTensor>() {
-            let n = v.get().t.ndim();
+            let n = v.get().tensor().ndim();
             if n != 0 {
                 return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
                     "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {n} dimension(s)."
                 )));
             }
         }
-        let (m, v) = (mask.t.clone(), scalar(value)?);
+        let (m, v) = (mask.tensor(), scalar(value)?);
         run(slf, |t| inplace::masked_fill_(t, &m, v))
     }
     fn fill_<'py>(slf: &Slf<'py>, value: &Bound<'_, PyAny>) -> PyResult<Slf<'py>> {
@@ -180,6 +193,60 @@ impl PyTensor {
     }
     fn detach_<'py>(slf: &Slf<'py>) -> PyResult<Slf<'py>> {
         run(slf, inplace::detach_)
+    }
+
+    fn t_<'py>(slf: &Slf<'py>) -> PyResult<Slf<'py>> {
+        restride(slf, shape::t)
+    }
+    fn transpose_<'py>(slf: &Slf<'py>, dim0: i64, dim1: i64) -> PyResult<Slf<'py>> {
+        restride(slf, |t| shape::transpose(t, dim0, dim1))
+    }
+    fn swapaxes_<'py>(slf: &Slf<'py>, axis0: i64, axis1: i64) -> PyResult<Slf<'py>> {
+        Self::transpose_(slf, axis0, axis1)
+    }
+    fn swapdims_<'py>(slf: &Slf<'py>, dim0: i64, dim1: i64) -> PyResult<Slf<'py>> {
+        Self::transpose_(slf, dim0, dim1)
+    }
+    fn unsqueeze_<'py>(slf: &Slf<'py>, dim: i64) -> PyResult<Slf<'py>> {
+        restride(slf, |t| shape::unsqueeze(t, dim))
+    }
+    #[pyo3(signature = (dim=None))]
+    fn squeeze_<'py>(slf: &Slf<'py>, dim: Option<&Bound<'py, PyAny>>) -> PyResult<Slf<'py>> {
+        let dims = dim_arg("squeeze_", dim, None)?.dims()?;
+        restride(slf, |t| shape::squeeze(t, dims.as_deref()))
+    }
+    #[pyo3(signature = (size, stride, storage_offset=None))]
+    fn as_strided_<'py>(
+        slf: &Slf<'py>,
+        size: Vec<i64>,
+        stride: Vec<i64>,
+        storage_offset: Option<i64>,
+    ) -> PyResult<Slf<'py>> {
+        restride(slf, |t| {
+            shape::as_strided(t, &size, &stride, storage_offset)
+        })
+    }
+    /// `resize_(*sizes)`: see `shape::resize_`.
+    #[pyo3(signature = (*sizes, memory_format=None))]
+    fn resize_<'py>(
+        slf: &Slf<'py>,
+        sizes: &Bound<'py, PyTuple>,
+        memory_format: Option<PyMemoryFormat>,
+    ) -> PyResult<Slf<'py>> {
+        let sizes = sizes_or_keyword(sizes, None, "size")?;
+        let format = memory_format.map_or(MemoryFormat::Contiguous, |f| f.0);
+        slf.get()
+            .replace_with(|t| shape::resize_(t, &sizes, format))?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (other, memory_format=None))]
+    fn resize_as_<'py>(
+        slf: &Slf<'py>,
+        other: PyRef<'py, PyTensor>,
+        memory_format: Option<PyMemoryFormat>,
+    ) -> PyResult<Slf<'py>> {
+        let sizes = PyTuple::new(slf.py(), other.tensor().shape())?;
+        Self::resize_(slf, &sizes, memory_format)
     }
 
     #[pyo3(name = "uniform_", signature = (from_=0.0, to=1.0, *, generator=None))]
@@ -216,7 +283,7 @@ impl PyTensor {
     ) -> PyResult<Slf<'py>> {
         drawing_from(generator, || match p {
             Some(p) if p.downcast::<PyTensor>().is_ok() => {
-                let pt = p.downcast::<PyTensor>()?.get().t.clone();
+                let pt = p.downcast::<PyTensor>()?.get().tensor();
                 run(slf, |t| {
                     inplace::overwrite_(t, "BernoulliBackward1", |s| {
                         random::bernoulli_tensor_(s, &pt)

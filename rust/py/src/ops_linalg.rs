@@ -50,36 +50,36 @@ impl PyTensor {
         let Ok(b) = other.downcast::<PyTensor>() else {
             return Ok(py.NotImplemented());
         };
-        let out = product(py, &self.t, &b.get().t, matmul::matmul)?;
+        let out = product(py, &self.tensor(), &b.get().tensor(), matmul::matmul)?;
         Ok(Bound::new(py, out)?.into_any().unbind())
     }
     fn __rmatmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let Ok(a) = other.downcast::<PyTensor>() else {
             return Ok(py.NotImplemented());
         };
-        let out = product(py, &a.get().t, &self.t, matmul::matmul)?;
+        let out = product(py, &a.get().tensor(), &self.tensor(), matmul::matmul)?;
         Ok(Bound::new(py, out)?.into_any().unbind())
     }
     fn matmul(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        product(py, &self.t, &other.t, matmul::matmul)
+        product(py, &self.tensor(), &other.tensor(), matmul::matmul)
     }
     fn mm(&self, py: Python<'_>, mat2: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        product(py, &self.t, &mat2.t, matmul::mm)
+        product(py, &self.tensor(), &mat2.tensor(), matmul::mm)
     }
     fn bmm(&self, py: Python<'_>, mat2: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        product(py, &self.t, &mat2.t, matmul::bmm)
+        product(py, &self.tensor(), &mat2.tensor(), matmul::bmm)
     }
     fn dot(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        product(py, &self.t, &other.t, matmul::dot)
+        product(py, &self.tensor(), &other.tensor(), matmul::dot)
     }
     fn mv(&self, py: Python<'_>, vec: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        product(py, &self.t, &vec.t, matmul::mv)
+        product(py, &self.tensor(), &vec.tensor(), matmul::mv)
     }
     fn outer(&self, py: Python<'_>, vec2: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        product(py, &self.t, &vec2.t, matmul::outer)
+        product(py, &self.tensor(), &vec2.tensor(), matmul::outer)
     }
     fn ger(&self, py: Python<'_>, vec2: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        product(py, &self.t, &vec2.t, matmul::outer)
+        product(py, &self.tensor(), &vec2.tensor(), matmul::outer)
     }
     #[pyo3(signature = (mat1, mat2, *, beta=None, alpha=None))]
     fn addmm(
@@ -92,9 +92,9 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let beta = beta.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
         let alpha = alpha.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
-        let (m1, m2) = (&mat1.t, &mat2.t);
+        let (m1, m2) = (&mat1.tensor(), &mat2.tensor());
         Ok(maybe_detach(py, m1.numel().max(m2.numel()), || {
-            matmul::addmm(&self.t, m1, m2, beta, alpha)
+            matmul::addmm(&self.tensor(), m1, m2, beta, alpha)
         })
         .py()?
         .into())
@@ -166,7 +166,7 @@ macro_rules! dim_reductions {
                 numpy: Option<&Bound<'_, PyDict>>,
             ) -> PyResult<PyTensor> {
                 let args = dim_args(stringify!($name), dim, keepdim, numpy)?;
-                $helper(py, &self.t, args, $op)
+                $helper(py, &self.tensor(), args, $op)
             }
         )*}
     };
@@ -234,7 +234,7 @@ impl PyTensor {
         let args = dim_args("max", other.or(dim), keepdim, numpy)?;
         let (dim, keepdim) = (args.dim.as_ref(), args.keepdim);
         let ops: Extreme = (reduce::max_all, reduce::max_dim, binary::maximum);
-        extreme(py, &self.t, dim, keepdim, "max", ops)
+        extreme(py, &self.tensor(), dim, keepdim, "max", ops)
     }
     #[pyo3(signature = (dim=None, keepdim=None, *, other=None, **numpy))]
     fn min(
@@ -249,7 +249,7 @@ impl PyTensor {
         let args = dim_args("min", other.or(dim), keepdim, numpy)?;
         let (dim, keepdim) = (args.dim.as_ref(), args.keepdim);
         let ops: Extreme = (reduce::min_all, reduce::min_dim, binary::minimum);
-        extreme(py, &self.t, dim, keepdim, "min", ops)
+        extreme(py, &self.tensor(), dim, keepdim, "min", ops)
     }
     #[pyo3(signature = (dim=None, descending=false, *, stable=false, **numpy))]
     fn sort(
@@ -263,8 +263,10 @@ impl PyTensor {
         let dim = dim_arg("sort", dim, numpy)?.single()?.unwrap_or(-1);
         // The sort is stable whether asked or not.
         let _ = stable;
-        let (v, i) =
-            maybe_detach(py, self.t.numel(), || sort::sort(&self.t, dim, descending)).py()?;
+        let (v, i) = maybe_detach(py, self.tensor().numel(), || {
+            sort::sort(&self.tensor(), dim, descending)
+        })
+        .py()?;
         values_indices(py, "sort", v, i)
     }
     #[pyo3(signature = (dim=None, descending=false, *, stable=false, **numpy))]
@@ -278,8 +280,8 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let dim = dim_arg("argsort", dim, numpy)?.single()?.unwrap_or(-1);
         let _ = stable;
-        let sorted = maybe_detach(py, self.t.numel(), || {
-            sort::sort(&self.t.detach(), dim, descending)
+        let sorted = maybe_detach(py, self.tensor().numel(), || {
+            sort::sort(&self.tensor().detach(), dim, descending)
         });
         Ok(sorted.py()?.1.into())
     }
@@ -296,8 +298,10 @@ impl PyTensor {
         let dim = dim_arg("topk", dim, numpy)?.single()?.unwrap_or(-1);
         // Always in order, which `sorted=False` allows.
         let _ = sorted;
-        let (v, i) =
-            maybe_detach(py, self.t.numel(), || sort::topk(&self.t, k, dim, largest)).py()?;
+        let (v, i) = maybe_detach(py, self.tensor().numel(), || {
+            sort::topk(&self.tensor(), k, dim, largest)
+        })
+        .py()?;
         values_indices(py, "topk", v, i)
     }
     #[pyo3(signature = (dim=None, dtype=None, **numpy))]
@@ -309,7 +313,12 @@ impl PyTensor {
         numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
         let dim = dim_arg("softmax", dim, numpy)?.required("softmax")?;
-        along_dim(py, &with_dtype_kw(&self.t, dtype)?, dim, reduce::softmax)
+        along_dim(
+            py,
+            &with_dtype_kw(&self.tensor(), dtype)?,
+            dim,
+            reduce::softmax,
+        )
     }
     #[pyo3(signature = (dim=None, dtype=None, **numpy))]
     fn log_softmax(
@@ -322,7 +331,7 @@ impl PyTensor {
         let dim = dim_arg("log_softmax", dim, numpy)?.required("log_softmax")?;
         along_dim(
             py,
-            &with_dtype_kw(&self.t, dtype)?,
+            &with_dtype_kw(&self.tensor(), dtype)?,
             dim,
             reduce::log_softmax,
         )
@@ -342,8 +351,8 @@ impl PyTensor {
                 "logsumexp() missing 1 required positional argument: 'dim'",
             ));
         };
-        Ok(maybe_detach(py, self.t.numel(), || {
-            reduce::logsumexp(&self.t, &d, keepdim)
+        Ok(maybe_detach(py, self.tensor().numel(), || {
+            reduce::logsumexp(&self.tensor(), &d, keepdim)
         })
         .py()?
         .into())
@@ -359,11 +368,11 @@ impl PyTensor {
         numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
         let (d, c, keepdim) = spread_args("var", dim, unbiased, keepdim, correction, numpy)?;
-        Ok(
-            maybe_detach(py, self.t.numel(), || reduce::var(&self.t, &d, c, keepdim))
-                .py()?
-                .into(),
-        )
+        Ok(maybe_detach(py, self.tensor().numel(), || {
+            reduce::var(&self.tensor(), &d, c, keepdim)
+        })
+        .py()?
+        .into())
     }
     #[pyo3(signature = (dim=None, unbiased=true, keepdim=None, *, correction=None, **numpy))]
     fn std(
@@ -376,11 +385,11 @@ impl PyTensor {
         numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
         let (d, c, keepdim) = spread_args("std", dim, unbiased, keepdim, correction, numpy)?;
-        Ok(
-            maybe_detach(py, self.t.numel(), || reduce::std(&self.t, &d, c, keepdim))
-                .py()?
-                .into(),
-        )
+        Ok(maybe_detach(py, self.tensor().numel(), || {
+            reduce::std(&self.tensor(), &d, c, keepdim)
+        })
+        .py()?
+        .into())
     }
     #[pyo3(signature = (p=None, dim=None, keepdim=false, dtype=None))]
     fn norm(
@@ -391,7 +400,7 @@ impl PyTensor {
         keepdim: bool,
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        let t = with_dtype_kw(&self.t, dtype)?;
+        let t = with_dtype_kw(&self.tensor(), dtype)?;
         if let Some(p) = p.filter(|p| !p.is_none()) {
             let two = p.extract::<f64>().map(|v| v == 2.0).unwrap_or(false);
             if !two && p.extract::<String>().map(|s| s != "fro").unwrap_or(true) {
@@ -408,7 +417,7 @@ impl PyTensor {
                     linalg
                         .call_method1("vector_norm", (PyTensor::from(t.clone()), p, dim, keepdim))?
                 };
-                return Ok(out.downcast::<PyTensor>()?.get().t.clone().into());
+                return Ok(out.downcast::<PyTensor>()?.get().tensor().into());
             }
         }
         let d = dims(dim)?.unwrap_or_default();
@@ -443,7 +452,12 @@ fn linear(
     weight: PyRef<'_, PyTensor>,
     bias: Option<PyRef<'_, PyTensor>>,
 ) -> PyResult<PyTensor> {
-    let (x, w, b) = (&input.t, &weight.t, bias.as_ref().map(|b| &b.t));
+    let (x, w, b) = (
+        &input.tensor(),
+        &weight.tensor(),
+        bias.as_ref().map(|b| b.tensor()),
+    );
+    let b = b.as_ref();
     Ok(
         maybe_detach(py, x.numel().max(w.numel()), || matmul::linear(x, w, b))
             .py()?
@@ -463,7 +477,12 @@ fn _nll_loss(
     ignore_index: i64,
 ) -> PyResult<PyTensor> {
     let reduction = loss::Reduction::parse(reduction).py()?;
-    let (x, t, w) = (&input.t, &target.t, weight.as_ref().map(|w| &w.t));
+    let (x, t, w) = (
+        &input.tensor(),
+        &target.tensor(),
+        weight.as_ref().map(|w| w.tensor()),
+    );
+    let w = w.as_ref();
     Ok(maybe_detach(py, x.numel(), || {
         loss::nll_loss(x, t, w, reduction, ignore_index)
     })
@@ -482,7 +501,8 @@ fn _binary_cross_entropy(
     reduction: &str,
 ) -> PyResult<PyTensor> {
     let reduction = loss::Reduction::parse(reduction).py()?;
-    let (x, t, w) = (&input.t, &target.t, tensor_of(&weight));
+    let (x, t, w) = (&input.tensor(), &target.tensor(), tensor_of(&weight));
+    let w = w.as_ref();
     Ok(maybe_detach(py, x.numel(), || {
         loss::binary_cross_entropy(x, t, w, reduction)
     })
@@ -493,7 +513,7 @@ fn _binary_cross_entropy(
 /// `median()` of every element, or `nanmedian()` with `ignore_nan`.
 #[pyfunction]
 fn _median_all(py: Python<'_>, input: PyRef<'_, PyTensor>, ignore_nan: bool) -> PyResult<PyTensor> {
-    let x = &input.t;
+    let x = &input.tensor();
     Ok(
         maybe_detach(py, x.numel(), || reduce::median_all(x, ignore_nan))
             .py()?
@@ -502,8 +522,8 @@ fn _median_all(py: Python<'_>, input: PyRef<'_, PyTensor>, ignore_nan: bool) -> 
 }
 
 /// The tensor of an optional tensor argument.
-fn tensor_of<'a>(arg: &'a Option<PyRef<'_, PyTensor>>) -> Option<&'a Tensor> {
-    arg.as_ref().map(|a| &a.t)
+fn tensor_of(arg: &Option<PyRef<'_, PyTensor>>) -> Option<Tensor> {
+    arg.as_ref().map(|a| a.tensor())
 }
 
 /// `layer_norm(input, normalized_shape, weight, bias, eps)`, argument for
@@ -517,7 +537,8 @@ fn _layer_norm(
     bias: Option<PyRef<'_, PyTensor>>,
     eps: f64,
 ) -> PyResult<PyTensor> {
-    let (x, w, b) = (&input.t, tensor_of(&weight), tensor_of(&bias));
+    let (x, w, b) = (&input.tensor(), tensor_of(&weight), tensor_of(&bias));
+    let (w, b) = (w.as_ref(), b.as_ref());
     Ok(maybe_detach(py, x.numel(), || {
         norm::layer_norm(x, &normalized_shape, w, b, eps)
     })
@@ -536,7 +557,8 @@ fn _group_norm(
     bias: Option<PyRef<'_, PyTensor>>,
     eps: f64,
 ) -> PyResult<PyTensor> {
-    let (x, w, b) = (&input.t, tensor_of(&weight), tensor_of(&bias));
+    let (x, w, b) = (&input.tensor(), tensor_of(&weight), tensor_of(&bias));
+    let (w, b) = (w.as_ref(), b.as_ref());
     Ok(
         maybe_detach(py, x.numel(), || norm::group_norm(x, num_groups, w, b, eps))
             .py()?
@@ -555,7 +577,7 @@ fn _interpolate(
     mode: &str,
     align_corners: bool,
 ) -> PyResult<PyTensor> {
-    let x = &input.t;
+    let x = &input.tensor();
     Ok(maybe_detach(py, x.numel(), || {
         ferrograd_core::ops::resize::interpolate(x, &sizes, &scales, mode, align_corners)
     })
@@ -574,7 +596,7 @@ fn _pad(
     value: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
     let value = value.filter(|v| !v.is_none()).map(scalar).transpose()?;
-    let x = &input.t;
+    let x = &input.tensor();
     Ok(maybe_detach(py, x.numel(), || {
         ferrograd_core::ops::pad::pad(x, &pad, mode, value)
     })
@@ -598,13 +620,14 @@ fn _batch_norm(
     eps: f64,
 ) -> PyResult<PyTensor> {
     let [rm, rv, w, b] =
-        [&running_mean, &running_var, &weight, &bias].map(|p| p.as_ref().map(|p| &p.t));
+        [&running_mean, &running_var, &weight, &bias].map(|p| p.as_ref().map(|p| p.tensor()));
+    let [rm, rv, w, b] = [rm.as_ref(), rv.as_ref(), w.as_ref(), b.as_ref()];
     let mode = norm::BatchNormMode {
         training,
         momentum,
         eps,
     };
-    let x = &input.t;
+    let x = &input.tensor();
     Ok(
         maybe_detach(py, x.numel(), || norm::batch_norm(x, w, b, rm, rv, mode))
             .py()?

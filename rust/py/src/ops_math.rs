@@ -46,10 +46,10 @@ macro_rules! unary_methods {
         #[pymethods]
         impl PyTensor {$(
             fn $name(&self, py: Python<'_>) -> PyResult<PyTensor> {
-                un(py, &self.t, $op)
+                un(py, &self.tensor(), $op)
             }
             fn $inplace<'py>(slf: &Slf<'py>) -> PyResult<Slf<'py>> {
-                inplace::unary_(&slf.get().t, $op).py()?;
+                inplace::unary_(&slf.get().tensor(), $op).py()?;
                 Ok(slf.clone())
             }
         )*}
@@ -100,11 +100,11 @@ macro_rules! binary_methods {
         #[pymethods]
         impl PyTensor {$(
             fn $name(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-                bin(py, &self.t, other, $op)
+                bin(py, &self.tensor(), other, $op)
             }
             fn $inplace<'py>(slf: &Slf<'py>, other: &Bound<'_, PyAny>) -> PyResult<Slf<'py>> {
                 let b = operand(other)?;
-                inplace::binary_(&slf.get().t, &b, $op).py()?;
+                inplace::binary_(&slf.get().tensor(), &b, $op).py()?;
                 Ok(slf.clone())
             }
         )*}
@@ -156,7 +156,7 @@ macro_rules! out_of_place_binary_methods {
         #[pymethods]
         impl PyTensor {$(
             fn $name(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-                bin(py, &self.t, other, $op)
+                bin(py, &self.tensor(), other, $op)
             }
         )*}
     };
@@ -172,30 +172,30 @@ out_of_place_binary_methods! {
 #[pymethods]
 impl PyTensor {
     fn polygamma(&self, py: Python<'_>, n: i64) -> PyResult<PyTensor> {
-        Ok(
-            maybe_detach(py, self.t.numel(), || special::polygamma(n, &self.t))
-                .py()?
-                .into(),
-        )
+        Ok(maybe_detach(py, self.tensor().numel(), || {
+            special::polygamma(n, &self.tensor())
+        })
+        .py()?
+        .into())
     }
     fn polygamma_<'py>(slf: &Slf<'py>, n: i64) -> PyResult<Slf<'py>> {
-        inplace::unary_(&slf.get().t, |s| special::polygamma(n, s)).py()?;
+        inplace::unary_(&slf.get().tensor(), |s| special::polygamma(n, s)).py()?;
         Ok(slf.clone())
     }
     fn signbit(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        un(py, &self.t, unary::signbit)
+        un(py, &self.tensor(), unary::signbit)
     }
     fn __mod__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::remainder, false)
+        dunder(py, &self.tensor(), other, binary::remainder, false)
     }
     fn __rmod__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::remainder, true)
+        dunder(py, &self.tensor(), other, binary::remainder, true)
     }
     fn __floordiv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::floor_divide, false)
+        dunder(py, &self.tensor(), other, binary::floor_divide, false)
     }
     fn __rfloordiv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        dunder(py, &self.t, other, binary::floor_divide, true)
+        dunder(py, &self.tensor(), other, binary::floor_divide, true)
     }
     fn __imod__(slf: &Slf<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
         PyTensor::remainder_(slf, other).map(drop)
@@ -208,9 +208,9 @@ impl PyTensor {
         other: &Bound<'_, PyAny>,
         _modulo: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let t = &slf.get().t;
+        let t = &slf.get().tensor();
         match other.downcast::<PyTensor>() {
-            Ok(b) => inplace::binary_(t, &b.get().t, binary::pow).py(),
+            Ok(b) => inplace::binary_(t, &b.get().tensor(), binary::pow).py(),
             Err(_) => {
                 let e = scalar(other)?;
                 inplace::unary_(t, |s| binary::pow_scalar(s, e)).py()
@@ -221,7 +221,7 @@ impl PyTensor {
     #[pyo3(signature = (end, weight))]
     fn lerp(&self, end: &Bound<'_, PyAny>, weight: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (e, w) = (tensor_arg(end, "lerp(): argument 'end'")?, operand(weight)?);
-        Ok(binary::lerp(&self.t, &e, &w).py()?.into())
+        Ok(binary::lerp(&self.tensor(), &e, &w).py()?.into())
     }
     #[pyo3(signature = (end, weight))]
     fn lerp_<'py>(
@@ -233,7 +233,7 @@ impl PyTensor {
             tensor_arg(end, "lerp_(): argument 'end'")?,
             operand(weight)?,
         );
-        inplace::unary_(&slf.get().t, |s| binary::lerp(s, &e, &w)).py()?;
+        inplace::unary_(&slf.get().tensor(), |s| binary::lerp(s, &e, &w)).py()?;
         Ok(slf.clone())
     }
     #[pyo3(signature = (tensor1, tensor2, *, value=None))]
@@ -244,9 +244,11 @@ impl PyTensor {
         value: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let v = value.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
-        Ok(binary::addcmul(&self.t, &tensor1.t, &tensor2.t, v)
-            .py()?
-            .into())
+        Ok(
+            binary::addcmul(&self.tensor(), &tensor1.tensor(), &tensor2.tensor(), v)
+                .py()?
+                .into(),
+        )
     }
     #[pyo3(signature = (tensor1, tensor2, *, value=None))]
     fn addcmul_<'py>(
@@ -256,8 +258,8 @@ impl PyTensor {
         value: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Slf<'py>> {
         let v = value.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
-        let (b, c) = (tensor1.t.clone(), tensor2.t.clone());
-        inplace::unary_(&slf.get().t, |s| binary::addcmul(s, &b, &c, v)).py()?;
+        let (b, c) = (tensor1.tensor(), tensor2.tensor());
+        inplace::unary_(&slf.get().tensor(), |s| binary::addcmul(s, &b, &c, v)).py()?;
         Ok(slf.clone())
     }
     #[pyo3(signature = (tensor1, tensor2, *, value=None))]
@@ -268,9 +270,11 @@ impl PyTensor {
         value: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let v = value.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
-        Ok(binary::addcdiv(&self.t, &tensor1.t, &tensor2.t, v)
-            .py()?
-            .into())
+        Ok(
+            binary::addcdiv(&self.tensor(), &tensor1.tensor(), &tensor2.tensor(), v)
+                .py()?
+                .into(),
+        )
     }
     #[pyo3(signature = (tensor1, tensor2, *, value=None))]
     fn addcdiv_<'py>(
@@ -280,8 +284,8 @@ impl PyTensor {
         value: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Slf<'py>> {
         let v = value.map(scalar).transpose()?.unwrap_or(Scalar::Int(1));
-        let (b, c) = (tensor1.t.clone(), tensor2.t.clone());
-        inplace::unary_(&slf.get().t, |s| binary::addcdiv(s, &b, &c, v)).py()?;
+        let (b, c) = (tensor1.tensor(), tensor2.tensor());
+        inplace::unary_(&slf.get().tensor(), |s| binary::addcdiv(s, &b, &c, v)).py()?;
         Ok(slf.clone())
     }
     #[pyo3(signature = (other, rtol=1e-5, atol=1e-8, equal_nan=false))]
@@ -292,9 +296,11 @@ impl PyTensor {
         atol: f64,
         equal_nan: bool,
     ) -> PyResult<PyTensor> {
-        Ok(binary::isclose(&self.t, &other.t, rtol, atol, equal_nan)
-            .py()?
-            .into())
+        Ok(
+            binary::isclose(&self.tensor(), &other.tensor(), rtol, atol, equal_nan)
+                .py()?
+                .into(),
+        )
     }
     #[pyo3(signature = (other, rtol=1e-5, atol=1e-8, equal_nan=false))]
     fn allclose(
@@ -304,15 +310,17 @@ impl PyTensor {
         atol: f64,
         equal_nan: bool,
     ) -> PyResult<bool> {
-        let close = binary::isclose(&self.t, &other.t, rtol, atol, equal_nan).py()?;
+        let close = binary::isclose(&self.tensor(), &other.tensor(), rtol, atol, equal_nan).py()?;
         Ok(close.to_vec::<bool>().iter().all(|&c| c))
     }
     fn equal(&self, other: PyRef<'_, PyTensor>) -> PyResult<bool> {
-        binary::equal(&self.t, &other.t).py()
+        binary::equal(&self.tensor(), &other.tensor()).py()
     }
     #[pyo3(signature = (nan=0.0, posinf=None, neginf=None))]
     fn nan_to_num(&self, nan: f64, posinf: Option<f64>, neginf: Option<f64>) -> PyResult<PyTensor> {
-        Ok(unary::nan_to_num(&self.t, nan, posinf, neginf).py()?.into())
+        Ok(unary::nan_to_num(&self.tensor(), nan, posinf, neginf)
+            .py()?
+            .into())
     }
     #[pyo3(signature = (nan=0.0, posinf=None, neginf=None))]
     fn nan_to_num_<'py>(
@@ -321,7 +329,10 @@ impl PyTensor {
         posinf: Option<f64>,
         neginf: Option<f64>,
     ) -> PyResult<Slf<'py>> {
-        inplace::unary_(&slf.get().t, |s| unary::nan_to_num(s, nan, posinf, neginf)).py()?;
+        inplace::unary_(&slf.get().tensor(), |s| {
+            unary::nan_to_num(s, nan, posinf, neginf)
+        })
+        .py()?;
         Ok(slf.clone())
     }
 }
@@ -333,7 +344,7 @@ macro_rules! special_functions {
         $(
             #[pyfunction]
             fn $uname(py: Python<'_>, input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-                un(py, &input.t, $uop)
+                un(py, &input.tensor(), $uop)
             }
         )*
         $(
@@ -397,7 +408,9 @@ special_functions! {
 #[pyfunction]
 #[pyo3(signature = (input, beta=1.0, threshold=20.0))]
 fn softplus(input: PyRef<'_, PyTensor>, beta: f64, threshold: f64) -> PyResult<PyTensor> {
-    Ok(unary::softplus(&input.t, beta, threshold).py()?.into())
+    Ok(unary::softplus(&input.tensor(), beta, threshold)
+        .py()?
+        .into())
 }
 
 #[pyfunction]
@@ -412,31 +425,33 @@ fn gelu(input: PyRef<'_, PyTensor>, approximate: &str) -> PyResult<PyTensor> {
             )))
         }
     };
-    Ok(unary::gelu(&input.t, tanh).py()?.into())
+    Ok(unary::gelu(&input.tensor(), tanh).py()?.into())
 }
 
 #[pyfunction]
 fn silu(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-    Ok(unary::silu(&input.t).py()?.into())
+    Ok(unary::silu(&input.tensor()).py()?.into())
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, negative_slope=0.01))]
 fn leaky_relu(input: PyRef<'_, PyTensor>, negative_slope: f64) -> PyResult<PyTensor> {
-    Ok(unary::leaky_relu(&input.t, negative_slope).py()?.into())
+    Ok(unary::leaky_relu(&input.tensor(), negative_slope)
+        .py()?
+        .into())
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, min_val=-1.0, max_val=1.0))]
 fn hardtanh(input: PyRef<'_, PyTensor>, min_val: f64, max_val: f64) -> PyResult<PyTensor> {
     let (min, max) = (Scalar::Float(min_val), Scalar::Float(max_val));
-    Ok(unary::hardtanh(&input.t, min, max).py()?.into())
+    Ok(unary::hardtanh(&input.tensor(), min, max).py()?.into())
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, alpha=1.0))]
 fn elu(input: PyRef<'_, PyTensor>, alpha: f64) -> PyResult<PyTensor> {
-    Ok(unary::elu(&input.t, alpha).py()?.into())
+    Ok(unary::elu(&input.tensor(), alpha).py()?.into())
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

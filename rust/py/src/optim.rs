@@ -29,7 +29,7 @@ fn _sgd_momentum_(
         nesterov,
         maximize,
     };
-    let (p, g, b) = (&param.t, &grad.t, &buf.t);
+    let (p, g, b) = (&param.tensor(), &grad.tensor(), &buf.tensor());
     maybe_detach(py, p.numel(), || optim::sgd_momentum_(p, g, b, h)).py()
 }
 

@@ -21,7 +21,12 @@ use std::sync::Arc;
 
 #[pyclass(name = "Tensor", module = "ferrograd", subclass, frozen, weakref, dict)]
 pub struct PyTensor {
-    pub t: Tensor,
+    /// The tensor this object stands for. Replaced whole by the ops that
+    /// change a tensor's storage or layout in place (`x.data = y`,
+    /// `x.t_()`, `x.resize_(n)`), which a core tensor never does; readers
+    /// take a handle and let go of the lock at once, so none holds it while
+    /// the GIL is released.
+    tensor: parking_lot::Mutex<Tensor>,
     /// The Python objects last given out for `.grad`, `.grad_fn` and
     /// `._base`, so that reading one again gives the same object.
     handed_out: HandedOut,
@@ -30,9 +35,36 @@ pub struct PyTensor {
 impl From<Tensor> for PyTensor {
     fn from(t: Tensor) -> Self {
         PyTensor {
-            t,
+            tensor: parking_lot::Mutex::new(t),
             handed_out: HandedOut::default(),
         }
+    }
+}
+
+impl PyTensor {
+    /// The tensor this object currently stands for.
+    pub fn tensor(&self) -> Tensor {
+        self.tensor.lock().clone()
+    }
+
+    /// The tensor without a handle of one's own, for the garbage
+    /// collector's traversal, which counts the handles to it; `None` for the
+    /// moment another thread holds the lock.
+    pub fn try_lock_tensor(&self) -> Option<parking_lot::MutexGuard<'_, Tensor>> {
+        self.tensor.try_lock()
+    }
+
+    /// Makes this object stand for the tensor `f` makes in the place of the
+    /// current one (`x.data = y`, `x.t_()`). The lock is held throughout, so
+    /// two such ops on one object from two threads both take effect; `f` is
+    /// core code, which neither takes the GIL nor reads this object.
+    pub fn replace_with(
+        &self,
+        f: impl FnOnce(&Tensor) -> ferrograd_core::Result<Tensor>,
+    ) -> PyResult<()> {
+        let mut current = self.tensor.lock();
+        *current = f(&current).py()?;
+        Ok(())
     }
 }
 
@@ -83,8 +115,10 @@ fn tensor_object<'py>(
     last: &LastObject,
     t: Tensor,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let wraps_t =
-        |o: &Bound<'py, PyAny>| o.downcast::<PyTensor>().is_ok_and(|o| o.get().t.same(&t));
+    let wraps_t = |o: &Bound<'py, PyAny>| {
+        o.downcast::<PyTensor>()
+            .is_ok_and(|o| o.get().tensor().same(&t))
+    };
     let make = || Ok(Bound::new(py, PyTensor::from(t.clone()))?.into_any());
     last.get_or_make(py, wraps_t, make)
 }
@@ -172,7 +206,7 @@ fn legacy_type_dtype(d: &Bound<'_, PyAny>) -> PyResult<DType> {
 impl PyTensor {
     /// `slf` converted to `dtype`: itself when it already has it, as PyTorch returns it.
     fn cast<'py>(slf: &Bound<'py, Self>, dtype: DType) -> PyResult<Bound<'py, PyAny>> {
-        let t = &slf.get().t;
+        let t = &slf.get().tensor();
         if t.dtype() == dtype {
             return Ok(slf.clone().into_any());
         }
@@ -182,12 +216,12 @@ impl PyTensor {
 
     /// The one element as a Python number, for `float()`, `int()` and `complex()`.
     fn python_number(&self) -> PyResult<Scalar> {
-        if self.t.numel() != 1 {
+        if self.tensor().numel() != 1 {
             return Err(PyValueError::new_err(
                 "only one element tensors can be converted to Python scalars",
             ));
         }
-        self.t.item().py()
+        self.tensor().item().py()
     }
 
     /// The value of a one-element tensor as a real number: a complex one
@@ -243,7 +277,7 @@ impl PyTensor {
         if args.len() == 1 {
             let arg = args.get_item(0)?;
             if let Ok(t) = arg.downcast::<PyTensor>() {
-                return Ok(shape_ops::alias(&t.get().t).into());
+                return Ok(shape_ops::alias(&t.get().tensor()).into());
             }
             if let Ok(t) = arg.downcast::<Unaliased>() {
                 return Ok(t.get().0.clone().into());
@@ -254,7 +288,7 @@ impl PyTensor {
             .import("ferrograd._compat")?
             .getattr("_legacy_tensor")?
             .call1(args)?;
-        Ok(made.downcast::<PyTensor>()?.get().t.clone().into())
+        Ok(made.downcast::<PyTensor>()?.get().tensor().into())
     }
 
     /// An instance of `cls` (a Tensor subclass) sharing `data`'s storage.
@@ -266,13 +300,13 @@ impl PyTensor {
         require_grad: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = cls.py();
-        let detached = Unaliased(data.get().t.detach());
+        let detached = Unaliased(data.get().tensor().detach());
         let obj = py
             .get_type::<PyTensor>()
             .call_method1("__new__", (cls, detached))?;
         obj.downcast::<PyTensor>()?
             .get()
-            .t
+            .tensor()
             .set_requires_grad(require_grad)
             .py()?;
         Ok(obj)
@@ -302,19 +336,19 @@ impl PyTensor {
 
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        shape_size(py, self.t.shape())
+        shape_size(py, self.tensor().shape())
     }
 
     #[pyo3(signature = (dim=None))]
     fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Py<PyAny>> {
         match dim {
-            None => Ok(shape_size(py, self.t.shape())?.unbind()),
+            None => Ok(shape_size(py, self.tensor().shape())?.unbind()),
             Some(d) => {
-                let d = ferrograd_core::tensor::layout::wrap_dim(d, self.t.ndim()).py()?;
-                let n = if self.t.ndim() == 0 {
+                let d = ferrograd_core::tensor::layout::wrap_dim(d, self.tensor().ndim()).py()?;
+                let n = if self.tensor().ndim() == 0 {
                     1
                 } else {
-                    self.t.shape()[d]
+                    self.tensor().shape()[d]
                 };
                 Ok(n.into_pyobject(py)?.into_any().unbind())
             }
@@ -324,61 +358,65 @@ impl PyTensor {
     #[pyo3(signature = (dim=None))]
     fn stride<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Py<PyAny>> {
         match dim {
-            None => Ok(PyTuple::new(py, self.t.strides().iter().copied())?
+            None => Ok(PyTuple::new(py, self.tensor().strides().iter().copied())?
                 .into_any()
                 .unbind()),
             Some(d) => {
-                let d = ferrograd_core::tensor::layout::wrap_dim(d, self.t.ndim()).py()?;
-                Ok(self.t.strides()[d].into_pyobject(py)?.into_any().unbind())
+                let d = ferrograd_core::tensor::layout::wrap_dim(d, self.tensor().ndim()).py()?;
+                Ok(self.tensor().strides()[d]
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind())
             }
         }
     }
 
     fn storage_offset(&self) -> usize {
-        self.t.storage_offset()
+        self.tensor().storage_offset()
     }
 
     fn dim(&self) -> usize {
-        self.t.ndim()
+        self.tensor().ndim()
     }
 
     #[getter]
     fn ndim(&self) -> usize {
-        self.t.ndim()
+        self.tensor().ndim()
     }
 
     fn numel(&self) -> usize {
-        self.t.numel()
+        self.tensor().numel()
     }
 
     fn nelement(&self) -> usize {
-        self.t.numel()
+        self.tensor().numel()
     }
 
     fn element_size(&self) -> usize {
-        self.t.dtype().itemsize()
+        self.tensor().dtype().itemsize()
     }
 
     #[getter]
     fn itemsize(&self) -> usize {
-        self.t.dtype().itemsize()
+        self.tensor().dtype().itemsize()
     }
 
     #[getter]
     fn nbytes(&self) -> usize {
-        self.t.dtype().itemsize() * self.t.numel()
+        self.tensor().dtype().itemsize() * self.tensor().numel()
     }
 
     /// Size in bytes of the whole storage under this tensor and its views,
     /// for `untyped_storage()`.
     fn _storage_nbytes(&self) -> usize {
-        let storage = self.t.storage();
+        let tensor = self.tensor();
+        let storage = tensor.storage();
         storage.len() * storage.dtype().itemsize()
     }
 
     #[getter]
     fn dtype(&self, py: Python<'_>) -> PyResult<Py<PyDType>> {
-        crate::dtype::dtype_object(py, self.t.dtype())
+        crate::dtype::dtype_object(py, self.tensor().dtype())
     }
 
     #[getter]
@@ -392,74 +430,74 @@ impl PyTensor {
     }
 
     fn is_floating_point(&self) -> bool {
-        self.t.dtype().is_floating_point()
+        self.tensor().dtype().is_floating_point()
     }
 
     fn is_complex(&self) -> bool {
-        self.t.dtype().is_complex()
+        self.tensor().dtype().is_complex()
     }
 
     #[pyo3(signature = (memory_format=None))]
     fn is_contiguous(&self, memory_format: Option<PyMemoryFormat>) -> bool {
         match memory_format {
-            None => self.t.is_contiguous(),
+            None => self.tensor().is_contiguous(),
             // A rank the format does not take is simply not contiguous in it.
             Some(format) => format
                 .0
-                .dim_order(self.t.ndim())
-                .is_ok_and(|order| self.t.layout().is_contiguous_in(&order)),
+                .dim_order(self.tensor().ndim())
+                .is_ok_and(|order| self.tensor().layout().is_contiguous_in(&order)),
         }
     }
 
     fn data_ptr(&self) -> usize {
-        self.t.data_ptr()
+        self.tensor().data_ptr()
     }
 
     #[getter]
     fn _version(&self) -> PyResult<u64> {
-        if self.t.is_inference() {
+        if self.tensor().is_inference() {
             return Err(PyRuntimeError::new_err(
                 "Inference tensors do not track version counter.",
             ));
         }
-        Ok(self.t.version())
+        Ok(self.tensor().version())
     }
 
     /// Whether the tensor was created in inference mode (or views one).
     fn is_inference(&self) -> bool {
-        self.t.is_inference()
+        self.tensor().is_inference()
     }
 
     #[getter]
     fn get_requires_grad(&self) -> bool {
-        self.t.requires_grad()
+        self.tensor().requires_grad()
     }
 
     #[setter]
     fn set_requires_grad(&self, flag: bool) -> PyResult<()> {
-        self.t.set_requires_grad(flag).py()
+        self.tensor().set_requires_grad(flag).py()
     }
 
     #[pyo3(signature = (requires_grad=true))]
     fn requires_grad_(slf: PyRef<'_, Self>, requires_grad: bool) -> PyResult<PyRef<'_, Self>> {
-        if requires_grad && !slf.t.dtype().is_differentiable() {
+        if requires_grad && !slf.tensor().dtype().is_differentiable() {
             // PyTorch words this method's error apart from the setter's.
             return Err(PyRuntimeError::new_err(
                 "only Tensors of floating point dtype can require gradients",
             ));
         }
-        slf.t.set_requires_grad(requires_grad).py()?;
+        slf.tensor().set_requires_grad(requires_grad).py()?;
         Ok(slf)
     }
 
     #[getter]
     fn is_leaf(&self) -> bool {
-        self.t.is_leaf()
+        self.tensor().is_leaf()
     }
 
     #[getter]
     fn grad_fn<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let Some(node) = self.t.grad_fn() else {
+        let Some(node) = self.tensor().grad_fn() else {
             return Ok(None);
         };
         let is_current = |o: &Bound<'py, PyAny>| {
@@ -475,15 +513,15 @@ impl PyTensor {
 
     #[getter]
     fn output_nr(&self) -> u32 {
-        self.t.output_nr()
+        self.tensor().output_nr()
     }
 
     /// Warns, as PyTorch does, when the `.grad` of a non-leaf is read that
     /// backward never fills.
     #[getter]
     fn get_grad<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let Some(grad) = self.t.grad() else {
-            if !self.t.is_leaf() && !self.t.retains_grad() {
+        let Some(grad) = self.tensor().grad() else {
+            if !self.tensor().is_leaf() && !self.tensor().retains_grad() {
                 PyErr::warn(py, &py.get_type::<PyUserWarning>(), NON_LEAF_GRAD, 1)?;
             }
             return Ok(None);
@@ -493,8 +531,8 @@ impl PyTensor {
 
     #[setter]
     fn set_grad(&self, grad: Option<Bound<'_, PyTensor>>) -> PyResult<()> {
-        self.t
-            .set_grad(grad.as_ref().map(|g| g.get().t.clone()))
+        self.tensor()
+            .set_grad(grad.as_ref().map(|g| g.get().tensor()))
             .py()?;
         self.handed_out
             .grad
@@ -503,33 +541,43 @@ impl PyTensor {
 
     #[getter]
     fn retains_grad(&self) -> bool {
-        self.t.retains_grad()
+        self.tensor().retains_grad()
     }
 
     fn retain_grad(&self) -> PyResult<()> {
-        ferrograd_core::autograd::retain_grad(&self.t).py()
+        ferrograd_core::autograd::retain_grad(&self.tensor()).py()
     }
 
     #[getter]
     fn get_data(&self) -> PyTensor {
-        self.t.data().into()
+        self.tensor().data().into()
     }
 
+    /// `x.data = y`: `x` keeps its autograd record (`requires_grad`,
+    /// `grad_fn`, `.grad`, hooks) and version counter and from now on reads
+    /// and writes `y`'s elements, as in PyTorch.
     #[setter]
-    fn set_data(&self, value: PyRef<'_, PyTensor>) -> PyResult<()> {
-        self.t.set_data(&value.t).py()
+    fn set_data(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let Ok(value) = value.downcast::<PyTensor>() else {
+            return Err(PyTypeError::new_err(format!(
+                "Variable data has to be a tensor, but got {}",
+                value.get_type().name()?
+            )));
+        };
+        let new = value.get().tensor();
+        self.replace_with(|t| t.with_data(&new))
     }
 
     /// The tensor this one is a view of (the root of a chain of views).
     #[getter]
     fn _base<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let base = self.t.view_base();
+        let base = self.tensor().view_base();
         base.map(|b| tensor_object(py, &self.handed_out.base, b))
             .transpose()
     }
 
     fn detach(&self) -> PyTensor {
-        self.t.detach().into()
+        self.tensor().detach().into()
     }
 
     #[pyo3(signature = (gradient=None, retain_graph=None, create_graph=false, inputs=None))]
@@ -541,9 +589,9 @@ impl PyTensor {
         create_graph: bool,
         inputs: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let grads = [gradient.map(|g| g.t.clone())];
+        let grads = [gradient.map(|g| g.tensor())];
         let inputs = crate::autograd::tensor_list(inputs)?;
-        let roots = [self.t.clone()];
+        let roots = [self.tensor()];
         crate::gil::detach(py, || {
             engine::backward(
                 &roots,
@@ -557,11 +605,11 @@ impl PyTensor {
     }
 
     fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        scalar_to_py(py, self.t.item().py()?)
+        scalar_to_py(py, self.tensor().item().py()?)
     }
 
     fn tolist(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let flat = self.t.to_scalars();
+        let flat = self.tensor().to_scalars();
         fn build(
             py: Python<'_>,
             shape: &[usize],
@@ -577,17 +625,17 @@ impl PyTensor {
                 }
             }
         }
-        build(py, self.t.shape(), &mut flat.iter())
+        build(py, self.tensor().shape(), &mut flat.iter())
     }
 
     #[pyo3(signature = (*, force=false))]
     fn numpy<'py>(&self, py: Python<'py>, force: bool) -> PyResult<Bound<'py, PyAny>> {
-        if self.t.requires_grad() && !force {
+        if self.tensor().requires_grad() && !force {
             return Err(PyRuntimeError::new_err(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
             ));
         }
-        PyTensor::to_numpy(&self.t, py)
+        PyTensor::to_numpy(&self.tensor(), py)
     }
 
     #[pyo3(signature = (dtype=None, copy=None))]
@@ -609,7 +657,7 @@ impl PyTensor {
     }
 
     fn __len__(&self) -> PyResult<usize> {
-        match self.t.shape().first() {
+        match self.tensor().shape().first() {
             Some(&n) => Ok(n),
             None => Err(PyTypeError::new_err("len() of a 0-d tensor")),
         }
@@ -620,24 +668,24 @@ impl PyTensor {
             .__len__()
             .map_err(|_| PyTypeError::new_err("iteration over a 0-d tensor"))?;
         let rows = (0..n)
-            .map(|i| shape_ops::select(&self.t, 0, i as i64).map(PyTensor::from))
+            .map(|i| shape_ops::select(&self.tensor(), 0, i as i64).map(PyTensor::from))
             .collect::<Result<Vec<_>, _>>()
             .py()?;
         Ok(PyList::new(py, rows)?.call_method0("__iter__")?.unbind())
     }
 
     fn __bool__(&self) -> PyResult<bool> {
-        if self.t.numel() != 1 {
+        if self.tensor().numel() != 1 {
             return Err(PyRuntimeError::new_err(format!(
                 "Boolean value of Tensor with {} is ambiguous",
-                if self.t.numel() == 0 {
+                if self.tensor().numel() == 0 {
                     "no values"
                 } else {
                     "more than one value"
                 }
             )));
         }
-        Ok(self.t.item().py()?.as_bool())
+        Ok(self.tensor().item().py()?.as_bool())
     }
 
     fn __float__(&self) -> PyResult<f64> {
@@ -654,12 +702,12 @@ impl PyTensor {
     }
 
     fn __index__(&self) -> PyResult<i64> {
-        if !self.t.dtype().is_integral(true) || self.t.numel() != 1 {
+        if !self.tensor().dtype().is_integral(true) || self.tensor().numel() != 1 {
             return Err(PyTypeError::new_err(
                 "only integer tensors of a single element can be converted to an index",
             ));
         }
-        Ok(self.t.item().py()?.as_i64())
+        Ok(self.tensor().item().py()?.as_i64())
     }
 
     fn __complex__(&self) -> PyResult<num_complex::Complex64> {
@@ -677,7 +725,7 @@ impl PyTensor {
     }
 
     fn __format__(slf: &Bound<'_, Self>, spec: &str) -> PyResult<String> {
-        let t = &slf.get().t;
+        let t = &slf.get().tensor();
         if t.ndim() == 0 && !spec.is_empty() {
             let item = scalar_to_py(slf.py(), t.item().py()?)?;
             return item
@@ -719,7 +767,7 @@ impl PyTensor {
         }
         for a in candidates {
             if let Ok(t) = a.downcast::<PyTensor>() {
-                dtype = Some(t.get().t.dtype());
+                dtype = Some(t.get().tensor().dtype());
             } else if let Ok(d) = dtype_arg(&a) {
                 dtype = Some(d);
             } else if a.str()?.to_string().starts_with("cuda") {
@@ -738,7 +786,7 @@ impl PyTensor {
                 )));
             }
         }
-        let t = &slf.get().t;
+        let t = &slf.get().tensor();
         let out = match dtype {
             Some(d) if d != t.dtype() => PyTensor::cast(slf, d)?,
             _ if copy => Bound::new(slf.py(), PyTensor::from(copy::clone(t).py()?))?.into_any(),
@@ -760,9 +808,11 @@ impl PyTensor {
         dtype: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         match dtype {
-            None => Ok(format!("ferrograd.{}", slf.get().t.dtype().legacy_name())
-                .into_pyobject(slf.py())?
-                .into_any()),
+            None => Ok(
+                format!("ferrograd.{}", slf.get().tensor().dtype().legacy_name())
+                    .into_pyobject(slf.py())?
+                    .into_any(),
+            ),
             Some(d) => PyTensor::cast(slf, legacy_type_dtype(d)?),
         }
     }
@@ -771,7 +821,7 @@ impl PyTensor {
         slf: &Bound<'py, Self>,
         other: PyRef<'_, PyTensor>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        PyTensor::cast(slf, other.t.dtype())
+        PyTensor::cast(slf, other.tensor().dtype())
     }
 
     fn float<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
@@ -821,11 +871,11 @@ impl PyTensor {
     #[pyo3(signature = (*, memory_format=None))]
     fn clone(&self, py: Python<'_>, memory_format: Option<PyMemoryFormat>) -> PyResult<PyTensor> {
         let format = memory_format.map_or(MemoryFormat::Preserve, |f| f.0);
-        Ok(
-            maybe_detach(py, self.t.numel(), || copy::clone_as(&self.t, format))
-                .py()?
-                .into(),
-        )
+        Ok(maybe_detach(py, self.tensor().numel(), || {
+            copy::clone_as(&self.tensor(), format)
+        })
+        .py()?
+        .into())
     }
 
     #[pyo3(signature = (memory_format=None))]
@@ -833,7 +883,7 @@ impl PyTensor {
         slf: &Bound<'py, Self>,
         memory_format: Option<PyMemoryFormat>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let t = &slf.get().t;
+        let t = &slf.get().tensor();
         let out = match memory_format.map_or(MemoryFormat::Contiguous, |f| f.0) {
             MemoryFormat::Contiguous | MemoryFormat::Preserve if t.is_contiguous() => {
                 return Ok(slf.clone().into_any())

@@ -28,7 +28,7 @@ impl AccumulateGrad {
     /// The leaf's `register_hook` hooks, in order, each seeing (and maybe
     /// replacing) the gradient the one before returned.
     pub fn run_tensor_hooks(&self, mut g: Tensor) -> Result<Tensor> {
-        let hooks = self.leaf.meta().leaf_hooks.clone();
+        let hooks = self.leaf.latest().meta().leaf_hooks.clone();
         for (_, hook) in hooks {
             if let Some(new) = hook(&g)? {
                 g = new;
@@ -44,10 +44,13 @@ impl BackwardFn for AccumulateGrad {
             return Ok(Grads::new());
         };
         let g = self.run_tensor_hooks(g)?;
-        accumulate_into(&self.leaf, g)?;
-        let post = self.leaf.meta().post_accumulate_hooks.clone();
+        // The leaf's successor when `x.data = y` or an in-place shape op
+        // replaced it after this graph was recorded.
+        let leaf = self.leaf.latest();
+        accumulate_into(&leaf, g)?;
+        let post = leaf.meta().post_accumulate_hooks.clone();
         for (_, hook) in post {
-            hook(&self.leaf)?;
+            hook(&leaf)?;
         }
         Ok(Grads::new())
     }

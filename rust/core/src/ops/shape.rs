@@ -2,12 +2,14 @@
 //! Each records a node whose backward maps the gradient back to the base.
 
 use super::reduce::sum_to;
-use crate::autograd::record;
+use crate::autograd::{is_grad_enabled, record, views};
 use crate::tensor::layout::{
     contiguous_strides, fmt_shape, numel, wrap_dim, Layout, Shape, Strides,
 };
-use crate::tensor::{DType, Scalar, Tensor};
-use crate::{bail, grads, Result};
+use crate::tensor::storage::try_filled;
+use crate::tensor::{DType, MemoryFormat, Scalar, Storage, Tensor};
+use crate::{bail, grads, with_dtype, Result};
+use std::sync::Arc;
 
 /// An alias of `base` with `layout`, marked as a view of it.
 fn make_view(base: &Tensor, layout: Layout) -> Tensor {
@@ -267,6 +269,80 @@ fn make_view_recorded(t: &Tensor, layout: Layout, name: &'static str) -> Tensor 
 /// through a pass-through node, as `Tensor(t)` and `as_subclass` give.
 pub fn alias(t: &Tensor) -> Tensor {
     make_view_recorded(t, t.layout().clone(), "AliasBackward0")
+}
+
+/// `t.t_()`, `t.unsqueeze_(d)` and the other ops that change a tensor's
+/// shape in place: the tensor that takes `t`'s place (see
+/// [`Tensor::successor`]) laid out as the view `view(t)`. As in PyTorch the
+/// storage's version is bumped, and while recording the view's node (its
+/// input `t`'s old history) becomes the new `grad_fn`; a leaf that requires
+/// grad is refused as for any in-place op.
+pub fn restride_(t: &Tensor, view: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<Tensor> {
+    t.check_inference_write()?;
+    if is_grad_enabled() && views::requires_grad_through_base(t) {
+        views::check_inplace(t)?;
+    }
+    let v = view(t)?;
+    // Read before the bump, after which the view's history would be
+    // regenerated from its base.
+    let recorded = {
+        let m = v.meta();
+        m.grad_fn.clone().map(|f| (f, m.output_nr))
+    };
+    t.bump_version();
+    let mut meta = t.meta().clone();
+    if let Some((grad_fn, output_nr)) = recorded {
+        meta.grad_fn = Some(grad_fn);
+        meta.output_nr = output_nr;
+        meta.view_version = t.version();
+    }
+    Ok(t.successor(v.storage().clone(), v.layout().clone(), meta))
+}
+
+/// `t.resize_(shape)`: the tensor that takes `t`'s place with `shape`,
+/// dense in `format`, from `t`'s storage offset. Elements that were there
+/// keep their values. A storage too small for the new shape is replaced by
+/// a larger copy with zeros after the old elements, which the tensor's
+/// other views no longer share.
+pub fn resize_(t: &Tensor, shape: &[i64], format: MemoryFormat) -> Result<Tensor> {
+    if t.requires_grad() {
+        bail!(Runtime, "cannot resize variables that require grad");
+    }
+    t.check_inference_write()?;
+    if shape.iter().any(|&d| d < 0) {
+        // PyTorch's words: its size check multiplies the sizes as unsigned.
+        bail!(Runtime, "numel: integer multiplication overflow");
+    }
+    let shape: Shape = shape.iter().map(|&d| d as usize).collect();
+    crate::tensor::layout::check_numel(&shape)?;
+    let mut strides: Strides = shape.iter().map(|_| 0).collect();
+    let mut stride = 1isize;
+    for &d in format.dim_order(shape.len())?.iter().rev() {
+        strides[d] = stride;
+        stride *= shape[d].max(1) as isize;
+    }
+    let offset = t.storage_offset();
+    let needed = match numel(&shape) {
+        0 => 0,
+        n => offset + n,
+    };
+    let old = t.storage();
+    let storage = match needed <= old.len() {
+        true => old.clone(),
+        false => with_dtype!(t.dtype(), T => {
+            let mut grown = try_filled(T::default(), needed)?;
+            grown[..old.len()].copy_from_slice(&old.read::<T>());
+            Arc::new(Storage::from_vec(grown))
+        }),
+    };
+    t.bump_version();
+    let layout = Layout {
+        shape,
+        strides,
+        offset,
+    };
+    let meta = t.meta().clone();
+    Ok(t.successor(storage, layout, meta))
 }
 
 pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {

@@ -83,7 +83,7 @@ pub struct TensorImpl {
     pub(crate) wrapped_number: bool,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct AutogradMeta {
     /// Set on leaves by the user; non-leaves require grad through `grad_fn`.
     pub requires_grad: bool,
@@ -109,6 +109,11 @@ pub struct AutogradMeta {
     pub leaf_hooks: Vec<(u64, crate::autograd::node::GradHook)>,
     /// Hooks run after a leaf's `.grad` was updated.
     pub post_accumulate_hooks: Vec<(u64, crate::autograd::node::PostAccumulateHook)>,
+    /// The tensor that took this one's place when its storage or layout
+    /// was changed in place (see [`Tensor::successor`]): gradients that
+    /// graphs recorded before the change still reach the tensor the user
+    /// holds.
+    pub replaced_by: Weak<TensorImpl>,
 }
 
 impl Tensor {
@@ -424,19 +429,65 @@ impl Tensor {
         }))
     }
 
-    /// `x.data = new`. A tensor cannot swap its storage or layout, so this
-    /// accepts only `new` that already is `x`'s data: the same elements of
-    /// the same storage, as `x.data -= y` assigns back after writing through
-    /// the alias.
-    pub fn set_data(&self, new: &Tensor) -> Result<()> {
-        if Arc::ptr_eq(&self.0.storage, &new.0.storage) && self.0.layout == new.0.layout {
-            return Ok(());
+    /// The tensor that takes this one's place with `storage` and `layout`
+    /// and the autograd record `meta`, sharing this one's version counter.
+    /// A tensor's storage and layout never change, so that ops read them
+    /// without locks; the ops that change them in place (`x.data = y`,
+    /// `x.t_()`, `x.resize_(n)`) make a successor instead, which the Python
+    /// object then stands for. Gradients that reach this tensor's
+    /// accumulator are passed on to it.
+    pub(crate) fn successor(
+        &self,
+        storage: Arc<Storage>,
+        layout: Layout,
+        mut meta: AutogradMeta,
+    ) -> Tensor {
+        meta.replaced_by = Weak::new();
+        let next = Tensor(Arc::new(TensorImpl {
+            storage,
+            layout,
+            version: self.0.version.clone(),
+            autograd: Mutex::new(meta),
+            wrapped_number: false,
+        }));
+        self.meta().replaced_by = Arc::downgrade(&next.0);
+        next
+    }
+
+    /// The tensor that stands for this one now: the last of its successors
+    /// still alive, or itself.
+    pub fn latest(&self) -> Tensor {
+        let mut t = self.clone();
+        loop {
+            let next = t.meta().replaced_by.upgrade();
+            match next {
+                Some(next) => t = Tensor(next),
+                None => return t,
+            }
         }
-        bail!(
-            NotImplemented,
-            "ferrograd cannot replace a tensor's storage through `.data = ...`; write the new values in \
-             place instead, with `with ferrograd.no_grad(): x.copy_(new)`"
-        )
+    }
+
+    /// `x.data = new`: the tensor that takes `x`'s place with `new`'s
+    /// storage and layout and `x`'s autograd record (its `requires_grad`,
+    /// `grad_fn`, `.grad` and hooks) and version counter, as in PyTorch.
+    /// The result is no view. `x` itself when `new` already is its data.
+    pub fn with_data(&self, new: &Tensor) -> Result<Tensor> {
+        if Arc::ptr_eq(&self.0.storage, &new.0.storage) && self.0.layout == new.0.layout {
+            return Ok(self.clone());
+        }
+        if self.requires_grad() && !new.dtype().is_differentiable() {
+            bail!(
+                Runtime,
+                "data set to a tensor that requires gradients must be floating point or complex dtype"
+            );
+        }
+        let meta = AutogradMeta {
+            view_base: None,
+            view_version: 0,
+            view_creation: Default::default(),
+            ..self.meta().clone()
+        };
+        Ok(self.successor(new.0.storage.clone(), new.0.layout.clone(), meta))
     }
 
     /// `body` of the elements of a contiguous tensor, as one slice.
