@@ -288,3 +288,29 @@ def test_replacing_while_other_threads_compute():
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_grad_data_assignment_replaces_the_stored_gradient():
+    p = fg.ones(3, requires_grad=True)
+    (p * 2).sum().backward()
+    p.grad.data = fg.full((3,), 7.0)
+    assert p.grad.tolist() == [7.0, 7.0, 7.0]
+    (p * 1).sum().backward()  # accumulates into the replacement
+    assert p.grad.tolist() == [8.0, 8.0, 8.0]
+
+
+def _converted_module(T):
+    lin = T.nn.Linear(3, 2)
+    weight = lin.weight
+    opt = T.optim.SGD(lin.parameters(), lr=0.5)
+    lin(T.ones(1, 3)).sum().backward()
+    lin.double()
+    assert lin.weight is weight and lin.weight.grad.dtype == T.float64
+    opt.step()  # the optimizer holds the module's parameters still
+    return lin.weight.dtype == T.float64, type(lin.weight).__name__, lin.weight.requires_grad
+
+
+def test_module_conversion_keeps_its_parameter_objects():
+    assert _converted_module(fg) == (True, "Parameter", True)
+    if has_torch:
+        assert _converted_module(fg) == _converted_module(torch)

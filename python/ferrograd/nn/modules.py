@@ -904,9 +904,9 @@ class Module:
         """Replace every parameter, gradient and buffer ``t`` by ``fn(t)`` (in submodules too
         unless not ``recurse``).
 
-        A converted parameter becomes a new Parameter object (torch's behaviour
-        with ``torch.__future__.set_overwrite_module_params_on_conversion(True)``).
-        A parameter or gradient shared by several modules or names, as tied weights are, is
+        A converted parameter or gradient stays the same object and takes the converted
+        elements as its ``.data``, as in PyTorch, so optimizers built before still hold the
+        module's parameters. A parameter or gradient shared by several modules or names, as tied weights are, is
         converted once, so they share the new one too, as in PyTorch: ``_memo`` maps each one
         converted in this call (a parameter by its id, a gradient by its data, since ``.grad``
         gives a new wrapper at each access) to it, kept alive so the id is not reused, and its
@@ -927,14 +927,14 @@ class Module:
         def convert_parameter(param: ferrograd.Tensor) -> ferrograd.Tensor:
             applied = convert_tensor(param)
             if applied is not param:
-                applied = Parameter(applied, param.requires_grad)
+                param.data = applied
             grad = param.grad
             if grad is not None:
                 data = ("grad", grad.data_ptr(), tuple(grad.shape), tuple(grad.stride()), grad.dtype)
                 grad_applied = once(data, grad, convert_tensor)
-                if grad_applied is not grad or applied is not param:
-                    applied.grad = grad_applied
-            return applied
+                if grad_applied is not grad:
+                    grad.data = grad_applied
+            return param
 
         for module in self.children() if recurse else ():
             module._apply(fn, _memo=memo)

@@ -98,7 +98,8 @@ pub fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
                 existing => existing,
             }
         };
-        pending = match existing {
+        // `p.grad.data = new` replaced the stored gradient by a successor.
+        pending = match existing.map(|e| e.latest()) {
             None => ops::copy::clone(&pending.detach())?,
             Some(existing) if is_grad_enabled() || !existing.storage().is_writable() => {
                 ops::binary::add(&existing, &pending)?

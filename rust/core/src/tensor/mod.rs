@@ -112,8 +112,10 @@ pub struct AutogradMeta {
     /// The tensor that took this one's place when its storage or layout
     /// was changed in place (see [`Tensor::successor`]): gradients that
     /// graphs recorded before the change still reach the tensor the user
-    /// holds.
-    pub replaced_by: Weak<TensorImpl>,
+    /// holds, and a stored `.grad` replaced through a passing handle
+    /// (`p.grad.data = g`) stays replaced. Held strongly for that; a
+    /// successor never refers back, so this makes no cycle.
+    pub replaced_by: Option<Tensor>,
 }
 
 impl Tensor {
@@ -349,8 +351,19 @@ impl Tensor {
         Ok(())
     }
 
+    /// `.grad`: the stored gradient, or its successor when the user changed
+    /// its storage or layout in place (`p.grad.data = g`), which from then
+    /// on is the stored one.
     pub fn grad(&self) -> Option<Tensor> {
-        self.meta().grad.clone()
+        let stored = self.meta().grad.clone()?;
+        let latest = stored.latest();
+        if !latest.same(&stored) {
+            let mut m = self.meta();
+            if m.grad.as_ref().is_some_and(|g| g.same(&stored)) {
+                m.grad = Some(latest.clone());
+            }
+        }
+        Some(latest)
     }
 
     pub fn set_grad(&self, grad: Option<Tensor>) -> Result<()> {
@@ -442,7 +455,7 @@ impl Tensor {
         layout: Layout,
         mut meta: AutogradMeta,
     ) -> Tensor {
-        meta.replaced_by = Weak::new();
+        meta.replaced_by = None;
         let next = Tensor(Arc::new(TensorImpl {
             storage,
             layout,
@@ -450,21 +463,27 @@ impl Tensor {
             autograd: Mutex::new(meta),
             wrapped_number: false,
         }));
-        self.meta().replaced_by = Arc::downgrade(&next.0);
+        self.meta().replaced_by = Some(next.clone());
         next
     }
 
-    /// The tensor that stands for this one now: the last of its successors
-    /// still alive, or itself.
+    /// The tensor that stands for this one now: the last of its successors,
+    /// or itself. The successors in between are let go of, so a tensor
+    /// replaced many times keeps only the latest alive.
     pub fn latest(&self) -> Tensor {
-        let mut t = self.clone();
+        let mut last = self.clone();
         loop {
-            let next = t.meta().replaced_by.upgrade();
+            let next = last.meta().replaced_by.clone();
             match next {
-                Some(next) => t = Tensor(next),
-                None => return t,
+                Some(next) => last = next,
+                None => break,
             }
         }
+        let mut m = self.meta();
+        if m.replaced_by.as_ref().is_some_and(|r| !r.same(&last)) {
+            m.replaced_by = Some(last.clone());
+        }
+        last
     }
 
     /// `x.data = new`: the tensor that takes `x`'s place with `new`'s
