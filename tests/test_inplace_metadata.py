@@ -314,3 +314,31 @@ def test_module_conversion_keeps_its_parameter_objects():
     assert _converted_module(fg) == (True, "Parameter", True)
     if has_torch:
         assert _converted_module(fg) == _converted_module(torch)
+
+
+def test_namespace_forms_return_their_input():
+    x = fg.arange(6.0)
+    assert fg.as_strided_(x, (2, 2), (2, 1)) is x and x.tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    assert fg.resize_as_(x, fg.ones(3)) is x and x.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_replacements_from_two_threads_in_anomaly_mode_all_take_effect():
+    # Anomaly mode calls into Python while a replacement is made, where the
+    # other thread may run: replacements of one object still go one at a time.
+    x = fg.randn(2, 3, dtype=fg.float64, requires_grad=True)
+    y = x * 1
+    rounds = 50
+
+    def transpose_many():
+        for _ in range(rounds):
+            y.t_()
+
+    with pytest.warns(UserWarning, match="Anomaly Detection"), fg.autograd.detect_anomaly():
+        threads = [threading.Thread(target=transpose_many) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert y.shape == (2, 3) and y._version == 2 * rounds
+    (y * fg.arange(6.0, dtype=fg.float64).view(2, 3)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.arange(6.0).reshape(2, 3))

@@ -596,14 +596,9 @@ fn randint_like(
         Some(h) => (low_or_high, h),
         None => (0, low_or_high),
     };
-    let dtype = dtype_or(dtype, input.tensor().dtype())?;
-    sample(
-        py,
-        input.tensor().shape().to_vec(),
-        dtype,
-        requires_grad,
-        |t| random::random_(t, low, high),
-    )
+    sample_like(py, &input, dtype, requires_grad, |t| {
+        random::random_(t, low, high)
+    })
 }
 
 /// `bernoulli(input)`: 1 with each element's probability.

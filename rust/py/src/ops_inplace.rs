@@ -27,7 +27,8 @@ fn restride<'py>(
     slf: &Slf<'py>,
     view: impl FnOnce(&Tensor) -> Result<Tensor>,
 ) -> PyResult<Slf<'py>> {
-    slf.get().replace_with(|t| shape::restride_(t, view))?;
+    slf.get()
+        .replace_with(slf.py(), |t| shape::restride_(t, view))?;
     Ok(slf.clone())
 }
 
@@ -236,7 +237,7 @@ impl PyTensor {
         let sizes = sizes_or_keyword(sizes, None, "size")?;
         let format = memory_format.map_or(MemoryFormat::Contiguous, |f| f.0);
         slf.get()
-            .replace_with(|t| shape::resize_(t, &sizes, format))?;
+            .replace_with(slf.py(), |t| shape::resize_(t, &sizes, format))?;
         Ok(slf.clone())
     }
     #[pyo3(signature = (other, memory_format=None))]

@@ -27,6 +27,8 @@ pub struct PyTensor {
     /// take a handle and let go of the lock at once, so none holds it while
     /// the GIL is released.
     tensor: parking_lot::Mutex<Tensor>,
+    /// Held while a replacement of the tensor is made (`replace_with`).
+    replacing: parking_lot::Mutex<()>,
     /// The Python objects last given out for `.grad`, `.grad_fn` and
     /// `._base`, so that reading one again gives the same object.
     handed_out: HandedOut,
@@ -36,6 +38,7 @@ impl From<Tensor> for PyTensor {
     fn from(t: Tensor) -> Self {
         PyTensor {
             tensor: parking_lot::Mutex::new(t),
+            replacing: parking_lot::Mutex::new(()),
             handed_out: HandedOut::default(),
         }
     }
@@ -55,15 +58,25 @@ impl PyTensor {
     }
 
     /// Makes this object stand for the tensor `f` makes in the place of the
-    /// current one (`x.data = y`, `x.t_()`). The lock is held throughout, so
-    /// two such ops on one object from two threads both take effect; `f` is
-    /// core code, which neither takes the GIL nor reads this object.
+    /// current one (`x.data = y`, `x.t_()`). Replacements of one object run
+    /// one at a time, so two threads' both take effect. `f` may call into
+    /// Python (anomaly mode records a traceback), where another thread can
+    /// take the GIL: readers therefore never wait for a replacement (the
+    /// handle's lock is taken only to store the result), and a second
+    /// replacement waits with the GIL released.
     pub fn replace_with(
         &self,
+        py: Python<'_>,
         f: impl FnOnce(&Tensor) -> ferrograd_core::Result<Tensor>,
     ) -> PyResult<()> {
-        let mut current = self.tensor.lock();
-        *current = f(&current).py()?;
+        let _one_at_a_time = loop {
+            if let Some(guard) = self.replacing.try_lock() {
+                break guard;
+            }
+            py.detach(|| drop(self.replacing.lock()));
+        };
+        let next = f(&self.tensor()).py()?;
+        *self.tensor.lock() = next;
         Ok(())
     }
 }
@@ -565,7 +578,7 @@ impl PyTensor {
             )));
         };
         let new = value.get().tensor();
-        self.replace_with(|t| t.with_data(&new))
+        self.replace_with(value.py(), |t| t.with_data(&new))
     }
 
     /// The tensor this one is a view of (the root of a chain of views).

@@ -27,15 +27,20 @@ pub fn accumulate_grad_node(leaf: &Tensor) -> Arc<Node> {
 impl AccumulateGrad {
     /// The leaf's `register_hook` hooks, in order, each seeing (and maybe
     /// replacing) the gradient the one before returned.
-    pub fn run_tensor_hooks(&self, mut g: Tensor) -> Result<Tensor> {
-        let hooks = self.leaf.latest().meta().leaf_hooks.clone();
-        for (_, hook) in hooks {
-            if let Some(new) = hook(&g)? {
-                g = new;
-            }
-        }
-        Ok(g)
+    pub fn run_tensor_hooks(&self, g: Tensor) -> Result<Tensor> {
+        run_hooks_of(&self.leaf.latest(), g)
     }
+}
+
+/// `leaf`'s `register_hook` hooks run on `g` (see `run_tensor_hooks`).
+fn run_hooks_of(leaf: &Tensor, mut g: Tensor) -> Result<Tensor> {
+    let hooks = leaf.meta().leaf_hooks.clone();
+    for (_, hook) in hooks {
+        if let Some(new) = hook(&g)? {
+            g = new;
+        }
+    }
+    Ok(g)
 }
 
 impl BackwardFn for AccumulateGrad {
@@ -43,10 +48,10 @@ impl BackwardFn for AccumulateGrad {
         let Some(g) = grads[0].take() else {
             return Ok(Grads::new());
         };
-        let g = self.run_tensor_hooks(g)?;
         // The leaf's successor when `x.data = y` or an in-place shape op
         // replaced it after this graph was recorded.
         let leaf = self.leaf.latest();
+        let g = run_hooks_of(&leaf, g)?;
         accumulate_into(&leaf, g)?;
         let post = leaf.meta().post_accumulate_hooks.clone();
         for (_, hook) in post {

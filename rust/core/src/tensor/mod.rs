@@ -471,7 +471,9 @@ impl Tensor {
     /// or itself. The successors in between are let go of, so a tensor
     /// replaced many times keeps only the latest alive.
     pub fn latest(&self) -> Tensor {
-        let mut last = self.clone();
+        let Some(mut last) = self.meta().replaced_by.clone() else {
+            return self.clone();
+        };
         loop {
             let next = last.meta().replaced_by.clone();
             match next {
