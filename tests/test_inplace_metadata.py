@@ -342,3 +342,93 @@ def test_replacements_from_two_threads_in_anomaly_mode_all_take_effect():
     assert y.shape == (2, 3) and y._version == 2 * rounds
     (y * fg.arange(6.0, dtype=fg.float64).view(2, 3)).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.arange(6.0).reshape(2, 3))
+
+
+def _set_program(T):
+    """`set_` in its forms; every observation must equal torch's."""
+    seen = []
+    x = T.zeros(2)
+    source = T.arange(6.0).reshape(2, 3)
+    v = x._version
+    assert x.set_(source) is x
+    seen.append((x.tolist(), tuple(x.shape), x.stride(), x._version - v, source._version))
+    x.add_(1)  # writes the shared elements, counted on x's own counter
+    seen.append((source.tolist(), source._version, x._version - v))
+    y = T.zeros(3)
+    y.set_(T.arange(6.0), 1, (2,), (2,))
+    seen.append((y.tolist(), y.stride(), y.storage_offset()))
+    z = T.zeros(3)
+    z.set_()
+    seen.append((tuple(z.shape), z.stride(), z.numel()))
+    w = T.empty(0)
+    base = T.arange(4.0)
+    w.set_(base.untyped_storage(), 2, (2,))
+    seen.append(w.tolist())
+    w.mul_(10)
+    seen.append(base.tolist())
+    s = T.empty(0)
+    s.set_(source=T.arange(3.0))
+    seen.append(s.tolist())
+    with T.no_grad():
+        leaf = T.zeros(2, requires_grad=True)
+        leaf.set_(T.ones(4))
+    seen.append((leaf.tolist(), leaf.requires_grad, leaf.is_leaf))
+    view = T.zeros(4)[1:3]
+    view.set_(T.ones(2))
+    seen.append(view.tolist())
+    return seen
+
+
+def test_set_():
+    observed = _set_program(fg)
+    assert observed[0] == ([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], (2, 3), (3, 1), 1, 0)
+    assert observed[1] == ([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], 0, 2)
+    assert observed[2] == ([1.0, 3.0], (2,), 1)
+    assert observed[4] == [2.0, 3.0] and observed[5] == [0.0, 1.0, 20.0, 30.0]
+    if has_torch:
+        assert observed == _set_program(torch)
+
+
+def test_set_ends_a_view():
+    # A view given other elements no longer aliases its base, so ferrograd stops treating it
+    # as a view (PyTorch keeps reporting the old `_base`).
+    base = fg.zeros(4)
+    view = base[1:3]
+    view.set_(fg.ones(2))
+    assert view._base is None
+    view.mul_(3)
+    assert base.tolist() == [0.0, 0.0, 0.0, 0.0] and view.tolist() == [3.0, 3.0]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "M.zeros(2, requires_grad=True).set_(M.ones(3))",
+        "M.zeros(2).set_(M.ones(3, dtype=M.float64))",
+        "M.zeros(2).set_(5)",
+    ],
+)
+def test_set_errors(call):
+    with pytest.raises((RuntimeError, TypeError)) as ours:
+        eval(call, {"M": fg})
+    if has_torch:
+        with pytest.raises((RuntimeError, TypeError)) as theirs:
+            eval(call, {"M": torch})
+        assert ours.type is theirs.type
+        if ours.type is RuntimeError:
+            assert str(ours.value).split("\n")[0] == str(theirs.value).split("\n")[0]
+
+
+def test_set_beyond_the_storage_is_refused():
+    # PyTorch grows the storage; ferrograd storages keep their size (see the user guide).
+    with pytest.raises(RuntimeError, match="out of bounds for storage of size 16"):
+        fg.zeros(2).set_(fg.arange(4.0), 1, (4,), (1,))
+
+
+def test_set_while_recording_refuses_backward_through_it():
+    a = fg.randn(3, requires_grad=True)
+    b = a * 2
+    b.set_(fg.ones(3))
+    assert b.requires_grad and b.grad_fn.name() == "NotImplemented"
+    with pytest.raises(RuntimeError, match="derivative for aten::set_ is not implemented"):
+        b.sum().backward()

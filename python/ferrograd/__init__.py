@@ -384,10 +384,16 @@ def numel(input: Tensor) -> int:
 
 
 def _method_function(name: str):
-    def function(input, *args, **kwargs):
+    def method(input, *args, **kwargs):
         return getattr(input, name)(*args, **kwargs)
 
+    def function(input, *args, out=None, **kwargs):
+        if out is None:
+            return getattr(input, name)(*args, **kwargs)
+        return _out.call(name, method, (input, *args), kwargs, out)
+
     function.__name__ = function.__qualname__ = name
+    function.takes_out = True
     function.__doc__ = f"``ferrograd.{name}(input, ...)`` is ``input.{name}(...)``."
     return function
 
@@ -732,6 +738,14 @@ def dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     """In-place ``dropout(input, p, train)``."""
     return nn.functional.dropout(input, p, train, inplace=True)
 
+
+from . import _out  # noqa: E402
+
+# ``out=`` for the functions PyTorch gives it, once every name below is bound.
+_out.install(vars(linalg), _out.LINALG, exact=True)
+_out.install(vars(special), _out.SPECIAL)
+_out.install(vars(fft), _out.FFT, factories=_out.FFT_FACTORIES)
+_out.install(globals(), _out.TOP_LEVEL)
 
 from . import functional  # noqa: E402,F401  (after every name it re-exports)
 from ._aten import (  # noqa: E402,F401

@@ -931,7 +931,7 @@ def _tensordot_dims(a: Tensor, b: Tensor, dims):
     return list(da), list(db)
 
 
-def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
+def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
     """Contracts the last ``dims`` dimensions of ``a`` with the first of ``b`` (or the listed pairs of
     dimensions) with one matrix product."""
     da, db = _tensordot_dims(a, b, dims)

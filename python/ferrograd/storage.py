@@ -102,6 +102,12 @@ class UntypedStorage(_Storage):
     def clone(self) -> UntypedStorage:
         return UntypedStorage(self._bytes.copy())
 
+    def _elements_as(self, dtype) -> _C.Tensor:
+        """The bytes as elements of ``dtype``, sharing them (the source of ``Tensor.set_``)."""
+        itemsize = _C.empty(0, dtype=dtype).element_size()
+        whole = self._bytes[: len(self._bytes) // itemsize * itemsize]
+        return _C.from_numpy(whole).view(dtype)
+
     def resize_(self, size: int) -> UntypedStorage:
         raise RuntimeError("ferrograd storages cannot be resized; create a new tensor of the size wanted")
 
@@ -122,6 +128,10 @@ class TypedStorage(_Storage):
         return cls(_whole_storage(tensor))
 
     dtype = property(lambda self: self._elements.dtype)
+
+    def _elements_as(self, dtype) -> _C.Tensor:
+        """The elements reinterpreted as ``dtype`` (the source of ``Tensor.set_``)."""
+        return self._elements.view(dtype)
 
     @property
     def _untyped_storage(self) -> UntypedStorage:

@@ -100,11 +100,40 @@ fn restride_records_the_view_and_shares_the_version_counter() {
 #[test]
 fn resize_grows_into_a_copy_and_shrinks_in_place() {
     let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
-    let small = shape::resize_(&x, &[1, 2], MemoryFormat::Contiguous).unwrap();
+    let small = shape::resize_(&x, &[1, 2], Some(MemoryFormat::Contiguous)).unwrap();
     assert!(std::sync::Arc::ptr_eq(small.storage(), x.storage()));
     assert_eq!(small.to_vec::<f32>(), vec![1.0, 2.0]);
-    let big = shape::resize_(&small, &[2, 3], MemoryFormat::Contiguous).unwrap();
+    let big = shape::resize_(&small, &[2, 3], None).unwrap();
     assert_eq!(big.to_vec::<f32>(), vec![1.0, 2.0, 3.0, 4.0, 0.0, 0.0]);
     assert_eq!(big.version(), 2);
-    assert!(shape::resize_(&x, &[-1], MemoryFormat::Contiguous).is_err());
+    assert!(shape::resize_(&x, &[-1], None).is_err());
+}
+
+#[test]
+fn resize_to_the_same_shape_keeps_strides_and_version_unless_a_format_is_asked() {
+    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    let xt = shape::transpose(&x, 0, 1).unwrap();
+    let kept = shape::resize_(&xt, &[2, 2], None).unwrap();
+    assert_eq!(kept.strides(), &[1, 2]);
+    assert_eq!(kept.version(), 0);
+    let dense = shape::resize_(&xt, &[2, 2], Some(MemoryFormat::Contiguous)).unwrap();
+    assert_eq!(dense.strides(), &[2, 1]);
+    assert_eq!(dense.version(), 0);
+    let reshaped = shape::resize_(&xt, &[4], None).unwrap();
+    assert_eq!(reshaped.version(), 1);
+}
+
+#[test]
+fn set_shares_the_source_storage_and_keeps_its_own_version_counter() {
+    let x = Tensor::from_vec(vec![0.0f32; 2], &[2]).unwrap();
+    let source = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+    let whole = shape::set_(&x, &source, None).unwrap();
+    assert!(std::sync::Arc::ptr_eq(whole.storage(), source.storage()));
+    assert_eq!((whole.version(), source.version()), (1, 0));
+    let window = shape::set_(&whole, &source, Some((&[2], &[2], 1))).unwrap();
+    assert_eq!(window.to_vec::<f32>(), vec![2.0, 4.0]);
+    assert_eq!(window.version(), 2);
+    let wide = Tensor::from_vec(vec![1.0f64], &[1]).unwrap();
+    assert!(shape::set_(&window, &wide, None).is_err());
+    assert!(shape::set_(&window, &source, Some((&[4], &[1], 1))).is_err());
 }

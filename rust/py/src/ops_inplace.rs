@@ -7,7 +7,7 @@ use crate::memory_format::PyMemoryFormat;
 use crate::ops::rounded_division;
 use crate::tensor::{maybe_detach, PyTensor};
 use ferrograd_core::ops::{binary, inplace, random, shape, unary};
-use ferrograd_core::tensor::MemoryFormat;
+use ferrograd_core::tensor::layout::contiguous_strides;
 use ferrograd_core::{Result, Scalar, Tensor};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -227,6 +227,60 @@ impl PyTensor {
             shape::as_strided(t, &size, &stride, storage_offset)
         })
     }
+    /// `set_()`, `set_(source)` and `set_(source, storage_offset, size,
+    /// stride)` with a tensor or a storage as source: see `shape::set_`.
+    #[pyo3(signature = (source=None, storage_offset=0, size=None, stride=None))]
+    fn set_<'py>(
+        slf: &Slf<'py>,
+        source: Option<&Bound<'py, PyAny>>,
+        storage_offset: i64,
+        size: Option<Vec<i64>>,
+        stride: Option<Vec<i64>>,
+    ) -> PyResult<Slf<'py>> {
+        let dtype = slf.get().tensor().dtype();
+        let source = match source {
+            // `set_()`: no elements, over a storage of its own.
+            None => Tensor::zeros(&[0], dtype),
+            Some(s) => match s.downcast::<PyTensor>() {
+                Ok(t) => t.get().tensor(),
+                // A storage gives the tensor over all of its elements.
+                Err(_) => match s.getattr("_elements_as") {
+                    Ok(elements) => elements
+                        .call1((crate::dtype::PyDType(dtype),))?
+                        .downcast::<PyTensor>()?
+                        .get()
+                        .tensor(),
+                    Err(_) => {
+                        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                            "set_(): argument 'source' must be Tensor or Storage, not {}",
+                            s.get_type().name()?
+                        )))
+                    }
+                },
+            },
+        };
+        let window = match (size, stride) {
+            (None, None) if storage_offset == 0 => None,
+            (size, stride) => {
+                let size = size.unwrap_or_else(|| vec![source.numel() as i64]);
+                let stride = stride.unwrap_or_else(|| {
+                    let dims: Vec<usize> = size.iter().map(|&d| d.max(0) as usize).collect();
+                    contiguous_strides(&dims)
+                        .iter()
+                        .map(|&s| s as i64)
+                        .collect()
+                });
+                Some((size, stride))
+            }
+        };
+        slf.get().replace_with(slf.py(), |t| {
+            let window = window
+                .as_ref()
+                .map(|(size, stride)| (&size[..], &stride[..], storage_offset));
+            shape::set_(t, &source, window)
+        })?;
+        Ok(slf.clone())
+    }
     /// `resize_(*sizes)`: see `shape::resize_`.
     #[pyo3(signature = (*sizes, memory_format=None))]
     fn resize_<'py>(
@@ -235,7 +289,7 @@ impl PyTensor {
         memory_format: Option<PyMemoryFormat>,
     ) -> PyResult<Slf<'py>> {
         let sizes = sizes_or_keyword(sizes, None, "size")?;
-        let format = memory_format.map_or(MemoryFormat::Contiguous, |f| f.0);
+        let format = memory_format.map(|f| f.0);
         slf.get()
             .replace_with(slf.py(), |t| shape::resize_(t, &sizes, format))?;
         Ok(slf.clone())

@@ -304,7 +304,7 @@ pub fn restride_(t: &Tensor, view: impl FnOnce(&Tensor) -> Result<Tensor>) -> Re
 /// keep their values. A storage too small for the new shape is replaced by
 /// a larger copy with zeros after the old elements, which the tensor's
 /// other views no longer share.
-pub fn resize_(t: &Tensor, shape: &[i64], format: MemoryFormat) -> Result<Tensor> {
+pub fn resize_(t: &Tensor, shape: &[i64], format: Option<MemoryFormat>) -> Result<Tensor> {
     if t.requires_grad() {
         bail!(Runtime, "cannot resize variables that require grad");
     }
@@ -315,6 +315,14 @@ pub fn resize_(t: &Tensor, shape: &[i64], format: MemoryFormat) -> Result<Tensor
     }
     let shape: Shape = shape.iter().map(|&d| d as usize).collect();
     crate::tensor::layout::check_numel(&shape)?;
+    // As in PyTorch, a tensor that has the requested shape keeps its
+    // strides unless a memory format is asked for, and its version: its
+    // elements stay where they are.
+    let same_shape = shape[..] == t.shape()[..];
+    let format = match format {
+        None if same_shape => return Ok(t.clone()),
+        format => format.unwrap_or(MemoryFormat::Contiguous),
+    };
     let mut strides: Strides = shape.iter().map(|_| 0).collect();
     let mut stride = 1isize;
     for &d in format.dim_order(shape.len())?.iter().rev() {
@@ -335,7 +343,9 @@ pub fn resize_(t: &Tensor, shape: &[i64], format: MemoryFormat) -> Result<Tensor
             Arc::new(Storage::from_vec(grown))
         }),
     };
-    t.bump_version();
+    if !same_shape {
+        t.bump_version();
+    }
     let layout = Layout {
         shape,
         strides,
@@ -343,6 +353,48 @@ pub fn resize_(t: &Tensor, shape: &[i64], format: MemoryFormat) -> Result<Tensor
     };
     let meta = t.meta().clone();
     Ok(t.successor(storage, layout, meta))
+}
+
+/// `t.set_(source)` and `t.set_(source, offset, size, stride)`: the tensor
+/// that takes `t`'s place over `source`'s storage, laid out as `source` or
+/// as the given strided window of that storage. As in PyTorch it keeps
+/// `t`'s version counter (bumped: the elements it shows change) and its
+/// autograd record, stops being a view, and a leaf that requires grad is
+/// refused outside `no_grad()`. PyTorch has no derivative for `set_`:
+/// while recording, the tensor's `grad_fn` becomes a node whose backward
+/// says so.
+pub fn set_(t: &Tensor, source: &Tensor, window: Option<(&[i64], &[i64], i64)>) -> Result<Tensor> {
+    t.check_inference_write()?;
+    if source.dtype() != t.dtype() {
+        bail!(
+            Runtime,
+            "Could not set tensor of type {} to a tensor of type {}",
+            source.dtype().cpp_name(),
+            t.dtype().cpp_name()
+        );
+    }
+    if is_grad_enabled() && views::requires_grad_through_base(t) {
+        views::check_inplace(t)?;
+    }
+    let layout = match window {
+        None => source.layout().clone(),
+        Some((size, stride, offset)) => {
+            let _untracked = crate::autograd::GradModeGuard::new(false);
+            as_strided(source, size, stride, Some(offset))?
+                .layout()
+                .clone()
+        }
+    };
+    t.bump_version();
+    let next = t.successor(source.storage().clone(), layout, t.record_without_view());
+    record(
+        "NotImplemented",
+        &[t, source],
+        &next,
+        || (),
+        |_, _, _| bail!(Runtime, "derivative for aten::set_ is not implemented"),
+    );
+    Ok(next)
 }
 
 pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {

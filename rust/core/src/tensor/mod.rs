@@ -502,13 +502,19 @@ impl Tensor {
                 "data set to a tensor that requires gradients must be floating point or complex dtype"
             );
         }
-        let meta = AutogradMeta {
+        let meta = self.record_without_view();
+        Ok(self.successor(new.0.storage.clone(), new.0.layout.clone(), meta))
+    }
+
+    /// A copy of this tensor's autograd record for a successor that no
+    /// longer aliases this tensor's base: the view fields left out.
+    pub(crate) fn record_without_view(&self) -> AutogradMeta {
+        AutogradMeta {
             view_base: None,
             view_version: 0,
             view_creation: Default::default(),
             ..self.meta().clone()
-        };
-        Ok(self.successor(new.0.storage.clone(), new.0.layout.clone(), meta))
+        }
     }
 
     /// `body` of the elements of a contiguous tensor, as one slice.
