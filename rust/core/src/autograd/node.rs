@@ -272,10 +272,19 @@ impl Drop for Node {
             .map(|e| e.node)
             .collect();
         self.backward.release_saved();
-        while let Some(node) = pending.pop() {
-            if let Ok(mut last) = Arc::try_unwrap(node) {
-                pending.extend(last.next_edges.drain(..).flatten().map(|e| e.node));
-                last.backward.release_saved();
+        let empty = |last: &mut Node, pending: &mut Vec<Arc<Node>>| {
+            pending.extend(last.next_edges.drain(..).flatten().map(|e| e.node));
+            last.backward.release_saved();
+        };
+        while let Some(mut node) = pending.pop() {
+            // A node held only here is emptied where it lies rather than
+            // moved out of its allocation (a copy of the whole node per
+            // freed node); one a weak handle also names (a leaf's
+            // accumulator) is moved out.
+            if let Some(last) = Arc::get_mut(&mut node) {
+                empty(last, &mut pending);
+            } else if let Ok(mut last) = Arc::try_unwrap(node) {
+                empty(&mut last, &mut pending);
             }
         }
     }

@@ -246,6 +246,13 @@ pub fn map<A: Element, O: Element>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send)
     let data = a.storage().read::<A>();
     let l = a.layout();
     let n = l.numel();
+    if n == 1 {
+        // A number (a micrograd-style model is made of them): no kernel
+        // dispatch or chunking, which cost more than the element.
+        let value = f(data[l.offset]);
+        drop(data);
+        return Tensor::from_vec(vec![value], &l.shape);
+    }
     let out: Vec<O> = match contiguous_range(l) {
         Some(r) => {
             let src = &data[r];
@@ -348,6 +355,12 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
     let da = a.storage().read::<A>();
     let db = b.storage().read::<B>();
     let (la, lb) = (a.layout(), b.layout());
+    if n == 1 {
+        // Two numbers (each has the one element: see `map`).
+        let value = f(da[la.offset], db[lb.offset]);
+        drop((da, db));
+        return Tensor::from_vec(vec![value], &shape);
+    }
     let out: Vec<O> = match (contiguous_range(la), contiguous_range(lb)) {
         (Some(ra), Some(rb)) if la.shape == shape && lb.shape == shape => {
             let (sa, sb) = (&da[ra], &db[rb]);
@@ -596,6 +609,24 @@ mod tests {
     fn ramp(shape: &[usize], scale: f64) -> Tensor {
         let n = shape.iter().product();
         Tensor::from_vec((0..n).map(|i| i as f64 * scale).collect(), shape).unwrap()
+    }
+
+    #[test]
+    fn single_elements_read_their_offset_and_take_the_broadcast_shape() {
+        // The element of a one-element view sits at its offset, not at 0.
+        let last = narrow(&ramp(&[5], 1.0), 0, 4, 1).unwrap();
+        let number = Tensor::from_vec(vec![10.0f64], &[]).unwrap();
+        let column = unsqueeze(&unsqueeze(&number, 0).unwrap(), 1).unwrap();
+        let sum = zip_map::<f64, f64, f64>(&last, &column, |x, y| x + y).unwrap();
+        assert_eq!(
+            (sum.shape(), sum.to_vec::<f64>()),
+            (&[1usize, 1][..], vec![14.0])
+        );
+        let halved = map::<f64, f64>(&last, |x| x / 2.0).unwrap();
+        assert_eq!(
+            (halved.shape(), halved.to_vec::<f64>()),
+            (&[1usize][..], vec![2.0])
+        );
     }
 
     #[test]
