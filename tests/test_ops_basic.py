@@ -8,7 +8,7 @@ from hypothesis.extra import numpy as hnp
 
 import ferrograd as fg
 
-from helpers import arrays, broadcastable_pair, check_op, shapes
+from helpers import arrays, broadcastable_pair, check_op, has_torch, shapes, torch
 
 BINARY = {
     "add": lambda T, a, b: a + b,
@@ -178,3 +178,48 @@ def test_where_broadcasts_three_operands(shapes, transpose, data):
 
     out = check_op(fn, a, b)
     np.testing.assert_array_equal(out.detach().numpy(), np.where(cond, a, b * 2))
+
+
+# Python floats meeting float tensors in operators: the number takes part at the tensor's
+# precision, as in PyTorch, whether it is exact there or not, and in every position.
+NUMBER_OPS = {
+    "mul": lambda x, c: x * c,
+    "rmul": lambda x, c: c * x,
+    "add": lambda x, c: x + c,
+    "rsub": lambda x, c: c - x,
+    "div": lambda x, c: x / c,
+    "rdiv": lambda x, c: c / x,
+    "pow": lambda x, c: x**c,
+    "lt": lambda x, c: x < c,
+    "eq": lambda x, c: x == c,
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    op=st.sampled_from(sorted(NUMBER_OPS)),
+    dtype=st.sampled_from(["float32", "float64", "int64"]),
+    number=st.sampled_from([0.1, 1.0001, 1e-50, 1e40, -2.5, 3.0, float("inf")]),
+    data=st.data(),
+)
+def test_python_floats_in_operators_match_torch(op, dtype, number, data):
+    values = data.draw(arrays(data.draw(shapes(max_dims=2)), low=0.5, high=4.0))
+    f = NUMBER_OPS[op]
+    x = fg.tensor(values).to(getattr(fg, dtype))
+    out = f(x, number)
+    expected_dtype = {"lt": fg.bool, "eq": fg.bool}.get(op, fg.float32 if dtype == "int64" else x.dtype)
+    assert out.dtype == expected_dtype
+    if not has_torch:
+        return
+    tx = torch.tensor(values).to(getattr(torch, dtype))
+    expected = f(tx, number)
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())
+
+
+def test_a_float_recorded_with_a_float32_tensor_differentiates_at_its_precision():
+    x = fg.tensor([1.0, 2.0], requires_grad=True)
+    (x * 0.1).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.float32([0.1, 0.1]))
+    y = fg.tensor([1.0, 2.0], dtype=fg.float64, requires_grad=True)
+    (0.1 * y).sum().backward()
+    np.testing.assert_array_equal(y.grad.numpy(), [0.1, 0.1])

@@ -57,8 +57,9 @@ pub fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
 }
 
 /// Like [`operand`], but `None` when the object is not a tensor or number,
-/// so binary dunders can return `NotImplemented`.
-pub fn try_operand(obj: &Bound<'_, PyAny>) -> Option<Tensor> {
+/// so binary dunders can return `NotImplemented`. A number is wrapped for
+/// an op with a tensor of dtype `partner`.
+pub fn try_operand(obj: &Bound<'_, PyAny>, partner: DType) -> Option<Tensor> {
     if let Ok(t) = obj.downcast::<PyTensor>() {
         return Some(t.get().tensor());
     }
@@ -66,7 +67,9 @@ pub fn try_operand(obj: &Bound<'_, PyAny>) -> Option<Tensor> {
         || obj.is_instance_of::<PyFloat>()
         || obj.is_instance_of::<PyComplex>()
     {
-        return scalar(obj).ok().map(Tensor::wrapped_number);
+        return scalar(obj)
+            .ok()
+            .map(|value| Tensor::wrapped_number_for(value, partner));
     }
     let name = obj.get_type().name().ok()?.to_string();
     if name == "ndarray" {

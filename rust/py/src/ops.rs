@@ -23,7 +23,7 @@ fn dunder(
     op: Binary,
     reflected: bool,
 ) -> PyResult<Py<PyAny>> {
-    let Some(b) = try_operand(other) else {
+    let Some(b) = try_operand(other, a.dtype()) else {
         return Ok(py.NotImplemented());
     };
     let n = a.numel().max(b.numel());

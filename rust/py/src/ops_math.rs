@@ -34,7 +34,7 @@ fn dunder(
     op: fn(&Tensor, &Tensor) -> Result<Tensor>,
     reflected: bool,
 ) -> PyResult<Py<PyAny>> {
-    let Some(b) = try_operand(other) else {
+    let Some(b) = try_operand(other, a.dtype()) else {
         return Ok(py.NotImplemented());
     };
     let out = if reflected { op(&b, a) } else { op(a, &b) }.py()?;

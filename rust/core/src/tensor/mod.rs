@@ -152,8 +152,24 @@ impl Tensor {
     /// A Python number taking part in an op: its dtype is the default of its
     /// kind and it never widens a tensor's dtype.
     pub fn wrapped_number(value: Scalar) -> Tensor {
-        let storage =
-            with_dtype!(value.wrapped_dtype(), T => Storage::from_vec(vec![T::from_scalar(value)]));
+        Tensor::wrapped_in(value, value.wrapped_dtype())
+    }
+
+    /// A Python number meeting a tensor of dtype `partner` in a binary op.
+    /// A float meeting a floating tensor is stored in that tensor's dtype,
+    /// to which the op casts it anyway (it promotes as the operand of
+    /// lowest priority), so the op makes no cast of its own.
+    pub fn wrapped_number_for(value: Scalar, partner: DType) -> Tensor {
+        match (value, partner) {
+            (Scalar::Float(_), DType::Float32 | DType::Float64) => {
+                Tensor::wrapped_in(value, partner)
+            }
+            _ => Tensor::wrapped_number(value),
+        }
+    }
+
+    fn wrapped_in(value: Scalar, dtype: DType) -> Tensor {
+        let storage = with_dtype!(dtype, T => Storage::from_vec(vec![T::from_scalar(value)]));
         Tensor(Arc::new(TensorImpl {
             storage: Arc::new(storage),
             layout: Layout::contiguous(&[]),
