@@ -189,7 +189,6 @@ NUMBER_OPS = {
     "rsub": lambda x, c: c - x,
     "div": lambda x, c: x / c,
     "rdiv": lambda x, c: c / x,
-    "pow": lambda x, c: x**c,
     "lt": lambda x, c: x < c,
     "eq": lambda x, c: x == c,
 }

@@ -12,70 +12,14 @@
 //! faulted in. The cache holds at most [`CACHE_BYTES`], evicting the
 //! oldest block first. Small allocations never touch the cache or its lock.
 
-use libmimalloc_sys as mi;
+use mimalloc::MiMalloc;
 use std::alloc::{GlobalAlloc, Layout};
-use std::ffi::c_void;
 use std::sync::Mutex;
 
 /// The allocator behind the cache, and the one for every small block:
 /// mimalloc's thread-local free lists make the handful of small blocks an
 /// op allocates (tensor, node, saved values) cheaper than glibc's malloc.
-const BACKING: Mimalloc = Mimalloc;
-
-/// mimalloc, entered through its plain functions wherever they serve the
-/// request: every block it hands out is aligned to a word at least, so
-/// only larger alignments need its aligned functions (which the `mimalloc`
-/// crate calls for every request), with their checks and, when a free
-/// block is not aligned, a slower path. Together with graph nodes freed in
-/// place, this took `scalar_mlp` from 42.1M to 40.4M instructions a step
-/// (callgrind).
-struct Mimalloc;
-
-const WORD: usize = std::mem::size_of::<usize>();
-
-// SAFETY: each function forwards to mimalloc's counterpart for the
-// layout's alignment, and mimalloc frees and reallocates any block it made
-// (aligned or not) through `mi_free` and `mi_realloc*`.
-unsafe impl GlobalAlloc for Mimalloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: plain FFI calls; a null return reports failure.
-        unsafe {
-            match layout.align() <= WORD {
-                true => mi::mi_malloc(layout.size()),
-                false => mi::mi_malloc_aligned(layout.size(), layout.align()),
-            }
-        }
-        .cast()
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as for `alloc`.
-        unsafe {
-            match layout.align() <= WORD {
-                true => mi::mi_zalloc(layout.size()),
-                false => mi::mi_zalloc_aligned(layout.size(), layout.align()),
-            }
-        }
-        .cast()
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
-        // SAFETY: `ptr` came from this allocator, that is from mimalloc.
-        unsafe { mi::mi_free(ptr.cast::<c_void>()) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: `ptr` came from mimalloc with `layout`'s alignment, which
-        // the new block keeps.
-        unsafe {
-            match layout.align() <= WORD {
-                true => mi::mi_realloc(ptr.cast(), new_size),
-                false => mi::mi_realloc_aligned(ptr.cast(), new_size, layout.align()),
-            }
-        }
-        .cast()
-    }
-}
+const BACKING: MiMalloc = MiMalloc;
 
 /// Requests below this go straight to [`BACKING`]. It is glibc's
 /// initial mmap threshold: blocks from there up are the ones that malloc
@@ -246,27 +190,6 @@ unsafe impl GlobalAlloc for CachingAllocator {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn small_blocks_keep_their_alignment_through_realloc() {
-        for align in [1, 8, 32, 128] {
-            let layout = Layout::from_size_align(24, align).unwrap();
-            // SAFETY: a non-zero size; each block is written within its
-            // size, then freed once with the layout it has.
-            unsafe {
-                let p = BACKING.alloc(layout);
-                assert!(!p.is_null() && p as usize % align == 0);
-                p.write_bytes(7, 24);
-                let q = BACKING.realloc(p, layout, 1000);
-                assert!(!q.is_null() && q as usize % align == 0);
-                assert!((0..24).all(|i| *q.add(i) == 7));
-                BACKING.dealloc(q, Layout::from_size_align(1000, align).unwrap());
-                let z = BACKING.alloc_zeroed(layout);
-                assert!(z as usize % align == 0 && (0..24).all(|i| *z.add(i) == 0));
-                BACKING.dealloc(z, layout);
-            }
-        }
-    }
 
     #[test]
     fn classes_round_up_by_at_most_an_eighth() {
