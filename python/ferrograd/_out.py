@@ -218,6 +218,4 @@ def install(
         fn = namespace.get(name)
         if fn is None or getattr(fn, "takes_out", False):
             continue
-        namespace[name] = accepting_out(
-            fn, name, factory=name in factories, exact=exact or name in EXACT_DTYPE
-        )
+        namespace[name] = accepting_out(fn, name, factory=name in factories, exact=exact)
