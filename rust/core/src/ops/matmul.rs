@@ -2,7 +2,7 @@
 //! `mv`, `mm`, `bmm`), plus `addmm` and `outer`. Floating dtypes run on the
 //! `gemm` crate with the operands' own strides (transposes are not copied;
 //! only a right operand whose column stride aliases in cache is, by rows,
-//! see `unaliased_columns`).
+//! see `unaliased_rows`).
 
 use super::binary::{add, mul};
 use super::copy::contiguous;
@@ -218,7 +218,7 @@ const UNALIAS_MIN_ROWS: usize = 32;
 /// # Safety
 /// `rhs` must be valid for reads of the `k x cols` operand with strides
 /// `rhs_s` (row, column).
-unsafe fn unaliased_columns<T: Element>(
+unsafe fn unaliased_rows<T: Element>(
     rhs: *const T,
     rhs_s: (isize, isize),
     rows: usize,
@@ -328,7 +328,7 @@ impl<T: Element + Arith> Product<T> {
         };
         // Each part copies what it reads, so that no core reads a copy
         // another core has just written.
-        let copy = unaliased_columns(rhs, self.rhs_s, rows, self.k, cols);
+        let copy = unaliased_rows(rhs, self.rhs_s, rows, self.k, cols);
         let (rhs, (rhs_rs, rhs_cs)) = match &copy {
             Some((rows, stride)) => (rows.as_ptr(), (*stride, 1)),
             None => (rhs, self.rhs_s),
