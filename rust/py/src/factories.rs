@@ -3,9 +3,10 @@
 use crate::convert::{dtype_arg, operand, scalar, sizes};
 use crate::dtype::dtype_from_typestr;
 use crate::errors::IntoPyResult;
+use crate::memory_format::PyMemoryFormat;
 use crate::tensor::{maybe_detach, PyTensor};
 use ferrograd_core::ops::{creation, random};
-use ferrograd_core::tensor::{layout, Layout, Storage};
+use ferrograd_core::tensor::{layout, Layout, MemoryFormat, Storage};
 use ferrograd_core::{DType, Scalar, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
@@ -296,10 +297,11 @@ macro_rules! like_factories {
             dtype: Option<&Bound<'_, PyAny>>,
             requires_grad: bool,
             device: Option<&Bound<'_, PyAny>>,
-            memory_format: Option<&Bound<'_, PyAny>>,
+            memory_format: Option<PyMemoryFormat>,
         ) -> PyResult<PyTensor> {
-            let _ = (device, memory_format);
-            finish(creation::full_like(&input.tensor(), $value, dtype_opt(dtype)?).py()?, requires_grad)
+            let _ = device;
+            let like = creation::full_like(&input.tensor(), $value, dtype_opt(dtype)?, format_or_preserve(memory_format));
+            finish(like.py()?, requires_grad)
         }
     )*};
 }
@@ -318,12 +320,13 @@ fn full_like(
     dtype: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
     device: Option<&Bound<'_, PyAny>>,
-    memory_format: Option<&Bound<'_, PyAny>>,
+    memory_format: Option<PyMemoryFormat>,
 ) -> PyResult<PyTensor> {
-    let _ = (device, memory_format);
+    let _ = device;
     let value = scalar(fill_value)?;
+    let format = format_or_preserve(memory_format);
     finish(
-        creation::full_like(&input.tensor(), value, dtype_opt(dtype)?).py()?,
+        creation::full_like(&input.tensor(), value, dtype_opt(dtype)?, format).py()?,
         requires_grad,
     )
 }
@@ -532,17 +535,27 @@ fn randint(
     })
 }
 
-/// A tensor of `input`'s shape (and dtype unless given) drawn by `draw`.
+/// A tensor of `input`'s shape (and dtype unless given) drawn by `draw`,
+/// laid out for the memory format (see `creation::made_like`).
 fn sample_like(
     py: Python<'_>,
     input: &PyTensor,
-    dtype: Option<&Bound<'_, PyAny>>,
+    (dtype, format): (Option<&Bound<'_, PyAny>>, Option<PyMemoryFormat>),
     requires_grad: bool,
     draw: impl FnOnce(&Tensor) -> ferrograd_core::Result<()> + Send,
 ) -> PyResult<PyTensor> {
     let input = input.tensor();
     let dtype = dtype_or(dtype, input.dtype())?;
-    sample(py, input.shape().to_vec(), dtype, requires_grad, draw)
+    let format = format_or_preserve(format);
+    let out = maybe_detach(py, input.numel(), || {
+        creation::made_like(&input, format, |shape| random::sampled(shape, dtype, draw))
+    });
+    finish(out.py()?, requires_grad)
+}
+
+/// A `*_like` factory's `memory_format`: `preserve_format` unless given.
+fn format_or_preserve(format: Option<PyMemoryFormat>) -> MemoryFormat {
+    format.map_or(MemoryFormat::Preserve, |f| f.0)
 }
 
 #[pyfunction]
@@ -553,10 +566,10 @@ fn rand_like(
     dtype: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
     device: Option<&Bound<'_, PyAny>>,
-    memory_format: Option<&Bound<'_, PyAny>>,
+    memory_format: Option<PyMemoryFormat>,
 ) -> PyResult<PyTensor> {
-    let _ = (device, memory_format);
-    sample_like(py, &input, dtype, requires_grad, |t| {
+    let _ = device;
+    sample_like(py, &input, (dtype, memory_format), requires_grad, |t| {
         random::uniform_(t, 0.0, 1.0)
     })
 }
@@ -569,10 +582,10 @@ fn randn_like(
     dtype: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
     device: Option<&Bound<'_, PyAny>>,
-    memory_format: Option<&Bound<'_, PyAny>>,
+    memory_format: Option<PyMemoryFormat>,
 ) -> PyResult<PyTensor> {
-    let _ = (device, memory_format);
-    sample_like(py, &input, dtype, requires_grad, |t| {
+    let _ = device;
+    sample_like(py, &input, (dtype, memory_format), requires_grad, |t| {
         random::normal_(t, 0.0, 1.0)
     })
 }
@@ -589,14 +602,14 @@ fn randint_like(
     dtype: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
     device: Option<&Bound<'_, PyAny>>,
-    memory_format: Option<&Bound<'_, PyAny>>,
+    memory_format: Option<PyMemoryFormat>,
 ) -> PyResult<PyTensor> {
-    let _ = (device, memory_format);
+    let _ = device;
     let (low, high) = match high {
         Some(h) => (low_or_high, h),
         None => (0, low_or_high),
     };
-    sample_like(py, &input, dtype, requires_grad, |t| {
+    sample_like(py, &input, (dtype, memory_format), requires_grad, |t| {
         random::random_(t, low, high)
     })
 }

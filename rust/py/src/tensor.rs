@@ -802,7 +802,11 @@ impl PyTensor {
         let t = &slf.get().tensor();
         let out = match dtype {
             Some(d) if d != t.dtype() => PyTensor::cast(slf, d)?,
-            _ if copy => Bound::new(slf.py(), PyTensor::from(copy::clone(t).py()?))?.into_any(),
+            _ if copy => Bound::new(
+                slf.py(),
+                PyTensor::from(copy::clone_as(t, MemoryFormat::Preserve).py()?),
+            )?
+            .into_any(),
             _ => slf.clone().into_any(),
         };
         match memory_format {

@@ -236,7 +236,8 @@ class _UnstructuredByAmount(BasePruningMethod):
 
     def compute_mask(self, t, default_mask):
         count = _entries_to_prune(self.amount, t.numel())
-        mask = default_mask.clone()
+        # Row-major, as the flat positions chosen from `t.reshape(-1)` are.
+        mask = default_mask.clone(memory_format=ferrograd.contiguous_format)
         if count:
             mask.view(-1)[self._entries_to_zero(t, count)] = 0
         return mask

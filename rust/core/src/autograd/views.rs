@@ -16,7 +16,7 @@
 use super::grad_mode::{is_grad_enabled, GradModeGuard};
 use super::record;
 use crate::ops::copy::contiguous;
-use crate::ops::elementwise::{map, update};
+use crate::ops::elementwise::{map_row_major, update};
 use crate::ops::index::{index, index_put_zeros};
 use crate::ops::shape::reshape;
 use crate::ops::unary::{where_, zero_of};
@@ -215,7 +215,7 @@ impl Window {
         let dense = contiguous(g)?;
         let mut at = self.layout.clone();
         at.offset += dense.storage_offset();
-        let out = with_dtype!(g.dtype(), T => map::<T, T>(&dense.alias(at), |x| x)?);
+        let out = with_dtype!(g.dtype(), T => map_row_major::<T, T>(&dense.alias(at), |x| x)?);
         self.record_adjoint("AsStridedBackward0", &dense, &out, Window::scatter);
         Ok(out)
     }
@@ -231,7 +231,7 @@ impl Window {
 
     /// A copy of `g` (shaped like the base) with zeros in the window.
     fn cleared(&self, g: &Tensor) -> Result<Tensor> {
-        let out = with_dtype!(g.dtype(), T => map::<T, T>(g, |x| x)?);
+        let out = with_dtype!(g.dtype(), T => map_row_major::<T, T>(g, |x| x)?);
         self.write(&out, &zero_of(g))?;
         self.record_adjoint("AsStridedScatterBackward0", g, &out, Window::cleared);
         Ok(out)

@@ -1,12 +1,13 @@
 //! Copies and dtype conversion.
 
-use super::elementwise::map;
+use super::elementwise::{map, map_row_major};
 use crate::autograd::record;
 use crate::grads;
 use crate::tensor::{DType, Layout, MemoryFormat, ScalarConvert, Tensor};
 use crate::{with_dtype, Result};
 
 /// Converts elements without recording history (kernels' operand casts).
+/// A dense permuted tensor keeps its memory order, as in PyTorch.
 pub fn try_cast(t: &Tensor, dtype: DType) -> Result<Tensor> {
     if t.dtype() == dtype {
         return Ok(t.clone());
@@ -33,8 +34,18 @@ pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
     Ok(out)
 }
 
-/// `t.clone()`: a contiguous copy with history.
+/// A contiguous copy of `t` with history: `t.contiguous()` and the
+/// kernels that need their operand's elements in row-major order.
 pub fn clone(t: &Tensor) -> Result<Tensor> {
+    let out = with_dtype!(t.dtype(), T => map_row_major::<T, T>(t, |x| x))?;
+    record_clone(t, &out);
+    Ok(out)
+}
+
+/// `t.clone()` (`preserve_format`): a copy with history that keeps the
+/// memory order of a dense tensor (transposed, permuted, channels-last),
+/// and is row-major otherwise.
+fn clone_preserving(t: &Tensor) -> Result<Tensor> {
     let out = with_dtype!(t.dtype(), T => map::<T, T>(t, |x| x))?;
     record_clone(t, &out);
     Ok(out)
@@ -70,20 +81,10 @@ pub fn contiguous_in(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
 }
 
 /// `t.clone(memory_format=format)`: a copy with history laid out in
-/// `format`; `Preserve` keeps a channels-last tensor channels-last.
+/// `format`; `Preserve` keeps a dense tensor's memory order.
 pub fn clone_as(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
-    let format = match format {
-        MemoryFormat::Preserve => [MemoryFormat::ChannelsLast, MemoryFormat::ChannelsLast3d]
-            .into_iter()
-            .find(|f| {
-                !t.is_contiguous()
-                    && f.dim_order(t.ndim())
-                        .is_ok_and(|order| t.layout().is_contiguous_in(&order))
-            })
-            .unwrap_or(MemoryFormat::Contiguous),
-        format => format,
-    };
     match format {
+        MemoryFormat::Preserve => clone_preserving(t),
         MemoryFormat::Contiguous => clone(t),
         format => clone_in(t, &format.dim_order(t.ndim())?),
     }
@@ -101,7 +102,7 @@ fn clone_in(t: &Tensor, order: &[usize]) -> Result<Tensor> {
         offset: l.offset,
     };
     let source = Tensor::from_parts(t.storage().clone(), reordered);
-    let dense = with_dtype!(t.dtype(), T => map::<T, T>(&source, |x| x))?;
+    let dense = with_dtype!(t.dtype(), T => map_row_major::<T, T>(&source, |x| x))?;
     let mut strides = l.strides.clone();
     for (i, &d) in order.iter().enumerate() {
         strides[d] = dense.layout().strides[i];

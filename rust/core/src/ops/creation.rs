@@ -1,9 +1,9 @@
 //! Deterministic factories: ranges, evenly spaced values and identities.
 
 use super::num::Arith;
-use crate::tensor::layout::check_numel;
+use crate::tensor::layout::{check_numel, Layout};
 use crate::tensor::storage::{try_collect, try_filled};
-use crate::tensor::{DType, Scalar, ScalarConvert, Tensor};
+use crate::tensor::{DType, MemoryFormat, Scalar, ScalarConvert, Tensor};
 use crate::{bail, with_dtype, with_real_float, Result};
 
 /// `arange(start, end, step)`: integer arguments give int64, any float
@@ -120,7 +120,41 @@ pub fn eye(n: i64, m: Option<i64>, dtype: DType) -> Result<Tensor> {
     }))
 }
 
-/// A tensor of `t`'s shape filled with `value`, in `dtype` or `t`'s dtype.
-pub fn full_like(t: &Tensor, value: Scalar, dtype: Option<DType>) -> Result<Tensor> {
-    Tensor::full(t.shape(), value, dtype.unwrap_or(t.dtype()))
+/// A tensor of `t`'s shape filled with `value`, in `dtype` or `t`'s dtype,
+/// laid out as [`made_like`] lays it out.
+pub fn full_like(
+    t: &Tensor,
+    value: Scalar,
+    dtype: Option<DType>,
+    format: MemoryFormat,
+) -> Result<Tensor> {
+    let dtype = dtype.unwrap_or(t.dtype());
+    made_like(t, format, |shape| Tensor::full(shape, value, dtype))
+}
+
+/// The result of a `*_like` factory for `t`, from `make(shape)`, which
+/// makes a new row-major tensor of any shape: with `t`'s strides when
+/// `format` is `Preserve` (the default) and `t` is dense (a transposed,
+/// permuted or channels-last tensor), else dense in `format`'s dim order,
+/// as PyTorch lays them out.
+pub fn made_like(
+    t: &Tensor,
+    format: MemoryFormat,
+    make: impl FnOnce(&[usize]) -> Result<Tensor>,
+) -> Result<Tensor> {
+    let l = t.layout();
+    let layout = match format {
+        MemoryFormat::Preserve if l.is_non_overlapping_and_dense() => Layout {
+            shape: l.shape.clone(),
+            strides: l.strides.clone(),
+            offset: 0,
+        },
+        MemoryFormat::Preserve => Layout::contiguous(&l.shape),
+        format => Layout::contiguous_in(&l.shape, &format.dim_order(l.ndim())?),
+    };
+    if layout.is_contiguous() {
+        return make(&l.shape);
+    }
+    let flat = make(&[l.numel()])?;
+    Ok(Tensor::from_parts(flat.storage().clone(), layout))
 }

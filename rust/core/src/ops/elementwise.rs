@@ -24,6 +24,29 @@ fn contiguous_range(l: &Layout) -> Option<std::ops::Range<usize>> {
     }
 }
 
+/// The storage range of a layout that is dense in an order other than
+/// row-major: a transposed or permuted contiguous tensor, or a
+/// channels-last one, whose elements fill `offset..offset + numel` exactly
+/// once. `None` for row-major, broadcast, sliced or overlapping layouts.
+fn permuted_range(l: &Layout) -> Option<std::ops::Range<usize>> {
+    (!l.is_contiguous() && l.is_non_overlapping_and_dense()).then(|| l.offset..l.offset + l.numel())
+}
+
+/// `out`, the elements of a result in the storage order of `like` (a
+/// layout that [`permuted_range`] accepts), as a tensor with `like`'s
+/// strides: an elementwise result keeps its operand's memory order, as
+/// PyTorch's do, so `-w.t()` is one pass in storage order rather than a
+/// transpose, and is itself `w`-shaped in memory.
+fn laid_out_as<O: Element>(out: Vec<O>, like: &Layout) -> Result<Tensor> {
+    let flat = Tensor::from_vec(out, &[like.numel()])?;
+    let layout = Layout {
+        shape: like.shape.clone(),
+        strides: like.strides.clone(),
+        offset: 0,
+    };
+    Ok(Tensor::from_parts(flat.storage().clone(), layout))
+}
+
 /// Whether every element of `l` is the same storage element (a number or
 /// a tensor expanded from one), so kernels can treat it as a constant.
 fn is_single_element(l: &Layout) -> bool {
@@ -426,8 +449,26 @@ fn untransposed<T: Element>(t: &Tensor, shape: &[usize]) -> Result<Option<Tensor
 /// Transposed operands smaller than this are walked as they are.
 const UNTRANSPOSE_MIN_ELEMENTS: usize = 4 * TILE * TILE;
 
-/// `f` applied to every element, as a new contiguous tensor.
+/// `f` applied to every element, as a new tensor laid out as `a` when `a`
+/// is dense in some dim order (see [`laid_out_as`]), else row-major.
 pub fn map<A: Element, O: Element>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send) -> Result<Tensor> {
+    map_in(a, f, true)
+}
+
+/// `f` applied to every element, as a new contiguous tensor: for callers
+/// that go on to read or write the result's buffer in row-major order.
+pub fn map_row_major<A: Element, O: Element>(
+    a: &Tensor,
+    f: impl Fn(A) -> O + Sync + Send,
+) -> Result<Tensor> {
+    map_in(a, f, false)
+}
+
+fn map_in<A: Element, O: Element>(
+    a: &Tensor,
+    f: impl Fn(A) -> O + Sync + Send,
+    keep_order: bool,
+) -> Result<Tensor> {
     let data = a.storage().read::<A>();
     let l = a.layout();
     let n = l.numel();
@@ -444,6 +485,12 @@ pub fn map<A: Element, O: Element>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send)
             filled(n, |start, out| map_into(out, &src[start..], &f))?
         }
         None => {
+            if let Some(r) = permuted_range(l).filter(|_| keep_order) {
+                let src = &data[r];
+                let out = filled(n, |start, out| map_into(out, &src[start..], &f))?;
+                drop(data);
+                return laid_out_as(out, l);
+            }
             let [l] = Layout::coalesced([l]);
             if let Some(walk) = TransposedWalk::of(&l)? {
                 let out = walk.map(&data, n, &f)?;
@@ -542,6 +589,11 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
 ) -> Result<Tensor> {
     let shape = broadcast_shapes(a.shape(), b.shape())?;
     let n = crate::tensor::layout::numel(&shape);
+    if n > 1 {
+        if let Some(out) = zip_in_storage_order(a, b, &shape, &f)? {
+            return Ok(out);
+        }
+    }
     if n >= UNTRANSPOSE_MIN_ELEMENTS {
         if let Some(a) = untransposed::<A>(a, &shape)? {
             return zip_map(&a, b, f);
@@ -597,6 +649,59 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
     };
     drop((da, db));
     Tensor::from_vec(out, &shape)
+}
+
+/// `f` over `a` and `b` in storage order, laid out as the dense permuted
+/// one of them (see [`laid_out_as`]), when they share that layout or the
+/// other is a single element; `None` otherwise.
+fn zip_in_storage_order<A: Element, B: Element, O: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    shape: &[usize],
+    f: &(impl Fn(A, B) -> O + Sync + Send),
+) -> Result<Option<Tensor>> {
+    let (la, lb) = (a.layout(), b.layout());
+    let full = |l: &Layout| l.shape[..] == *shape;
+    let (ra, rb) = (
+        permuted_range(la).filter(|_| full(la)),
+        permuted_range(lb).filter(|_| full(lb)),
+    );
+    if ra.is_none() && rb.is_none() {
+        return Ok(None);
+    }
+    let (da, db) = (a.storage().read::<A>(), b.storage().read::<B>());
+    let (out, like) = match (ra, rb) {
+        (Some(ra), Some(rb)) if la.strides == lb.strides => {
+            let (sa, sb) = (&da[ra], &db[rb]);
+            let out = filled(crate::tensor::layout::numel(shape), |start, out| {
+                zip_into(out, &sa[start..], &sb[start..], f)
+            })?;
+            (out, la)
+        }
+        (Some(ra), _) if is_single_element(lb) && lb.numel() > 0 => {
+            let (sa, y) = (&da[ra], db[lb.offset]);
+            let out = filled(crate::tensor::layout::numel(shape), |start, out| {
+                map_into(out, &sa[start..], &{
+                    #[inline(always)]
+                    |x| f(x, y)
+                })
+            })?;
+            (out, la)
+        }
+        (_, Some(rb)) if is_single_element(la) && la.numel() > 0 => {
+            let (x, sb) = (da[la.offset], &db[rb]);
+            let out = filled(crate::tensor::layout::numel(shape), |start, out| {
+                map_into(out, &sb[start..], &{
+                    #[inline(always)]
+                    |y| f(x, y)
+                })
+            })?;
+            (out, lb)
+        }
+        _ => return Ok(None),
+    };
+    drop((da, db));
+    Ok(Some(laid_out_as(out, like)?))
 }
 
 /// One operand of [`zip_broadcast_rows`]: its elements, where its rows
@@ -959,5 +1064,42 @@ mod tests {
         assert_eq!(sum.to_vec::<f64>(), expected);
         update(&plain, &transposed, |d: f64, s: f64| d * 10.0 + s).unwrap();
         assert_eq!(plain.to_vec::<f64>(), expected);
+    }
+
+    #[test]
+    fn only_dense_layouts_in_another_order_are_walked_in_storage_order() {
+        let base = ramp(&[4, 5, 6], 1.0);
+        let permuted = permute(&base, &[2, 0, 1]).unwrap();
+        let shifted = permute(
+            &narrow(&ramp(&[3, 4, 5], 1.0), 0, 1, 2).unwrap(),
+            &[1, 0, 2],
+        );
+        assert_eq!(permuted_range(permuted.layout()), Some(0..120));
+        assert_eq!(permuted_range(shifted.unwrap().layout()), Some(20..60));
+        assert_eq!(permuted_range(base.layout()), None);
+        let sliced = narrow(&permuted, 0, 1, 3).unwrap();
+        let expanded = expand_to(&unsqueeze(&ramp(&[5], 1.0), 1).unwrap(), &[5, 3]).unwrap();
+        assert_eq!(permuted_range(sliced.layout()), None);
+        assert_eq!(permuted_range(expanded.layout()), None);
+    }
+
+    #[test]
+    fn results_keep_a_dense_operands_order_and_row_major_results_do_not() {
+        let a = transpose(&ramp(&[70, 90], 1.0), 0, 1).unwrap();
+        let b = transpose(&ramp(&[70, 90], 0.5), 0, 1).unwrap();
+        let number = Tensor::from_vec(vec![2.0f64], &[]).unwrap();
+        let expected: Vec<f64> = a.to_vec::<f64>().iter().map(|x| x * 3.0).collect();
+        for out in [
+            map(&a, |x: f64| x * 3.0).unwrap(),
+            zip_map(&a, &b, |x: f64, y: f64| x + 4.0 * y).unwrap(),
+            zip_map(&a, &number, |x: f64, y: f64| x * (y + 1.0)).unwrap(),
+            zip_map(&number, &a, |y: f64, x: f64| x * (y + 1.0)).unwrap(),
+        ] {
+            assert_eq!(out.strides(), a.strides());
+            assert_eq!(out.to_vec::<f64>(), expected);
+        }
+        let rows = map_row_major(&a, |x: f64| x * 3.0).unwrap();
+        assert!(rows.is_contiguous());
+        assert_eq!(rows.to_vec::<f64>(), expected);
     }
 }

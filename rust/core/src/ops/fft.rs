@@ -19,7 +19,7 @@
 use super::binary::mul;
 use super::complex::real;
 use super::copy::{to_dtype, try_cast};
-use super::elementwise::map;
+use super::elementwise::map_row_major;
 use super::pad::pad;
 use super::shape::slice;
 use super::unary::conj;
@@ -143,7 +143,7 @@ fn c2c_typed<T: FftNum>(
 where
     Complex<T>: Element,
 {
-    let out = map::<Complex<T>, Complex<T>>(x, |v| v)?;
+    let out = map_row_major::<Complex<T>, Complex<T>>(x, |v| v)?;
     {
         let mut data = out.storage().write::<Complex<T>>()?;
         for &d in dims {
@@ -185,7 +185,7 @@ fn r2c_typed<T: FftNum + Element>(
 where
     Complex<T>: Element,
 {
-    let full = map::<T, Complex<T>>(x, |v| Complex::new(v, T::zero()))?;
+    let full = map_row_major::<T, Complex<T>>(x, |v| Complex::new(v, T::zero()))?;
     {
         let mut data = full.storage().write::<Complex<T>>()?;
         for &d in dims {
@@ -196,7 +196,7 @@ where
     match dims.last() {
         Some(&last) if onesided && full.shape()[last] > 1 => {
             let half = full.shape()[last] / 2 + 1;
-            map::<Complex<T>, Complex<T>>(&slice(&full, last, 0, half, 1)?, |v| v)
+            map_row_major::<Complex<T>, Complex<T>>(&slice(&full, last, 0, half, 1)?, |v| v)
         }
         _ => Ok(full),
     }

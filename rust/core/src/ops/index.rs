@@ -1072,7 +1072,8 @@ pub fn flip(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
         }
     }
     let reversed = t.alias(l);
-    let out = with_dtype!(t.dtype(), T => super::elementwise::map::<T, T>(&reversed, |x| x)?);
+    let out =
+        with_dtype!(t.dtype(), T => super::elementwise::map_row_major::<T, T>(&reversed, |x| x)?);
     let back: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
     record(
         "FlipBackward0",

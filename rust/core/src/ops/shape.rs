@@ -323,12 +323,7 @@ pub fn resize_(t: &Tensor, shape: &[i64], format: Option<MemoryFormat>) -> Resul
         None if same_shape => return Ok(t.clone()),
         format => format.unwrap_or(MemoryFormat::Contiguous),
     };
-    let mut strides: Strides = shape.iter().map(|_| 0).collect();
-    let mut stride = 1isize;
-    for &d in format.dim_order(shape.len())?.iter().rev() {
-        strides[d] = stride;
-        stride *= shape[d].max(1) as isize;
-    }
+    let strides = Layout::contiguous_in(&shape, &format.dim_order(shape.len())?).strides;
     let offset = t.storage_offset();
     let needed = match numel(&shape) {
         0 => 0,

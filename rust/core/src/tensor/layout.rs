@@ -199,11 +199,10 @@ impl Layout {
         true
     }
 
-    /// Whether no two elements share a storage position: with the dims
-    /// sorted by stride, each stride passes the furthest offset the
-    /// smaller dims reach.
-    pub fn is_non_overlapping(&self) -> bool {
-        let mut dims: SmallVec<[(isize, usize); 4]> = self
+    /// `(stride, size)` of the dims of more than one element, smallest
+    /// stride first.
+    fn dims_by_stride(&self) -> SmallVec<[(isize, usize); 6]> {
+        let mut dims: SmallVec<[(isize, usize); 6]> = self
             .strides
             .iter()
             .zip(&self.shape)
@@ -211,8 +210,45 @@ impl Layout {
             .map(|(&s, &n)| (s, n))
             .collect();
         dims.sort_unstable();
+        dims
+    }
+
+    /// Whether the elements fill `offset..offset + numel` exactly once,
+    /// in some order of the dims: row-major, transposed, permuted or
+    /// channels-last, but not sliced, broadcast or overlapping.
+    pub fn is_non_overlapping_and_dense(&self) -> bool {
+        let mut expected = 1isize;
+        for (stride, n) in self.dims_by_stride() {
+            if stride != expected {
+                return false;
+            }
+            expected *= n as isize;
+        }
+        true
+    }
+
+    /// A dense layout of `shape` whose dims lie in memory from outermost
+    /// to innermost in `order`.
+    pub fn contiguous_in(shape: &[usize], order: &[usize]) -> Layout {
+        let mut strides: Strides = shape.iter().map(|_| 0).collect();
+        let mut stride = 1isize;
+        for &d in order.iter().rev() {
+            strides[d] = stride;
+            stride *= shape[d].max(1) as isize;
+        }
+        Layout {
+            shape: shape.into(),
+            strides,
+            offset: 0,
+        }
+    }
+
+    /// Whether no two elements share a storage position: with the dims
+    /// sorted by stride, each stride passes the furthest offset the
+    /// smaller dims reach.
+    pub fn is_non_overlapping(&self) -> bool {
         let mut reach = 0isize;
-        for (stride, n) in dims {
+        for (stride, n) in self.dims_by_stride() {
             if stride <= reach {
                 return false;
             }

@@ -533,9 +533,12 @@ impl Tensor {
         }
     }
 
-    /// `body` of the elements of a contiguous tensor, as one slice.
+    /// `body` of the elements in row-major order, as one slice: the
+    /// tensor's own when it is contiguous (as callers arrange), else a copy.
     pub fn with_contiguous<T: Element, R>(&self, body: impl FnOnce(&[T]) -> R) -> R {
-        debug_assert!(self.is_contiguous(), "with_contiguous of a strided tensor");
+        if !self.is_contiguous() {
+            return body(&self.to_vec::<T>());
+        }
         let data = self.0.storage.read::<T>();
         let l = &self.0.layout;
         match l.numel() {
