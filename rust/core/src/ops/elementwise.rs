@@ -589,29 +589,32 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
 ) -> Result<Tensor> {
     let shape = broadcast_shapes(a.shape(), b.shape())?;
     let n = crate::tensor::layout::numel(&shape);
-    if n > 1 {
+    let (la, lb) = (a.layout(), b.layout());
+    if n == 1 {
+        // Two numbers (each has the one element: see `map`).
+        let value = f(
+            a.storage().read::<A>()[la.offset],
+            b.storage().read::<B>()[lb.offset],
+        );
+        return Tensor::from_vec(vec![value], &shape);
+    }
+    let ranges = (contiguous_range(la), contiguous_range(lb));
+    if ranges.0.is_none() || ranges.1.is_none() {
         if let Some(out) = zip_in_storage_order(a, b, &shape, &f)? {
             return Ok(out);
         }
-    }
-    if n >= UNTRANSPOSE_MIN_ELEMENTS {
-        if let Some(a) = untransposed::<A>(a, &shape)? {
-            return zip_map(&a, b, f);
-        }
-        if let Some(b) = untransposed::<B>(b, &shape)? {
-            return zip_map(a, &b, f);
+        if n >= UNTRANSPOSE_MIN_ELEMENTS {
+            if let Some(a) = untransposed::<A>(a, &shape)? {
+                return zip_map(&a, b, f);
+            }
+            if let Some(b) = untransposed::<B>(b, &shape)? {
+                return zip_map(a, &b, f);
+            }
         }
     }
     let da = a.storage().read::<A>();
     let db = b.storage().read::<B>();
-    let (la, lb) = (a.layout(), b.layout());
-    if n == 1 {
-        // Two numbers (each has the one element: see `map`).
-        let value = f(da[la.offset], db[lb.offset]);
-        drop((da, db));
-        return Tensor::from_vec(vec![value], &shape);
-    }
-    let out: Vec<O> = match (contiguous_range(la), contiguous_range(lb)) {
+    let out: Vec<O> = match ranges {
         (Some(ra), Some(rb)) if la.shape == shape && lb.shape == shape => {
             let (sa, sb) = (&da[ra], &db[rb]);
             filled(n, |start, out| {
