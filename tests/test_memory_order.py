@@ -70,9 +70,18 @@ def test_binary_ops_of_one_permuted_layout_or_a_number_keep_it(case, seed):
     ]:
         assert out.stride() == t.stride()
         np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
-    # A row-major partner: the same values, whatever the result's layout.
-    mixed = t + fg.tensor(np.ascontiguousarray(b))
-    np.testing.assert_allclose(mixed.numpy(), a + b, rtol=1e-12)
+    # With a row-major partner, the first operand's order decides.
+    row_major = fg.tensor(np.ascontiguousarray(b))
+    first = t + row_major
+    assert first.stride() == t.stride()
+    np.testing.assert_allclose(first.numpy(), a + b, rtol=1e-12)
+    second = row_major - t
+    assert second.is_contiguous()
+    np.testing.assert_allclose(second.numpy(), b - a, rtol=1e-12)
+    last = fg.tensor(b[(0,) * (b.ndim - 1)])
+    biased = t * last
+    assert biased.stride() == t.stride()
+    np.testing.assert_allclose(biased.numpy(), a * b[(0,) * (b.ndim - 1)], rtol=1e-12)
 
 
 @settings(max_examples=40, deadline=None)
@@ -161,6 +170,10 @@ def test_sliced_and_broadcast_operands_give_row_major_results_with_their_values(
         "a.t().contiguous()",
         "a.t().clone(memory_format=M.contiguous_format)",
         "c.unsqueeze(0).permute(0, 3, 1, 2).relu()",
+        "a.t() + a.t().contiguous()",
+        "a.t().contiguous() + a.t()",
+        "c.permute(2, 0, 1) * M.arange(3.0, dtype=M.float64)",
+        "c.permute(1, 2, 0) - c.permute(1, 2, 0).contiguous()",
         "M.zeros_like(a.t())",
         "M.full_like(c.permute(1, 2, 0), 2.0)",
         "M.ones_like(a.t(), memory_format=M.contiguous_format)",

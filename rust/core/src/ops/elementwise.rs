@@ -587,6 +587,16 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
     b: &Tensor,
     f: impl Fn(A, B) -> O + Sync + Send,
 ) -> Result<Tensor> {
+    zip_map_by(a, b, &f)
+}
+
+/// [`zip_map`] with `f` by reference, so that its recursion (through
+/// copies and reorderings of the operands) instantiates it once.
+fn zip_map_by<A: Element, B: Element, O: Element, F: Fn(A, B) -> O + Sync + Send>(
+    a: &Tensor,
+    b: &Tensor,
+    f: &F,
+) -> Result<Tensor> {
     let shape = broadcast_shapes(a.shape(), b.shape())?;
     let n = crate::tensor::layout::numel(&shape);
     let (la, lb) = (a.layout(), b.layout());
@@ -600,15 +610,18 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
     }
     let ranges = (contiguous_range(la), contiguous_range(lb));
     if ranges.0.is_none() || ranges.1.is_none() {
-        if let Some(out) = zip_in_storage_order(a, b, &shape, &f)? {
+        if let Some(out) = zip_in_storage_order(a, b, &shape, f)? {
             return Ok(out);
+        }
+        if la.shape == shape && permuted_range(la).is_some() {
+            return zip_in_order_of_first(a, b, &shape, f);
         }
         if n >= UNTRANSPOSE_MIN_ELEMENTS {
             if let Some(a) = untransposed::<A>(a, &shape)? {
-                return zip_map(&a, b, f);
+                return zip_map_by(&a, b, f);
             }
             if let Some(b) = untransposed::<B>(b, &shape)? {
-                return zip_map(a, &b, f);
+                return zip_map_by(a, &b, f);
             }
         }
     }
@@ -617,9 +630,7 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
     let out: Vec<O> = match ranges {
         (Some(ra), Some(rb)) if la.shape == shape && lb.shape == shape => {
             let (sa, sb) = (&da[ra], &db[rb]);
-            filled(n, |start, out| {
-                zip_into(out, &sa[start..], &sb[start..], &f)
-            })?
+            filled(n, |start, out| zip_into(out, &sa[start..], &sb[start..], f))?
         }
         (Some(ra), _) if la.shape == shape && is_single_element(lb) && lb.numel() > 0 => {
             let (sa, y) = (&da[ra], db[lb.offset]);
@@ -646,7 +657,7 @@ pub fn zip_map<A: Element, B: Element, O: Element>(
                 (RowStarts::of(&ba)?, RowStarts::of(&bb)?);
             filled(n, |start, out| {
                 let (a, b) = ((&da[..], &starts_a, sa), (&db[..], &starts_b, sb));
-                zip_broadcast_rows(out, start, len, a, b, &f)
+                zip_broadcast_rows(out, start, len, a, b, f)
             })?
         }
     };
@@ -705,6 +716,39 @@ fn zip_in_storage_order<A: Element, B: Element, O: Element>(
     };
     drop((da, db));
     Ok(Some(laid_out_as(out, like)?))
+}
+
+/// [`zip_map`] of `a`, dense in an order other than row-major and of the
+/// result's shape, and any `b` (`x.t() + y`, `x.t() + bias`): both seen
+/// with their dims in `a`'s memory order, outermost first, so the result
+/// comes out row-major in that order and, seen back, has `a`'s layout, as
+/// PyTorch lays out a result after its first operand.
+fn zip_in_order_of_first<A: Element, B: Element, O: Element, F: Fn(A, B) -> O + Sync + Send>(
+    a: &Tensor,
+    b: &Tensor,
+    shape: &[usize],
+    f: &F,
+) -> Result<Tensor> {
+    let la = a.layout();
+    let mut order: smallvec::SmallVec<[usize; 6]> = (0..shape.len()).collect();
+    order.sort_by_key(|&d| std::cmp::Reverse(la.strides[d]));
+    let in_order = |l: &Layout| Layout {
+        shape: order.iter().map(|&d| l.shape[d]).collect(),
+        strides: order.iter().map(|&d| l.strides[d]).collect(),
+        offset: l.offset,
+    };
+    let b_full = b.layout().broadcast_to(shape)?;
+    let out = zip_map_by(&a.alias(in_order(la)), &b.alias(in_order(&b_full)), f)?;
+    let lo = out.layout();
+    let mut strides = la.strides.clone();
+    for (i, &d) in order.iter().enumerate() {
+        strides[d] = lo.strides[i];
+    }
+    Ok(out.alias(Layout {
+        shape: shape.into(),
+        strides,
+        offset: lo.offset,
+    }))
 }
 
 /// One operand of [`zip_broadcast_rows`]: its elements, where its rows
@@ -1104,5 +1148,20 @@ mod tests {
         let rows = map_row_major(&a, |x: f64| x * 3.0).unwrap();
         assert!(rows.is_contiguous());
         assert_eq!(rows.to_vec::<f64>(), expected);
+        // With a row-major partner (or a broadcast row) the first operand's
+        // order decides, as in PyTorch.
+        let twice = map_row_major(&a, |x: f64| x * 2.0).unwrap();
+        let first = zip_map(&a, &twice, |x: f64, y: f64| x + y).unwrap();
+        assert_eq!(first.strides(), a.strides());
+        assert_eq!(first.to_vec::<f64>(), expected);
+        let second = zip_map(&twice, &a, |y: f64, x: f64| x + y).unwrap();
+        assert!(second.is_contiguous());
+        assert_eq!(second.to_vec::<f64>(), expected);
+        let row = ramp(&[70], 1.0);
+        let biased = zip_map(&a, &row, |x: f64, y: f64| x + y).unwrap();
+        assert_eq!(biased.strides(), a.strides());
+        let a_rows = a.to_vec::<f64>();
+        let expected: Vec<f64> = (0..90 * 70).map(|k| a_rows[k] + (k % 70) as f64).collect();
+        assert_eq!(biased.to_vec::<f64>(), expected);
     }
 }
