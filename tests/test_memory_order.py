@@ -100,6 +100,20 @@ def test_gradients_through_ops_on_permuted_views_match_the_row_major_computation
     np.testing.assert_allclose(x.grad.numpy(), expected.transpose(np.argsort(order)), rtol=1e-10)
 
 
+@pytest.mark.parametrize("order", [(1, 0, 2), (2, 0, 1), (2, 1, 0)])
+def test_gradients_of_ops_on_permuted_views_pass_finite_differences(order):
+    x = fg.randn(3, 4, 5, dtype=fg.float64, requires_grad=True)
+    y = fg.randn(*[(3, 4, 5)[d] for d in order], dtype=fg.float64)
+
+    def f(x):
+        t = x.permute(*order)
+        return (t.sin() * t + t * y - 2.0 * t.exp()).tanh()
+
+    assert f(x).stride() == x.permute(*order).stride()
+    assert fg.autograd.gradcheck(f, (x,))
+    assert fg.autograd.gradgradcheck(f, (x,))
+
+
 def test_channels_last_activations_stay_channels_last():
     x = fg.randn(2, 3, 5, 4).contiguous(memory_format=fg.channels_last)
     for out in [x.relu(), x * 2, x + x, fg.sigmoid(x), x.clone()]:
