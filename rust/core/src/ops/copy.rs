@@ -103,16 +103,10 @@ fn clone_in(t: &Tensor, order: &[usize]) -> Result<Tensor> {
     };
     let source = Tensor::from_parts(t.storage().clone(), reordered);
     let dense = with_dtype!(t.dtype(), T => map_row_major::<T, T>(&source, |x| x))?;
-    let mut strides = l.strides.clone();
-    for (i, &d) in order.iter().enumerate() {
-        strides[d] = dense.layout().strides[i];
-    }
-    let layout = Layout {
-        shape: l.shape.clone(),
-        strides,
-        offset: 0,
-    };
-    let out = Tensor::from_parts(dense.storage().clone(), layout);
+    let out = Tensor::from_parts(
+        dense.storage().clone(),
+        Layout::contiguous_in(&l.shape, order),
+    );
     record_clone(t, &out);
     Ok(out)
 }

@@ -479,18 +479,18 @@ fn map_in<A: Element, O: Element>(
         drop(data);
         return Tensor::from_vec(vec![value], &l.shape);
     }
-    let out: Vec<O> = match contiguous_range(l) {
+    let dense = contiguous_range(l).or_else(|| permuted_range(l).filter(|_| keep_order));
+    let out: Vec<O> = match dense {
         Some(r) => {
             let src = &data[r];
-            filled(n, |start, out| map_into(out, &src[start..], &f))?
-        }
-        None => {
-            if let Some(r) = permuted_range(l).filter(|_| keep_order) {
-                let src = &data[r];
-                let out = filled(n, |start, out| map_into(out, &src[start..], &f))?;
+            let out = filled(n, |start, out| map_into(out, &src[start..], &f))?;
+            if !l.is_contiguous() {
                 drop(data);
                 return laid_out_as(out, l);
             }
+            out
+        }
+        None => {
             let [l] = Layout::coalesced([l]);
             if let Some(walk) = TransposedWalk::of(&l)? {
                 let out = walk.map(&data, n, &f)?;
@@ -610,11 +610,12 @@ fn zip_map_by<A: Element, B: Element, O: Element, F: Fn(A, B) -> O + Sync + Send
     }
     let ranges = (contiguous_range(la), contiguous_range(lb));
     if ranges.0.is_none() || ranges.1.is_none() {
-        if let Some(out) = zip_in_storage_order(a, b, &shape, f)? {
-            return Ok(out);
+        let permuted = |l: &Layout| l.shape == shape && permuted_range(l).is_some();
+        if permuted(la) {
+            return zip_in_order_of(la, a, b, &shape, f);
         }
-        if la.shape == shape && permuted_range(la).is_some() {
-            return zip_in_order_of_first(a, b, &shape, f);
+        if is_single_element(la) && permuted(lb) {
+            return zip_in_order_of(lb, a, b, &shape, f);
         }
         if n >= UNTRANSPOSE_MIN_ELEMENTS {
             if let Some(a) = untransposed::<A>(a, &shape)? {
@@ -665,83 +666,34 @@ fn zip_map_by<A: Element, B: Element, O: Element, F: Fn(A, B) -> O + Sync + Send
     Tensor::from_vec(out, &shape)
 }
 
-/// `f` over `a` and `b` in storage order, laid out as the dense permuted
-/// one of them (see [`laid_out_as`]), when they share that layout or the
-/// other is a single element; `None` otherwise.
-fn zip_in_storage_order<A: Element, B: Element, O: Element>(
-    a: &Tensor,
-    b: &Tensor,
-    shape: &[usize],
-    f: &(impl Fn(A, B) -> O + Sync + Send),
-) -> Result<Option<Tensor>> {
-    let (la, lb) = (a.layout(), b.layout());
-    let full = |l: &Layout| l.shape[..] == *shape;
-    let (ra, rb) = (
-        permuted_range(la).filter(|_| full(la)),
-        permuted_range(lb).filter(|_| full(lb)),
-    );
-    if ra.is_none() && rb.is_none() {
-        return Ok(None);
-    }
-    let (da, db) = (a.storage().read::<A>(), b.storage().read::<B>());
-    let (out, like) = match (ra, rb) {
-        (Some(ra), Some(rb)) if la.strides == lb.strides => {
-            let (sa, sb) = (&da[ra], &db[rb]);
-            let out = filled(crate::tensor::layout::numel(shape), |start, out| {
-                zip_into(out, &sa[start..], &sb[start..], f)
-            })?;
-            (out, la)
-        }
-        (Some(ra), _) if is_single_element(lb) && lb.numel() > 0 => {
-            let (sa, y) = (&da[ra], db[lb.offset]);
-            let out = filled(crate::tensor::layout::numel(shape), |start, out| {
-                map_into(out, &sa[start..], &{
-                    #[inline(always)]
-                    |x| f(x, y)
-                })
-            })?;
-            (out, la)
-        }
-        (_, Some(rb)) if is_single_element(la) && la.numel() > 0 => {
-            let (x, sb) = (da[la.offset], &db[rb]);
-            let out = filled(crate::tensor::layout::numel(shape), |start, out| {
-                map_into(out, &sb[start..], &{
-                    #[inline(always)]
-                    |y| f(x, y)
-                })
-            })?;
-            (out, lb)
-        }
-        _ => return Ok(None),
-    };
-    drop((da, db));
-    Ok(Some(laid_out_as(out, like)?))
-}
-
-/// [`zip_map`] of `a`, dense in an order other than row-major and of the
-/// result's shape, and any `b` (`x.t() + y`, `x.t() + bias`): both seen
-/// with their dims in `a`'s memory order, outermost first, so the result
-/// comes out row-major in that order and, seen back, has `a`'s layout, as
-/// PyTorch lays out a result after its first operand.
-fn zip_in_order_of_first<A: Element, B: Element, O: Element, F: Fn(A, B) -> O + Sync + Send>(
+/// [`zip_map`] laid out as `lead` (the layout of `a` or `b`), dense in an
+/// order other than row-major and of the result's shape (`x.t() + y`,
+/// `x.t() * 2`, `2 * x.t()`): both operands seen with their dims in
+/// `lead`'s memory order, outermost first, so the result comes out
+/// row-major in that order (one pass over storage when the other operand
+/// shares the layout or is a number) and, seen back, has `lead`'s layout,
+/// as PyTorch lays out a result after its first operand.
+fn zip_in_order_of<A: Element, B: Element, O: Element, F: Fn(A, B) -> O + Sync + Send>(
+    lead: &Layout,
     a: &Tensor,
     b: &Tensor,
     shape: &[usize],
     f: &F,
 ) -> Result<Tensor> {
-    let la = a.layout();
     let mut order: smallvec::SmallVec<[usize; 6]> = (0..shape.len()).collect();
-    order.sort_by_key(|&d| std::cmp::Reverse(la.strides[d]));
-    let in_order = |l: &Layout| Layout {
-        shape: order.iter().map(|&d| l.shape[d]).collect(),
-        strides: order.iter().map(|&d| l.strides[d]).collect(),
-        offset: l.offset,
+    order.sort_by_key(|&d| std::cmp::Reverse(lead.strides[d]));
+    let in_order = |t: &Tensor| -> Result<Tensor> {
+        let l = t.layout().broadcast_to(shape)?;
+        Ok(t.alias(Layout {
+            shape: order.iter().map(|&d| l.shape[d]).collect(),
+            strides: order.iter().map(|&d| l.strides[d]).collect(),
+            offset: l.offset,
+        }))
     };
-    let b_full = b.layout().broadcast_to(shape)?;
-    let out = zip_map_by(&a.alias(in_order(la)), &b.alias(in_order(&b_full)), f)?;
+    let out = zip_map_by(&in_order(a)?, &in_order(b)?, f)?;
     let lo = out.layout();
-    let mut strides = la.strides.clone();
-    for (i, &d) in order.iter().enumerate() {
+    let mut strides = lead.strides.clone();
+    for (i, &d) in order.iter().enumerate().filter(|&(_, &d)| shape[d] > 1) {
         strides[d] = lo.strides[i];
     }
     Ok(out.alias(Layout {
