@@ -86,11 +86,7 @@ pub fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
     };
     // Expanded (stride-0) gradients are copied: in-place accumulation into
     // them would write one element many times.
-    let owned = Arc::strong_count(&g.0) == 1
-        && Arc::strong_count(g.storage()) == 1
-        && g.is_contiguous()
-        && g.grad_fn().is_none();
-    let mut ready_to_store = is_grad_enabled() || owned;
+    let mut ready_to_store = is_grad_enabled() || is_sole_handle(&g);
     let mut pending = g;
     loop {
         let existing = {
@@ -116,4 +112,13 @@ pub fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
         };
         ready_to_store = true;
     }
+}
+
+/// Whether `g` is the only handle to a dense gradient and its storage, with
+/// no history: it may be kept, or summed into, without a copy.
+pub(crate) fn is_sole_handle(g: &Tensor) -> bool {
+    Arc::strong_count(&g.0) == 1
+        && Arc::strong_count(g.storage()) == 1
+        && g.is_contiguous()
+        && g.is_leaf()
 }

@@ -8,7 +8,7 @@
 //! once they run side by side on the rayon pool. Callers release the GIL for
 //! the whole call; nodes that run Python take it themselves.
 
-use super::accumulate::{accumulate_into, AccumulateGrad};
+use super::accumulate::{accumulate_into, is_sole_handle, AccumulateGrad};
 use super::grad_mode::GradModeGuard;
 use super::node::{Edge, Grads, Node};
 use crate::ops;
@@ -450,7 +450,7 @@ impl GraphTask {
                 arrivals.lock().push((key, slot as u32, g));
                 Ok(())
             }
-            None => accumulate_buffer(&self.buffers[node], slot, g),
+            None => accumulate_buffer(&self.buffers[node], slot, g, self.create_graph),
         }
     }
 
@@ -463,7 +463,7 @@ impl GraphTask {
             for (_, slot, g) in arrivals {
                 let slot = &mut grads[slot as usize];
                 *slot = Some(match slot.take() {
-                    Some(prev) => ops::binary::add(&prev, &g)?,
+                    Some(prev) => sum_gradients(prev, g, self.create_graph)?,
                     None => g,
                 });
             }
@@ -729,7 +729,7 @@ fn validate(node: &Node, index: usize, g: Tensor, edge: &Edge) -> Result<Tensor>
 
 /// Adds `g` into input `slot` of a node's buffer. As for `.grad`, the lock
 /// is never held while adding (see `accumulate_into`).
-fn accumulate_buffer(buf: &Mutex<Grads>, slot: usize, g: Tensor) -> Result<()> {
+fn accumulate_buffer(buf: &Mutex<Grads>, slot: usize, g: Tensor, create_graph: bool) -> Result<()> {
     let mut pending = g;
     loop {
         let prev = {
@@ -742,6 +742,33 @@ fn accumulate_buffer(buf: &Mutex<Grads>, slot: usize, g: Tensor) -> Result<()> {
                 Some(prev) => prev,
             }
         };
-        pending = ops::binary::add(&prev, &pending)?;
+        pending = sum_gradients(prev, pending, create_graph)?;
     }
+}
+
+/// `a + b` for two gradients of one input. Unless the sum's own graph is
+/// recorded, it is written into an operand that nothing else holds or sees,
+/// as PyTorch's input buffers do: a node reached by many paths then costs
+/// no allocation per path.
+fn sum_gradients(a: Tensor, b: Tensor, create_graph: bool) -> Result<Tensor> {
+    if !create_graph && a.shape() == b.shape() && a.dtype() == b.dtype() {
+        if may_sum_into(&a) {
+            ops::binary::add_into(&a, &b)?;
+            return Ok(a);
+        }
+        if may_sum_into(&b) {
+            ops::binary::add_into(&b, &a)?;
+            return Ok(b);
+        }
+    }
+    ops::binary::add(&a, &b)
+}
+
+/// Whether a sum may overwrite `t`: its only handle, on memory of its own,
+/// not requiring grad and not weakly referenced (a saved-tensor record).
+fn may_sum_into(t: &Tensor) -> bool {
+    is_sole_handle(t)
+        && Arc::weak_count(&t.0) == 0
+        && !t.requires_grad()
+        && t.storage().owns_memory()
 }

@@ -477,7 +477,7 @@ fn map_in<A: Element, O: Element>(
         // dispatch or chunking, which cost more than the element.
         let value = f(data[l.offset]);
         drop(data);
-        return Tensor::from_vec(vec![value], &l.shape);
+        return Ok(Tensor::from_element(value, &l.shape));
     }
     let dense = contiguous_range(l).or_else(|| permuted_range(l).filter(|_| keep_order));
     let out: Vec<O> = match dense {
@@ -606,7 +606,7 @@ fn zip_map_by<A: Element, B: Element, O: Element, F: Fn(A, B) -> O + Sync + Send
             a.storage().read::<A>()[la.offset],
             b.storage().read::<B>()[lb.offset],
         );
-        return Tensor::from_vec(vec![value], &shape);
+        return Ok(Tensor::from_element(value, &shape));
     }
     let ranges = (contiguous_range(la), contiguous_range(lb));
     if ranges.0.is_none() || ranges.1.is_none() {
@@ -853,6 +853,17 @@ pub fn update<D: Element, S: Element>(
     src: &Tensor,
     f: impl Fn(D, S) -> D + Sync + Send,
 ) -> Result<()> {
+    let distinct = !src.storage().same_buffer(dst.storage());
+    if distinct && dst.numel() == 1 && src.numel() == 1 && src.ndim() <= dst.ndim() {
+        // A number into a number (a gradient summed in a micrograd-style
+        // model): nothing to broadcast, chunk or dispatch.
+        let (ds, mut dd) = lock_pair::<S, D>(src, dst)?;
+        let (o, so) = (dst.layout().offset, src.layout().offset);
+        dd[o] = f(dd[o], ds[so]);
+        drop((ds, dd));
+        dst.bump_version();
+        return Ok(());
+    }
     if dst.numel() >= UNTRANSPOSE_MIN_ELEMENTS {
         if let Some(copy) = untransposed::<S>(src, dst.shape())? {
             return update(dst, &copy, f);
@@ -861,7 +872,7 @@ pub fn update<D: Element, S: Element>(
     let lsrc = src.layout().broadcast_to(dst.shape())?;
     let ld = dst.layout();
     // Views of one buffer may hold different storages (`z.real`, `z.imag`).
-    if src.storage().same_buffer(dst.storage()) {
+    if !distinct {
         let copy = Tensor::from_vec(src.to_vec::<S>(), src.shape())?;
         return update(dst, &copy, f);
     }
@@ -916,6 +927,31 @@ mod tests {
     fn ramp(shape: &[usize], scale: f64) -> Tensor {
         let n = shape.iter().product();
         Tensor::from_vec((0..n).map(|i| i as f64 * scale).collect(), shape).unwrap()
+    }
+
+    #[test]
+    fn a_number_updates_a_number_at_their_offsets_and_keeps_broadcast_errors() {
+        let dst = unsqueeze(&narrow(&ramp(&[4], 1.0), 0, 2, 1).unwrap(), 0).unwrap();
+        let src = narrow(&ramp(&[3], 10.0), 0, 1, 1).unwrap();
+        let version = dst.version();
+        update::<f64, f64>(&dst, &src, |d, s| d + s).unwrap();
+        assert_eq!(dst.to_vec::<f64>(), vec![12.0]);
+        assert_eq!(dst.version(), version + 1);
+        // `[[y]] += [[[x]]]` cannot broadcast to the destination's shape.
+        let deep = Tensor::from_vec(vec![1.0f64], &[1, 1, 1]).unwrap();
+        let err = update::<f64, f64>(&dst, &deep, |d, s| d + s).unwrap_err();
+        assert!(
+            err.to_string().contains("must be greater or equal"),
+            "{err}"
+        );
+        // A number updated from a view of its own buffer reads it first.
+        let both = ramp(&[2], 1.0);
+        let (first, second) = (
+            narrow(&both, 0, 0, 1).unwrap(),
+            narrow(&both, 0, 1, 1).unwrap(),
+        );
+        update::<f64, f64>(&first, &second, |d, s| d - s).unwrap();
+        assert_eq!(both.to_vec::<f64>(), vec![-1.0, 1.0]);
     }
 
     #[test]

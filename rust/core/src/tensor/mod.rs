@@ -144,9 +144,19 @@ impl Tensor {
         ))
     }
 
+    /// A tensor of the one element `value` and a `shape` of one element,
+    /// with the element held in its storage (see [`Storage::from_element`]).
+    pub fn from_element<T: Element>(value: T, shape: &[usize]) -> Tensor {
+        debug_assert_eq!(layout::numel(shape), 1, "one element's shape");
+        Tensor::from_parts(
+            Arc::new(Storage::from_element(value)),
+            Layout::contiguous(shape),
+        )
+    }
+
     /// A 0-d tensor holding `value` converted to `dtype`.
     pub fn scalar(value: Scalar, dtype: DType) -> Tensor {
-        with_dtype!(dtype, T => Tensor::from_vec(vec![T::from_scalar(value)], &[]).expect("one element"))
+        with_dtype!(dtype, T => Tensor::from_element(T::from_scalar(value), &[]))
     }
 
     /// A Python number taking part in an op: its dtype is the default of its
@@ -169,7 +179,7 @@ impl Tensor {
     }
 
     fn wrapped_in(value: Scalar, dtype: DType) -> Tensor {
-        let storage = with_dtype!(dtype, T => Storage::from_vec(vec![T::from_scalar(value)]));
+        let storage = with_dtype!(dtype, T => Storage::from_element(T::from_scalar(value)));
         Tensor(Arc::new(TensorImpl {
             storage: Arc::new(storage),
             layout: Layout::contiguous(&[]),

@@ -1,7 +1,8 @@
 //! Reference-counted element buffers shared by every view of a tensor.
 //!
-//! A buffer is either owned (a `Vec` of the element type) or borrowed from a
-//! foreign owner such as a NumPy array, which `from_numpy` shares. A foreign
+//! A buffer is either owned (a `Vec` of the element type, or one element
+//! held in the storage itself) or borrowed from a foreign owner such as a
+//! NumPy array, which `from_numpy` shares. A foreign
 //! buffer may be read-only (a non-writable array, a read-only `mmap`):
 //! writing to it is then an error rather than a fault. Access goes
 //! through a `RwLock`, so concurrent readers never race with an in-place
@@ -18,6 +19,7 @@ use parking_lot::{
     MappedRwLockReadGuard, MappedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
 };
 use std::any::Any;
+use std::cell::UnsafeCell;
 use std::ptr::NonNull;
 
 /// An empty `Vec` with room for `len` elements, or PyTorch's out-of-memory
@@ -77,7 +79,8 @@ fn out_of_memory<T>(len: usize) -> Error {
 }
 
 /// What keeps a buffer's memory alive: a `Vec` of the element type (held
-/// unboxed, saving an allocation per tensor) or a foreign owner.
+/// unboxed, saving an allocation per tensor), one element held in place
+/// (saving the `Vec`'s allocation for a number), or a foreign owner.
 pub enum Owner {
     Bool(Vec<bool>),
     UInt8(Vec<u8>),
@@ -90,17 +93,37 @@ pub enum Owner {
     Complex64(Vec<num_complex::Complex32>),
     Complex128(Vec<num_complex::Complex64>),
     Foreign(Box<dyn Any + Send + Sync>),
+    Element(OneElement),
 }
 
+/// Room for one element of any dtype (a `complex128` is the largest),
+/// aligned for each (8 bytes: more would take the allocator's slower path
+/// for over-aligned blocks). The cell lets a pointer handed out (to NumPy)
+/// write it.
+#[repr(C, align(8))]
+pub struct OneElement(UnsafeCell<[u8; 16]>);
+
 struct Buffer {
+    /// The memory, but for `Owner::Element`, whose address moves with the
+    /// storage and is read from the owner itself (see `Buffer::base`).
     ptr: NonNull<u8>,
     /// Size in bytes, so that storages of different element types can share it.
     bytes: usize,
     _owner: Owner,
 }
 
-// SAFETY: the buffer is plain memory owned by `_owner`, which is Send + Sync;
-// every access is serialised by the RwLock in `Storage`.
+impl Buffer {
+    fn base(&self) -> *mut u8 {
+        match &self._owner {
+            Owner::Element(cell) => cell.0.get().cast(),
+            _ => self.ptr.as_ptr(),
+        }
+    }
+}
+
+// SAFETY: the buffer is plain memory owned by `_owner`, which is Send + Sync
+// but for the cell of `Owner::Element`, plain bytes; every access is
+// serialised by the RwLock in `Storage`.
 unsafe impl Send for Buffer {}
 // SAFETY: as above; shared access only hands out `&[T]` under a read lock.
 unsafe impl Sync for Buffer {}
@@ -128,6 +151,28 @@ impl Storage {
                 ptr,
                 bytes,
                 _owner: T::into_owner(v),
+            })),
+            dtype: T::DTYPE,
+            writable: true,
+        }
+    }
+
+    /// A storage of the one element `value`, held in the storage itself: a
+    /// number's result costs no allocation but its tensor's. Its address is
+    /// fixed once the storage is in its `Arc`, as every tensor's is.
+    pub fn from_element<T: Element>(value: T) -> Storage {
+        const {
+            assert!(std::mem::size_of::<T>() <= 16 && std::mem::align_of::<T>() <= 8);
+        }
+        let cell = OneElement(UnsafeCell::new([0; 16]));
+        // SAFETY: the cell is 16 bytes aligned to 8, room for any `T`
+        // (checked above), and nothing else refers to it yet.
+        unsafe { cell.0.get().cast::<T>().write(value) };
+        Storage {
+            buf: BufferRef::Own(RwLock::new(Buffer {
+                ptr: NonNull::dangling(),
+                bytes: std::mem::size_of::<T>(),
+                _owner: Owner::Element(cell),
             })),
             dtype: T::DTYPE,
             writable: true,
@@ -214,6 +259,16 @@ impl Storage {
         self.len() == 0
     }
 
+    /// Whether the memory is this storage's own allocation, neither another
+    /// storage's buffer reinterpreted nor memory lent by a foreign owner:
+    /// whoever holds the only handle to it may write it unseen.
+    pub fn owns_memory(&self) -> bool {
+        match &self.buf {
+            BufferRef::Own(b) => !matches!(b.read()._owner, Owner::Foreign(_)),
+            BufferRef::Shared(_) => false,
+        }
+    }
+
     /// Whether the memory may be written: false for a read-only foreign buffer.
     pub fn is_writable(&self) -> bool {
         self.writable
@@ -221,7 +276,7 @@ impl Storage {
 
     /// Address of the first element, for `data_ptr` and zero-copy NumPy views.
     pub fn data_ptr(&self) -> usize {
-        self.lock().read().ptr.as_ptr() as usize
+        self.lock().read().base() as usize
     }
 
     pub fn read<T: Element>(&self) -> MappedRwLockReadGuard<'_, [T]> {
@@ -237,10 +292,7 @@ impl Storage {
             // `from_vec`/`from_foreign`/`reinterpret`); the read lock excludes
             // writers for the guard's lifetime.
             unsafe {
-                std::slice::from_raw_parts(
-                    b.ptr.as_ptr() as *const T,
-                    b.bytes / std::mem::size_of::<T>(),
-                )
+                std::slice::from_raw_parts(b.base() as *const T, b.bytes / std::mem::size_of::<T>())
             }
         })
     }
@@ -261,7 +313,7 @@ impl Storage {
             // SAFETY: as in `read`; the write lock makes this the only access.
             unsafe {
                 std::slice::from_raw_parts_mut(
-                    b.ptr.as_ptr() as *mut T,
+                    b.base() as *mut T,
                     b.bytes / std::mem::size_of::<T>(),
                 )
             }
@@ -346,6 +398,40 @@ mod tests {
         let v = try_filled(2.5f32, 5).unwrap();
         assert_eq!(v, [2.5; 5]);
         assert!(try_buffer::<u8>(7).unwrap().capacity() >= 7);
+    }
+
+    #[test]
+    fn one_element_is_held_in_place_for_every_dtype() {
+        fn check<T: Element>(value: T, other: T) {
+            let s = std::sync::Arc::new(Storage::from_element(value));
+            assert_eq!((s.dtype(), s.len()), (T::DTYPE, 1));
+            assert_eq!(&*s.read::<T>(), &[value]);
+            assert_eq!(s.data_ptr() % std::mem::align_of::<T>(), 0);
+            let address = s.data_ptr();
+            s.write::<T>().unwrap()[0] = other;
+            assert_eq!(s.read::<T>()[0], other);
+            assert_eq!(s.data_ptr(), address);
+            assert!(s.owns_memory() && s.is_writable());
+        }
+        check(true, false);
+        check(7u8, 9);
+        check(-3i8, 4);
+        check(-300i16, 5);
+        check(1 << 20i32, -1);
+        check(i64::MIN, i64::MAX);
+        check(1.5f32, -0.25);
+        check(f64::MAX, f64::MIN_POSITIVE);
+        check(num_complex::Complex32::new(1.0, -2.0), Default::default());
+        check(
+            num_complex::Complex64::new(f64::EPSILON, -3.0),
+            num_complex::Complex64::new(4.0, 5.0),
+        );
+        // Its parts, reinterpreted, share its memory.
+        let c = std::sync::Arc::new(Storage::from_element(num_complex::Complex64::new(1.0, 2.0)));
+        let r = Storage::reinterpret(&c, DType::Float64);
+        r.write::<f64>().unwrap()[1] = 8.0;
+        assert_eq!(c.read::<num_complex::Complex64>()[0].im, 8.0);
+        assert!(!r.owns_memory());
     }
 
     #[test]
