@@ -188,7 +188,15 @@ mod tests {
         assert_eq!(parse_cache_size("4096"), Some(4096));
         assert_eq!(parse_cache_size("12Q"), None);
         assert_eq!(parse_cache_size(""), None);
-        assert!(stream_min_bytes() >= 4096 / 8 * 3);
+    }
+
+    #[test]
+    fn outputs_stream_from_the_threshold_on() {
+        let elements = stream_min_bytes() / 4;
+        assert!(worth_streaming::<f32>(elements));
+        assert!(!worth_streaming::<f32>(elements - 1));
+        assert!(worth_streaming::<f64>(elements / 2));
+        assert!(!worth_streaming::<f64>(elements / 2 - 1));
     }
 
     fn filled_with<T: Copy + PartialEq + std::fmt::Debug>(

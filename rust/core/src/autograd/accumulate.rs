@@ -116,9 +116,11 @@ pub fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
 
 /// Whether `g` is the only handle to a dense gradient and its storage, with
 /// no history: it may be kept, or summed into, without a copy.
-pub(crate) fn is_sole_handle(g: &Tensor) -> bool {
-    Arc::strong_count(&g.0) == 1
-        && Arc::strong_count(g.storage()) == 1
-        && g.is_contiguous()
-        && g.is_leaf()
+fn is_sole_handle(g: &Tensor) -> bool {
+    is_sole_dense_handle(g) && g.is_leaf()
+}
+
+/// Whether `g` is dense and the only handle to itself and its storage.
+pub(crate) fn is_sole_dense_handle(g: &Tensor) -> bool {
+    Arc::strong_count(&g.0) == 1 && Arc::strong_count(g.storage()) == 1 && g.is_contiguous()
 }

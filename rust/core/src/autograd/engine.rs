@@ -8,7 +8,7 @@
 //! once they run side by side on the rayon pool. Callers release the GIL for
 //! the whole call; nodes that run Python take it themselves.
 
-use super::accumulate::{accumulate_into, is_sole_handle, AccumulateGrad};
+use super::accumulate::{accumulate_into, is_sole_dense_handle, AccumulateGrad};
 use super::grad_mode::GradModeGuard;
 use super::node::{Edge, Grads, Node};
 use crate::ops;
@@ -767,7 +767,9 @@ fn sum_gradients(a: Tensor, b: Tensor, create_graph: bool) -> Result<Tensor> {
 /// Whether a sum may overwrite `t`: its only handle, on memory of its own,
 /// not requiring grad and not weakly referenced (a saved-tensor record).
 fn may_sum_into(t: &Tensor) -> bool {
-    is_sole_handle(t)
+    // Not requiring grad, it has no history: one look at its autograd
+    // record tells both.
+    is_sole_dense_handle(t)
         && Arc::weak_count(&t.0) == 0
         && !t.requires_grad()
         && t.storage().owns_memory()
