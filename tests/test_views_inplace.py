@@ -277,6 +277,44 @@ def test_no_grad_view_error():
     assert b.tolist() == [2.0, 2.0, 1.0] and b.grad_fn.name() == "MulBackward0"
 
 
+@pytest.mark.parametrize("base_kind", ["leaf", "non-leaf", "no grad", "detached"])
+@pytest.mark.parametrize("view", [lambda t: t[:2], lambda t: t.t(), lambda t: t.view(-1)])
+def test_views_made_under_no_grad_require_grad_as_their_base(base_kind, view):
+    """Such a view requires grad when its base does, has no history, and ops
+    on it are recorded while the gradient they send it is dropped."""
+
+    def run(T):
+        x = T.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=base_kind != "no grad")
+        base = {"leaf": x, "non-leaf": x * 1, "no grad": x, "detached": x.detach()}[base_kind]
+        with T.no_grad():
+            v = view(base)
+        y = (v * 2).sum()
+        seen = [v.requires_grad, v.is_leaf, v.grad_fn is None, y.requires_grad]
+        if y.requires_grad:
+            y.backward()
+            seen += [x.grad is None, v.grad is None]
+        return seen
+
+    expected = {"leaf": True, "non-leaf": True}.get(base_kind, False)
+    ours = run(fg)
+    assert ours[0] is expected and ours[1] and ours[2] and ours[3] is expected
+    if expected:
+        assert ours[4:] == [True, True]
+    if has_torch:
+        assert ours == run(torch)
+
+
+def test_a_view_follows_its_base_starting_to_require_grad():
+    x = fg.zeros(3)
+    v = x[1:]
+    assert not v.requires_grad
+    x.requires_grad_()
+    assert v.requires_grad and v.grad_fn is None
+    # A view of a leaf that requires grad is not written in place.
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        v.mul_(2)
+
+
 @pytest.mark.parametrize(
     "split",
     [

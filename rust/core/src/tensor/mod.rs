@@ -335,7 +335,16 @@ impl Tensor {
 
     pub fn requires_grad(&self) -> bool {
         let m = self.fresh_meta();
-        m.requires_grad || m.grad_fn.is_some()
+        if m.requires_grad || m.grad_fn.is_some() {
+            return true;
+        }
+        // A view made without history (under `no_grad`) of a base that
+        // requires grad requires grad too, as in PyTorch: ops on it are
+        // recorded, and the gradient they send it is dropped, since it has
+        // neither a history nor a gradient accumulator of its own.
+        let base = m.view_base.clone();
+        drop(m);
+        base.is_some_and(|b| b.requires_grad())
     }
 
     pub fn grad_fn(&self) -> Option<Arc<Node>> {
