@@ -375,7 +375,7 @@ pub fn record_multi<S, F>(
     let metas = outputs
         .iter()
         .map(|t| OutputMeta {
-            shape: t.shape().into(),
+            shape: Shape::from_slice(t.shape()),
             dtype: t.dtype(),
         })
         .collect();

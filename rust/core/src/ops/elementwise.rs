@@ -6,7 +6,7 @@
 
 use crate::tensor::layout::{broadcast_shapes, Layout};
 use crate::tensor::storage::try_buffer;
-use crate::tensor::{Element, Tensor};
+use crate::tensor::{Element, Shape, Tensor};
 use crate::Result;
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 use std::mem::MaybeUninit;
@@ -697,7 +697,7 @@ fn zip_in_order_of<A: Element, B: Element, O: Element, F: Fn(A, B) -> O + Sync +
         strides[d] = lo.strides[i];
     }
     Ok(out.alias(Layout {
-        shape: shape.into(),
+        shape: Shape::from_slice(shape),
         strides,
         offset: lo.offset,
     }))

@@ -148,7 +148,7 @@ impl MemoryFormat {
 impl Layout {
     pub fn contiguous(shape: &[usize]) -> Layout {
         Layout {
-            shape: shape.into(),
+            shape: Shape::from_slice(shape),
             strides: contiguous_strides(shape),
             offset: 0,
         }

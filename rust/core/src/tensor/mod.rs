@@ -342,9 +342,11 @@ impl Tensor {
         // requires grad requires grad too, as in PyTorch: ops on it are
         // recorded, and the gradient they send it is dropped, since it has
         // neither a history nor a gradient accumulator of its own.
-        let base = m.view_base.clone();
+        let Some(base) = m.view_base.clone() else {
+            return false;
+        };
         drop(m);
-        base.is_some_and(|b| b.requires_grad())
+        base.requires_grad()
     }
 
     pub fn grad_fn(&self) -> Option<Arc<Node>> {
