@@ -368,12 +368,6 @@ pub(crate) fn check_inplace(t: &Tensor) -> Result<()> {
     Ok(())
 }
 
-/// Whether `t` or, for a view, its base requires grad: an in-place write
-/// to it must then be recorded.
-pub(crate) fn requires_grad_through_base(t: &Tensor) -> bool {
-    t.requires_grad() || t.view_base().is_some_and(|b| b.requires_grad())
-}
-
 /// After `out` (recorded by the op) was written into the view `v`: the
 /// base's history becomes `CopySlices` of its old history and `out`.
 pub(crate) fn copy_slices(base: &Tensor, v: &Tensor, out: &Tensor) -> Result<()> {

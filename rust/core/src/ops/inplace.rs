@@ -32,7 +32,7 @@ fn must_record(t: &Tensor, others: &[&Tensor]) -> Result<bool> {
     if !is_grad_enabled() {
         return Ok(false);
     }
-    let record = views::requires_grad_through_base(t) || others.iter().any(|o| o.requires_grad());
+    let record = t.requires_grad() || others.iter().any(|o| o.requires_grad());
     if record {
         views::check_inplace(t)?;
     }

@@ -279,7 +279,7 @@ pub fn alias(t: &Tensor) -> Tensor {
 /// grad is refused as for any in-place op.
 pub fn restride_(t: &Tensor, view: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<Tensor> {
     t.check_inference_write()?;
-    if is_grad_enabled() && views::requires_grad_through_base(t) {
+    if is_grad_enabled() && t.requires_grad() {
         views::check_inplace(t)?;
     }
     let v = view(t)?;
@@ -368,7 +368,7 @@ pub fn set_(t: &Tensor, source: &Tensor, window: Option<(&[i64], &[i64], i64)>) 
             t.dtype().cpp_name()
         );
     }
-    if is_grad_enabled() && views::requires_grad_through_base(t) {
+    if is_grad_enabled() && t.requires_grad() {
         views::check_inplace(t)?;
     }
     let layout = match window {

@@ -338,10 +338,11 @@ impl Tensor {
         if m.requires_grad || m.grad_fn.is_some() {
             return true;
         }
-        // A view made without history (under `no_grad`) of a base that
-        // requires grad requires grad too, as in PyTorch: ops on it are
-        // recorded, and the gradient they send it is dropped, since it has
-        // neither a history nor a gradient accumulator of its own.
+        // A view without history (made under `no_grad`, or before its base
+        // was made to require grad) requires grad when its base does, as in
+        // PyTorch: ops on it, and in-place writes to it, are recorded, and
+        // the gradient sent to it is dropped, since it has neither a
+        // history nor a gradient accumulator of its own.
         let Some(base) = m.view_base.clone() else {
             return false;
         };
@@ -436,7 +437,8 @@ impl Tensor {
     }
 
     /// The edge through which a gradient for this tensor enters the graph:
-    /// its `grad_fn`, or for a leaf that requires grad its accumulator.
+    /// its `grad_fn`, or for a leaf made to require grad its accumulator
+    /// (none for a view that requires grad only through its base).
     pub fn gradient_edge(&self) -> Option<Edge> {
         let mut m = self.fresh_meta();
         if let Some(f) = &m.grad_fn {
