@@ -280,6 +280,21 @@ fn deep_graphs_with_saved_tensors_free_without_backward() {
     drop(y);
 }
 
+#[test]
+fn deep_graphs_over_many_leaves_free_without_stack_overflow() {
+    // Each leaf's accumulator is also named by the leaf's weak handle, so
+    // the unlinking drop lets it go as it is rather than emptying it.
+    let leaves: Vec<Tensor> = (0..100_000).map(|_| leaf(vec![1.0], &[1])).collect();
+    let mut y = leaves[0].clone();
+    for l in &leaves[1..] {
+        y = binary::mul(&y, l).unwrap();
+    }
+    drop(y);
+    let z = binary::mul(&leaves[0], &leaves[1]).unwrap();
+    backward(&[scalar_root(&z)], &[None], None, false, None).unwrap();
+    assert_eq!(grad_of(&leaves[0]), vec![1.0]);
+}
+
 /// Threads that discover one retained graph at the same moment each number
 /// it fully: nodes claimed by another thread's discovery are looked up in
 /// that call's own map, and no claim outlives its call.

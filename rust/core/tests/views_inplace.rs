@@ -137,3 +137,37 @@ fn set_shares_the_source_storage_and_keeps_its_own_version_counter() {
     assert!(shape::set_(&window, &wide, None).is_err());
     assert!(shape::set_(&window, &source, Some((&[4], &[1], 1))).is_err());
 }
+
+#[test]
+fn version_counters_made_on_first_need_are_shared_by_every_alias() {
+    let x = Tensor::from_vec(vec![1.0f64, 2.0], &[2]).unwrap();
+    assert_eq!(x.version(), 0);
+    // An alias taken before any write shares the counter the write bumps.
+    let early = x.detach();
+    inplace::mul_(&x, &number(2.0)).unwrap();
+    assert_eq!((x.version(), early.version()), (1, 1));
+    // A counter made by a write is shared by aliases taken after it.
+    let y = Tensor::from_vec(vec![3.0f64], &[1]).unwrap();
+    inplace::mul_(&y, &number(2.0)).unwrap();
+    let late = shape::view(&y, &[1]).unwrap();
+    inplace::mul_(&late, &number(2.0)).unwrap();
+    assert_eq!((y.version(), late.version()), (2, 2));
+    // `.data` reads the same memory with a counter of its own.
+    let data = x.data();
+    inplace::mul_(&data, &number(2.0)).unwrap();
+    assert_eq!((x.version(), data.version()), (1, 1));
+    assert_eq!(x.to_vec::<f64>(), vec![4.0, 8.0]);
+    inplace::mul_(&early, &number(2.0)).unwrap();
+    assert_eq!((x.version(), data.version()), (2, 1));
+}
+
+#[test]
+fn a_write_after_a_save_is_detected_on_a_tensor_that_had_no_counter() {
+    let w = leaf(vec![1.0, 2.0], &[2]);
+    let x = Tensor::from_vec(vec![3.0f64, 4.0], &[2]).unwrap();
+    let y = binary::mul(&w, &x).unwrap();
+    inplace::mul_(&x, &number(2.0)).unwrap();
+    let loss = reduce::sum(&y, &[], false).unwrap();
+    let err = backward(&[loss], &[None], None, false, None).unwrap_err();
+    assert!(err.to_string().contains("modified by an inplace operation"));
+}

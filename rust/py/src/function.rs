@@ -5,7 +5,7 @@ use crate::errors::{external, IntoPyResult};
 use crate::tensor::PyTensor;
 use ferrograd_core::autograd::node::OutputMeta;
 use ferrograd_core::autograd::{
-    any_requires_grad, grad_mode, saved, BackwardCtx, BackwardFn, Grads, Node,
+    any_requires_grad, grad_mode, saved, BackwardCtx, BackwardFn, Grads, Node, NodeWith,
 };
 use ferrograd_core::{bail, Result, Scalar, Tensor};
 use pyo3::exceptions::PyRuntimeError;
@@ -240,7 +240,7 @@ fn _function_record<'py>(
             ctx: ctx.clone().unbind(),
             tensor_args: inputs.iter().map(|i| i.is_some()).collect(),
         };
-        let node = Arc::new(Node::new(name, edges, metas, Box::new(backward)));
+        let node: Arc<Node> = Arc::new(NodeWith::new(name, edges, metas, backward));
         for (t, nr) in wired {
             t.set_grad_fn(node.clone(), nr);
         }

@@ -118,7 +118,7 @@ impl PyNode {
         format!(
             "<{} object at {:#x}>",
             slf.get().node.name(),
-            Arc::as_ptr(&slf.get().node) as usize
+            Arc::as_ptr(&slf.get().node).cast::<()>() as usize
         )
     }
 
@@ -129,6 +129,6 @@ impl PyNode {
     }
 
     fn __hash__(&self) -> isize {
-        Arc::as_ptr(&self.node) as isize
+        Arc::as_ptr(&self.node).cast::<()>() as isize
     }
 }

@@ -1,7 +1,7 @@
 //! The node at the end of every path: adds a leaf's gradient into `.grad`.
 
 use super::grad_mode::is_grad_enabled;
-use super::node::{BackwardCtx, BackwardFn, Grads, Node, OutputMeta};
+use super::node::{BackwardCtx, BackwardFn, Grads, NodeWith, OutputMeta};
 use crate::ops;
 use crate::tensor::Tensor;
 use crate::Result;
@@ -11,16 +11,16 @@ pub struct AccumulateGrad {
     pub leaf: Tensor,
 }
 
-pub fn accumulate_grad_node(leaf: &Tensor) -> Arc<Node> {
+pub fn accumulate_grad_node(leaf: &Tensor) -> Arc<NodeWith<AccumulateGrad>> {
     let meta = OutputMeta {
         shape: leaf.shape().into(),
         dtype: leaf.dtype(),
     };
-    Arc::new(Node::new(
+    Arc::new(NodeWith::new(
         "AccumulateGrad",
         Default::default(),
         smallvec::smallvec![meta],
-        Box::new(AccumulateGrad { leaf: leaf.clone() }),
+        AccumulateGrad { leaf: leaf.clone() },
     ))
 }
 

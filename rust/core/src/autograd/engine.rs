@@ -221,7 +221,7 @@ struct Discovery {
     stamp: u64,
     nodes: Vec<Arc<Node>>,
     dep_counts: Vec<u32>,
-    fallback: FxHashMap<*const Node, u32>,
+    fallback: FxHashMap<*const (), u32>,
 }
 
 static NEXT_STAMP: AtomicU32 = AtomicU32::new(1);
@@ -249,7 +249,9 @@ impl Discovery {
         if mark >> 32 << 32 == self.stamp {
             return Some(mark as u32);
         }
-        self.fallback.get(&std::ptr::from_ref(node)).copied()
+        self.fallback
+            .get(&std::ptr::from_ref(node).cast::<()>())
+            .copied()
     }
 
     /// The number of `node`, and whether it was met for the first time.
@@ -264,7 +266,7 @@ impl Discovery {
             .compare_exchange(0, claim, Ordering::Relaxed, Ordering::Relaxed)
             .is_ok();
         if !claimed {
-            self.fallback.insert(Arc::as_ptr(node), i);
+            self.fallback.insert(Arc::as_ptr(node).cast::<()>(), i);
         }
         self.nodes.push(node.clone());
         self.dep_counts.push(0);
@@ -692,7 +694,7 @@ pub fn will_execute(node: &Node) -> bool {
     with_current_task(|task| {
         task.nodes
             .iter()
-            .position(|n| std::ptr::eq(Arc::as_ptr(n), node))
+            .position(|n| std::ptr::addr_eq(Arc::as_ptr(n), node))
             .is_some_and(|i| task.execute[i] || task.captures.contains_key(&(i as u32)))
     })
     .unwrap_or(false)

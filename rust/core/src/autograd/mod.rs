@@ -12,7 +12,7 @@ pub mod views;
 pub use engine::{backward, grad};
 pub use grad_mode::{is_grad_enabled, is_inference_mode_enabled, set_grad_enabled, GradModeGuard};
 pub use node::{
-    any_requires_grad, record, record_multi, BackwardCtx, BackwardFn, Edge, Grads, Node,
+    any_requires_grad, record, record_multi, BackwardCtx, BackwardFn, Edge, Grads, Node, NodeWith,
 };
 pub use saved::{PackedSaved, SavedTensor, SavedTensorsHooks};
 

@@ -83,11 +83,12 @@ struct NodeHooks {
 /// A hook run with a leaf after its `.grad` was updated.
 pub type PostAccumulateHook = Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>;
 
-pub struct Node {
+/// A graph node with its backward function `B` stored behind it, in one
+/// allocation: nodes are handled as [`Node`], the backward's type erased.
+pub struct NodeWith<B: ?Sized + BackwardFn> {
     name: Cow<'static, str>,
     next_edges: SmallVec<[Option<Edge>; 2]>,
     outputs: SmallVec<[OutputMeta; 1]>,
-    backward: Box<dyn BackwardFn>,
     hooks: Mutex<NodeHooks>,
     /// Set once any hook is added: the engine skips the lock otherwise.
     has_hooks: AtomicBool,
@@ -96,27 +97,33 @@ pub struct Node {
     /// While a backward call discovers its graph: that call's stamp (high
     /// half) and this node's index in it (low half); 0 when unclaimed.
     pub(crate) discovery: AtomicU64,
+    backward: B,
 }
 
-impl Node {
+pub type Node = NodeWith<dyn BackwardFn>;
+
+impl<B: BackwardFn> NodeWith<B> {
+    /// A node to put in an `Arc<Node>` (which erases `B`).
     pub fn new(
         name: impl Into<Cow<'static, str>>,
         next_edges: SmallVec<[Option<Edge>; 2]>,
         outputs: SmallVec<[OutputMeta; 1]>,
-        backward: Box<dyn BackwardFn>,
-    ) -> Node {
-        Node {
+        backward: B,
+    ) -> NodeWith<B> {
+        NodeWith {
             name: name.into(),
             next_edges,
             outputs,
-            backward,
             hooks: Mutex::new(NodeHooks::default()),
             has_hooks: AtomicBool::new(false),
             forward_trace: super::anomaly::capture(),
             discovery: AtomicU64::new(0),
+            backward,
         }
     }
+}
 
+impl Node {
     /// The traceback of the forward call that created this node, when
     /// anomaly detection was enabled then.
     pub fn forward_trace(&self) -> Option<&str> {
@@ -136,7 +143,7 @@ impl Node {
     }
 
     pub fn backward_fn(&self) -> &dyn BackwardFn {
-        &*self.backward
+        &self.backward
     }
 
     fn with_hooks(&self, f: impl FnOnce(&mut NodeHooks)) {
@@ -261,7 +268,7 @@ impl Node {
 /// Long chains would recurse once per node when the last handle goes:
 /// unlink them iteratively instead, so a 10^6-op graph frees without
 /// exhausting the stack.
-impl Drop for Node {
+impl<B: ?Sized + BackwardFn> Drop for NodeWith<B> {
     fn drop(&mut self) {
         // Saved tensors hold their own creators: drop them only after those
         // creators are in `pending`, so the drop never descends.
@@ -272,19 +279,14 @@ impl Drop for Node {
             .map(|e| e.node)
             .collect();
         self.backward.release_saved();
-        let empty = |last: &mut Node, pending: &mut Vec<Arc<Node>>| {
-            pending.extend(last.next_edges.drain(..).flatten().map(|e| e.node));
-            last.backward.release_saved();
-        };
         while let Some(mut node) = pending.pop() {
-            // A node held only here is emptied where it lies rather than
-            // moved out of its allocation (a copy of the whole node per
-            // freed node); one a weak handle also names (a leaf's
-            // accumulator) is moved out.
+            // A node held only here is emptied where it lies, so that its
+            // own drop finds nothing to descend into. One that a weak handle
+            // also names (a leaf's accumulator) is dropped as it is: its
+            // drop unlinks what it holds the same way.
             if let Some(last) = Arc::get_mut(&mut node) {
-                empty(last, &mut pending);
-            } else if let Ok(mut last) = Arc::try_unwrap(node) {
-                empty(&mut last, &mut pending);
+                pending.extend(last.next_edges.drain(..).flatten().map(|e| e.node));
+                last.backward.release_saved();
             }
         }
     }
@@ -386,7 +388,7 @@ pub fn record_multi<S, F>(
         formula,
         saved_refs,
     };
-    let node = Arc::new(Node::new(name, edges, metas, Box::new(backward)));
+    let node: Arc<Node> = Arc::new(NodeWith::new(name, edges, metas, backward));
     for (nr, out) in outputs.iter().enumerate() {
         out.set_grad_fn(node.clone(), nr as u32);
     }
@@ -470,13 +472,13 @@ pub fn for_each_owned(t: &Tensor, node_fn: &mut dyn FnMut(&Node), hook_fn: &mut 
 const OWNED_WALK_LIMIT: usize = 64;
 
 /// An object met while looking for what a tensor owns.
-struct Seen<T> {
+struct Seen<T: ?Sized> {
     handle: Arc<T>,
     refs: usize,
     owned: bool,
 }
 
-impl<T> Seen<T> {
+impl<T: ?Sized> Seen<T> {
     /// Counts one more reference to `obj` from an owned object; `extra` is
     /// how many other temporary handles the caller holds. Queues it once
     /// owned.
@@ -486,7 +488,7 @@ impl<T> Seen<T> {
         extra: usize,
         owned: &mut Vec<usize>,
     ) {
-        let key = Arc::as_ptr(obj) as usize;
+        let key = Arc::as_ptr(obj).cast::<()>() as usize;
         let seen = map.entry(key).or_insert_with(|| Seen {
             handle: obj.clone(),
             refs: 0,

@@ -10,47 +10,30 @@ pub use layout::{Layout, MemoryFormat, Shape};
 pub use scalar::{Scalar, ScalarConvert};
 pub use storage::Storage;
 
-use crate::autograd::node::{Edge, Node};
+use crate::autograd::accumulate::AccumulateGrad;
+use crate::autograd::node::{Edge, Node, NodeWith};
 use crate::{bail, with_dtype, Result};
 use parking_lot::{Mutex, MutexGuard};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 /// Shared by every view of a storage (and by `detach()`): bumped by each
 /// in-place write so that saved tensors can detect modification.
 pub type VersionCounter = Arc<Version>;
 
 /// A storage's version.
+#[derive(Default)]
 pub struct Version {
     count: AtomicU64,
-    /// Created in inference mode: such tensors (and their views) cannot be
-    /// saved for backward or written in place outside inference mode, as in
-    /// PyTorch, where they carry no version counter at all.
-    inference: bool,
     /// Set on the result of the out-of-place form of an in-place op once it
     /// was written into the target: the result then stands for the target,
     /// so later writes to the target count as writes to it (PyTorch's
     /// `exp_` saves the tensor it modified, and so does ferrograd). Holds
     /// the target's counter and its version when linked.
-    follows: std::sync::OnceLock<(VersionCounter, u64)>,
-}
-
-impl Default for Version {
-    /// The counter of a new storage, an inference one in inference mode.
-    fn default() -> Self {
-        Version::new(crate::autograd::is_inference_mode_enabled())
-    }
+    follows: OnceLock<(VersionCounter, u64)>,
 }
 
 impl Version {
-    fn new(inference: bool) -> Self {
-        Version {
-            count: AtomicU64::new(0),
-            inference,
-            follows: std::sync::OnceLock::new(),
-        }
-    }
-
     fn get(&self) -> u64 {
         let own = self.count.load(Ordering::Acquire);
         match self.follows.get() {
@@ -76,7 +59,15 @@ pub struct Tensor(pub(crate) Arc<TensorImpl>);
 pub struct TensorImpl {
     pub(crate) storage: Arc<Storage>,
     pub(crate) layout: Layout,
-    pub(crate) version: VersionCounter,
+    /// The version counter, shared with every alias of this tensor (its
+    /// views, `detach()`). It is made when first needed, by a write or an
+    /// alias: most results are never written nor aliased and stay at
+    /// version 0 without one, an allocation saved per tensor.
+    version: OnceLock<VersionCounter>,
+    /// Created in inference mode, or an alias of such a tensor: it cannot
+    /// be saved for backward or written in place outside inference mode,
+    /// as in PyTorch, where such tensors carry no version counter at all.
+    inference: bool,
     pub(crate) autograd: Mutex<AutogradMeta>,
     /// A Python number turned into a 0-d tensor: it takes part in type
     /// promotion with the lowest priority.
@@ -92,7 +83,7 @@ pub struct AutogradMeta {
     pub grad: Option<Tensor>,
     /// The leaf's accumulator node, shared by every use of the leaf in one
     /// graph, so its gradient is summed before it is accumulated.
-    pub grad_accumulator: Weak<Node>,
+    pub grad_accumulator: Weak<NodeWith<AccumulateGrad>>,
     pub retains_grad: bool,
     /// Set when this tensor is a view: the tensor it views (the root base
     /// for a view of a view).
@@ -123,7 +114,8 @@ impl Tensor {
         Tensor(Arc::new(TensorImpl {
             storage,
             layout,
-            version: VersionCounter::default(),
+            version: OnceLock::new(),
+            inference: crate::autograd::is_inference_mode_enabled(),
             autograd: Mutex::new(AutogradMeta::default()),
             wrapped_number: false,
         }))
@@ -183,7 +175,8 @@ impl Tensor {
         Tensor(Arc::new(TensorImpl {
             storage: Arc::new(storage),
             layout: Layout::contiguous(&[]),
-            version: VersionCounter::default(),
+            version: OnceLock::new(),
+            inference: crate::autograd::is_inference_mode_enabled(),
             autograd: Mutex::new(AutogradMeta::default()),
             wrapped_number: true,
         }))
@@ -217,7 +210,8 @@ impl Tensor {
         Tensor(Arc::new(TensorImpl {
             storage,
             layout,
-            version: self.0.version.clone(),
+            version: OnceLock::from(self.counter().clone()),
+            inference: self.0.inference,
             autograd: Mutex::new(AutogradMeta::default()),
             wrapped_number: false,
         }))
@@ -278,19 +272,24 @@ impl Tensor {
         Arc::as_ptr(&self.0) as usize
     }
 
+    /// This tensor's version counter, made now if it has none yet.
+    fn counter(&self) -> &VersionCounter {
+        self.0.version.get_or_init(VersionCounter::default)
+    }
+
     pub fn version(&self) -> u64 {
-        self.0.version.get()
+        self.0.version.get().map_or(0, |c| c.get())
     }
 
     /// Version `v` of this tensor as the tensor an in-place op wrote it
     /// into counts (see `Version::follows`); `v` itself for other tensors.
     pub(crate) fn version_as_written(&self, v: u64) -> u64 {
-        self.0.version.as_followed(v)
+        self.0.version.get().map_or(v, |c| c.as_followed(v))
     }
 
     /// Whether this tensor was created in inference mode (or views one).
     pub fn is_inference(&self) -> bool {
-        self.0.version.inference
+        self.0.inference
     }
 
     /// PyTorch's refusal to write in place into an inference tensor from
@@ -307,14 +306,14 @@ impl Tensor {
 
     /// Marks the storage as modified in place.
     pub fn bump_version(&self) {
-        self.0.version.count.fetch_add(1, Ordering::AcqRel);
+        self.counter().count.fetch_add(1, Ordering::AcqRel);
     }
 
     /// From now on, writes to `target`'s storage count as writes to this
     /// tensor's (see [`Version`]).
     pub(crate) fn follow_version_of(&self, target: &Tensor) {
-        let link = (target.0.version.clone(), target.version());
-        let _ = self.0.version.follows.set(link);
+        let link = (target.counter().clone(), target.version());
+        let _ = self.counter().follows.set(link);
     }
 
     pub(crate) fn meta(&self) -> MutexGuard<'_, AutogradMeta> {
@@ -475,7 +474,8 @@ impl Tensor {
         Tensor(Arc::new(TensorImpl {
             storage: self.0.storage.clone(),
             layout: self.0.layout.clone(),
-            version: Arc::new(Version::new(self.is_inference())),
+            version: OnceLock::new(),
+            inference: self.0.inference,
             autograd: Mutex::new(AutogradMeta::default()),
             wrapped_number: false,
         }))
@@ -498,7 +498,8 @@ impl Tensor {
         let next = Tensor(Arc::new(TensorImpl {
             storage,
             layout,
-            version: self.0.version.clone(),
+            version: OnceLock::from(self.counter().clone()),
+            inference: self.0.inference,
             autograd: Mutex::new(meta),
             wrapped_number: false,
         }));
