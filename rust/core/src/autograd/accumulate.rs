@@ -34,7 +34,10 @@ impl AccumulateGrad {
 
 /// `leaf`'s `register_hook` hooks run on `g` (see `run_tensor_hooks`).
 fn run_hooks_of(leaf: &Tensor, mut g: Tensor) -> Result<Tensor> {
-    let hooks = leaf.meta().leaf_hooks.clone();
+    let hooks = match &leaf.meta().leaf_hooks {
+        Some(hooks) => hooks.on_grad.clone(),
+        None => return Ok(g),
+    };
     for (_, hook) in hooks {
         if let Some(new) = hook(&g)? {
             g = new;
@@ -53,7 +56,10 @@ impl BackwardFn for AccumulateGrad {
         let leaf = self.leaf.latest();
         let g = run_hooks_of(&leaf, g)?;
         accumulate_into(&leaf, g)?;
-        let post = leaf.meta().post_accumulate_hooks.clone();
+        let post = match &leaf.meta().leaf_hooks {
+            Some(hooks) => hooks.post_accumulate.clone(),
+            None => Vec::new(),
+        };
         for (_, hook) in post {
             hook(&leaf)?;
         }

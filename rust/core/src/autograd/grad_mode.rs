@@ -31,9 +31,9 @@ pub struct GradModeGuard {
 
 impl GradModeGuard {
     pub fn new(enabled: bool) -> GradModeGuard {
-        let previous = is_grad_enabled();
-        set_grad_enabled(enabled);
-        GradModeGuard { previous }
+        GradModeGuard {
+            previous: GRAD_ENABLED.replace(enabled),
+        }
     }
 }
 

@@ -69,7 +69,7 @@ pub fn register_hook(t: &Tensor, hook: node::GradHook) -> Result<u64> {
     let id = next_hook_id();
     match t.grad_fn() {
         Some(node) => node.add_tensor_hook(id, t.output_nr(), hook),
-        None => t.meta().leaf_hooks.push((id, hook)),
+        None => t.meta().leaf_hooks_mut().on_grad.push((id, hook)),
     }
     Ok(id)
 }
@@ -93,18 +93,20 @@ pub fn register_post_accumulate_grad_hook(
         );
     }
     let id = next_hook_id();
-    t.meta().post_accumulate_hooks.push((id, hook));
+    t.meta().leaf_hooks_mut().post_accumulate.push((id, hook));
     Ok(id)
 }
 
 /// Removes a hook registered on `t`; false when it was already removed.
 pub fn remove_hook(t: &Tensor, id: u64) -> bool {
     let mut m = t.meta();
-    let before = m.leaf_hooks.len() + m.post_accumulate_hooks.len();
-    m.leaf_hooks.retain(|(i, _)| *i != id);
-    m.post_accumulate_hooks.retain(|(i, _)| *i != id);
-    if m.leaf_hooks.len() + m.post_accumulate_hooks.len() != before {
-        return true;
+    if let Some(hooks) = &mut m.leaf_hooks {
+        let before = hooks.on_grad.len() + hooks.post_accumulate.len();
+        hooks.on_grad.retain(|(i, _)| *i != id);
+        hooks.post_accumulate.retain(|(i, _)| *i != id);
+        if hooks.on_grad.len() + hooks.post_accumulate.len() != before {
+            return true;
+        }
     }
     let node = m.grad_fn.clone();
     drop(m);

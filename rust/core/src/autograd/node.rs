@@ -9,8 +9,8 @@ use parking_lot::Mutex;
 use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, OnceLock, Weak};
 
 pub type Grads = SmallVec<[Option<Tensor>; 2]>;
 
@@ -89,9 +89,9 @@ pub struct NodeWith<B: ?Sized + BackwardFn> {
     name: Cow<'static, str>,
     next_edges: SmallVec<[Option<Edge>; 2]>,
     outputs: SmallVec<[OutputMeta; 1]>,
-    hooks: Mutex<NodeHooks>,
-    /// Set once any hook is added: the engine skips the lock otherwise.
-    has_hooks: AtomicBool,
+    /// Made when the first hook is added: most nodes never have one, and
+    /// the engine then skips the lock.
+    hooks: OnceLock<Box<Mutex<NodeHooks>>>,
     /// Where the forward ran, recorded under anomaly detection.
     forward_trace: Option<Arc<str>>,
     /// While a backward call discovers its graph: that call's stamp (high
@@ -114,8 +114,7 @@ impl<B: BackwardFn> NodeWith<B> {
             name: name.into(),
             next_edges,
             outputs,
-            hooks: Mutex::new(NodeHooks::default()),
-            has_hooks: AtomicBool::new(false),
+            hooks: OnceLock::new(),
             forward_trace: super::anomaly::capture(),
             discovery: AtomicU64::new(0),
             backward,
@@ -147,8 +146,7 @@ impl Node {
     }
 
     fn with_hooks(&self, f: impl FnOnce(&mut NodeHooks)) {
-        f(&mut self.hooks.lock());
-        self.has_hooks.store(true, Ordering::Release);
+        f(&mut self.hooks.get_or_init(Default::default).lock());
     }
 
     pub fn add_tensor_hook(&self, id: u64, output_nr: u32, hook: GradHook) {
@@ -168,8 +166,11 @@ impl Node {
     /// new history (by an in-place op, or as a view of a base written in
     /// place) keeps the gradient of its new value, as in PyTorch.
     pub(crate) fn move_retain_grad_hook(&self, output_nr: u32, to: &Node, to_nr: u32) {
+        let Some(hooks) = self.hooks.get() else {
+            return;
+        };
         let hook = {
-            let mut h = self.hooks.lock();
+            let mut h = hooks.lock();
             let Some(at) = h.retain_grad.iter().position(|(nr, _)| *nr == output_nr) else {
                 return;
             };
@@ -188,7 +189,10 @@ impl Node {
 
     /// Removes a tensor, pre- or post-hook; false if there was none.
     pub fn remove_hook(&self, id: u64) -> bool {
-        let mut h = self.hooks.lock();
+        let Some(hooks) = self.hooks.get() else {
+            return false;
+        };
+        let mut h = hooks.lock();
         let before = h.tensor.len() + h.pre.len() + h.post.len();
         h.tensor.retain(|(i, _, _)| *i != id);
         h.pre.retain(|(i, _)| *i != id);
@@ -198,17 +202,17 @@ impl Node {
 
     /// Whether post-hooks need the incoming gradients kept.
     pub(crate) fn has_post_hooks(&self) -> bool {
-        self.has_hooks.load(Ordering::Acquire) && !self.hooks.lock().post.is_empty()
+        self.hooks.get().is_some_and(|h| !h.lock().post.is_empty())
     }
 
     /// Before the node runs: tensor hooks, retain-grad hooks, then node
     /// pre-hooks, on the incoming gradients. Hooks run without the lock held.
     pub(crate) fn run_pre_hooks(&self, grads: &mut Grads) -> Result<()> {
-        if !self.has_hooks.load(Ordering::Acquire) {
+        let Some(hooks) = self.hooks.get() else {
             return Ok(());
-        }
+        };
         let (tensor, pre) = {
-            let h = self.hooks.lock();
+            let h = hooks.lock();
             let tensor: Vec<(u32, GradHook)> = h
                 .tensor
                 .iter()
@@ -237,13 +241,10 @@ impl Node {
 
     /// After the node ran: node post-hooks on its results.
     pub(crate) fn run_post_hooks(&self, received: &Grads, computed: &mut Grads) -> Result<()> {
-        let post: Vec<NodePostHook> = self
-            .hooks
-            .lock()
-            .post
-            .iter()
-            .map(|(_, f)| f.clone())
-            .collect();
+        let Some(hooks) = self.hooks.get() else {
+            return Ok(());
+        };
+        let post: Vec<NodePostHook> = hooks.lock().post.iter().map(|(_, f)| f.clone()).collect();
         for hook in post {
             if let Some(new) = hook(computed, received)? {
                 *computed = new;
@@ -370,10 +371,16 @@ pub fn record_multi<S, F>(
     S: Clone + Send + Sync + 'static,
     F: Fn(&BackwardCtx<'_>, &S, &Grads) -> Result<Grads> + Send + Sync + 'static,
 {
-    if !any_requires_grad(inputs) {
+    if !is_grad_enabled() {
         return;
     }
-    let edges = inputs.iter().map(|t| t.gradient_edge()).collect();
+    // The edges tell whether an input requires grad, but for a view that
+    // requires grad only through its base, which has none: one look at
+    // each input's record in the usual case.
+    let edges: SmallVec<[Option<Edge>; 2]> = inputs.iter().map(|t| t.gradient_edge()).collect();
+    if edges.iter().all(Option::is_none) && !inputs.iter().any(|t| t.requires_grad()) {
+        return;
+    }
     let metas = outputs
         .iter()
         .map(|t| OutputMeta {
@@ -411,11 +418,14 @@ pub fn for_each_owned(t: &Tensor, node_fn: &mut dyn FnMut(&Node), hook_fn: &mut 
     let Some(meta) = t.0.autograd.try_lock() else {
         return;
     };
-    meta.leaf_hooks
-        .iter()
-        .map(|(id, _)| *id)
-        .chain(meta.post_accumulate_hooks.iter().map(|(id, _)| *id))
-        .for_each(&mut *hook_fn);
+    if let Some(hooks) = &meta.leaf_hooks {
+        hooks
+            .on_grad
+            .iter()
+            .map(|(id, _)| *id)
+            .chain(hooks.post_accumulate.iter().map(|(id, _)| *id))
+            .for_each(&mut *hook_fn);
+    }
     let Some(root) = meta.grad_fn.clone() else {
         return;
     };
@@ -437,7 +447,7 @@ pub fn for_each_owned(t: &Tensor, node_fn: &mut dyn FnMut(&Node), hook_fn: &mut 
         if let Some(key) = owned_nodes.pop() {
             let node = nodes[&key].handle.clone();
             node_fn(&node);
-            if let Some(h) = node.hooks.try_lock() {
+            if let Some(h) = node.hooks.get().and_then(|h| h.try_lock()) {
                 h.tensor
                     .iter()
                     .map(|(id, _, _)| *id)

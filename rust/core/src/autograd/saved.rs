@@ -11,6 +11,7 @@ use crate::tensor::{Tensor, TensorImpl};
 use crate::{bail, Result};
 use smallvec::SmallVec;
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
 /// A saved tensor in the form a pack hook made of it.
@@ -40,18 +41,30 @@ thread_local! {
     static PACK_ERROR: RefCell<Option<crate::Error>> = const { RefCell::new(None) };
 }
 
+/// How many saved-tensor hooks are pushed, over all threads: while none
+/// is, saving a tensor skips the look at this thread's stack.
+static HOOKS_PUSHED: AtomicUsize = AtomicUsize::new(0);
+
 /// Enters a `saved_tensors_hooks` block on this thread.
 pub fn push_saved_tensors_hooks(hooks: Arc<dyn SavedTensorsHooks>) {
     HOOKS.with_borrow_mut(|h| h.push(hooks));
+    HOOKS_PUSHED.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Leaves the innermost block; false when there was none.
 pub fn pop_saved_tensors_hooks() -> bool {
-    HOOKS.with_borrow_mut(|h| h.pop().is_some())
+    let popped = HOOKS.with_borrow_mut(|h| h.pop().is_some());
+    if popped {
+        HOOKS_PUSHED.fetch_sub(1, Ordering::Relaxed);
+    }
+    popped
 }
 
 /// The innermost hooks in force, if any.
 pub fn current_saved_tensors_hooks() -> Option<Arc<dyn SavedTensorsHooks>> {
+    if HOOKS_PUSHED.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
     HOOKS.with_borrow(|h| h.last().cloned())
 }
 

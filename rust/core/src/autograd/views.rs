@@ -21,7 +21,7 @@ use crate::ops::index::{index, index_put_zeros};
 use crate::ops::shape::reshape;
 use crate::ops::unary::{where_, zero_of};
 use crate::tensor::layout::Shape;
-use crate::tensor::{DType, Layout, Scalar, Tensor};
+use crate::tensor::{DType, Layout, Scalar, Tensor, ViewMeta};
 use crate::{bail, grads, with_dtype, Result};
 use std::collections::HashMap;
 
@@ -42,14 +42,16 @@ pub enum CreationMeta {
 pub(crate) fn mark_view(v: &Tensor, base: &Tensor) {
     let root = base.view_base().unwrap_or_else(|| base.clone());
     let version = v.version();
-    let mut m = v.meta();
-    m.view_base = Some(root);
-    m.view_version = version;
-    m.view_creation = if is_grad_enabled() {
+    let creation = if is_grad_enabled() {
         CreationMeta::Default
     } else {
         CreationMeta::NoGradMode
     };
+    v.meta().view = Some(Box::new(ViewMeta {
+        base: root,
+        version,
+        creation,
+    }));
 }
 
 /// Marks the views returned by one multi-view op (`op` is its node name).
@@ -60,9 +62,8 @@ pub fn mark_multiple_outputs(views: &[Tensor], op: &'static str) {
     }
     let op = op.strip_suffix("Backward0").unwrap_or(op);
     for (nr, v) in views.iter().enumerate() {
-        let mut m = v.meta();
-        if m.view_base.is_some() {
-            m.view_creation = CreationMeta::MultipleOutputs { op, nr: nr as u32 };
+        if let Some(view) = &mut v.meta().view {
+            view.creation = CreationMeta::MultipleOutputs { op, nr: nr as u32 };
         }
     }
 }
@@ -268,8 +269,8 @@ impl Window {
 pub(crate) fn refresh(v: &Tensor) {
     let (base, creation, built_at) = {
         let m = v.meta();
-        match &m.view_base {
-            Some(b) => (b.clone(), m.view_creation, m.view_version),
+        match &m.view {
+            Some(view) => (view.base.clone(), view.creation, view.version),
             None => return,
         }
     };
@@ -283,8 +284,9 @@ pub(crate) fn refresh(v: &Tensor) {
         regenerated(&base, v)
     };
     let mut m = v.meta();
-    if m.view_version != built_at {
-        return;
+    match &mut m.view {
+        Some(view) if view.version == built_at => view.version = version,
+        _ => return,
     }
     let old = match m.retains_grad {
         true => m.grad_fn.take().map(|f| (f, m.output_nr)),
@@ -292,7 +294,6 @@ pub(crate) fn refresh(v: &Tensor) {
     };
     m.grad_fn = node.clone();
     m.output_nr = 0;
-    m.view_version = version;
     drop(m);
     if let (Some(old), Some(new)) = (old, node) {
         old.0.move_retain_grad_hook(old.1, &new, 0);
@@ -335,8 +336,10 @@ pub(crate) fn record_as_strided(input: &Tensor, out: &Tensor) -> Result<()> {
 /// `t`.
 pub(crate) fn check_inplace(t: &Tensor) -> Result<()> {
     let (base, creation) = {
-        let m = t.meta();
-        (m.view_base.clone(), m.view_creation)
+        match &t.meta().view {
+            Some(view) => (Some(view.base.clone()), view.creation),
+            None => (None, CreationMeta::Default),
+        }
     };
     if let Some(base) = base {
         match creation {

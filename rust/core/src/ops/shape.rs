@@ -294,7 +294,9 @@ pub fn restride_(t: &Tensor, view: impl FnOnce(&Tensor) -> Result<Tensor>) -> Re
     if let Some((grad_fn, output_nr)) = recorded {
         meta.grad_fn = Some(grad_fn);
         meta.output_nr = output_nr;
-        meta.view_version = t.version();
+        if let Some(view) = &mut meta.view {
+            view.version = t.version();
+        }
     }
     Ok(t.successor(v.storage().clone(), v.layout().clone(), meta))
 }

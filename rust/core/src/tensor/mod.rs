@@ -85,21 +85,11 @@ pub struct AutogradMeta {
     /// graph, so its gradient is summed before it is accumulated.
     pub grad_accumulator: Weak<NodeWith<AccumulateGrad>>,
     pub retains_grad: bool,
-    /// Set when this tensor is a view: the tensor it views (the root base
-    /// for a view of a view).
-    pub view_base: Option<Tensor>,
-    /// For a view: the storage version its `grad_fn` was built at; a newer
-    /// version means the base was written in place and the view's history
-    /// is regenerated from the base's.
-    pub view_version: u64,
-    /// For a view: how it was created (decides which in-place writes
-    /// through it are allowed).
-    pub view_creation: crate::autograd::views::CreationMeta,
-    /// Hooks on a leaf's gradient, run before it is accumulated (a
-    /// non-leaf's hooks live on its `grad_fn`).
-    pub leaf_hooks: Vec<(u64, crate::autograd::node::GradHook)>,
-    /// Hooks run after a leaf's `.grad` was updated.
-    pub post_accumulate_hooks: Vec<(u64, crate::autograd::node::PostAccumulateHook)>,
+    /// Set when this tensor is a view. Views and hooks are rare: they live
+    /// out of line, so that every other tensor is made and freed faster.
+    pub view: Option<Box<ViewMeta>>,
+    /// Set once a hook is registered on this tensor as a leaf.
+    pub leaf_hooks: Option<Box<LeafHooks>>,
     /// The tensor that took this one's place when its storage or layout
     /// was changed in place (see [`Tensor::successor`]): gradients that
     /// graphs recorded before the change still reach the tensor the user
@@ -107,6 +97,36 @@ pub struct AutogradMeta {
     /// (`p.grad.data = g`) stays replaced. Held strongly for that; a
     /// successor never refers back, so this makes no cycle.
     pub replaced_by: Option<Tensor>,
+}
+
+/// What a view records of its base.
+#[derive(Clone)]
+pub struct ViewMeta {
+    /// The tensor it views (the root base for a view of a view).
+    pub base: Tensor,
+    /// The storage version its `grad_fn` was built at; a newer version
+    /// means the base was written in place and the view's history is
+    /// regenerated from the base's.
+    pub version: u64,
+    /// How it was created (decides which in-place writes through it are
+    /// allowed).
+    pub creation: crate::autograd::views::CreationMeta,
+}
+
+/// Hooks registered on a leaf (a non-leaf's hooks live on its `grad_fn`).
+#[derive(Clone, Default)]
+pub struct LeafHooks {
+    /// Run on the leaf's gradient before it is accumulated.
+    pub on_grad: Vec<(u64, crate::autograd::node::GradHook)>,
+    /// Run after the leaf's `.grad` was updated.
+    pub post_accumulate: Vec<(u64, crate::autograd::node::PostAccumulateHook)>,
+}
+
+impl AutogradMeta {
+    /// The leaf's hooks, made empty if it has none yet.
+    pub fn leaf_hooks_mut(&mut self) -> &mut LeafHooks {
+        self.leaf_hooks.get_or_insert_with(Default::default)
+    }
 }
 
 impl Tensor {
@@ -324,8 +344,9 @@ impl Tensor {
     /// its base's.
     fn fresh_meta(&self) -> MutexGuard<'_, AutogradMeta> {
         let m = self.meta();
-        if m.view_base.is_none() || m.view_version == self.version() {
-            return m;
+        match &m.view {
+            Some(view) if view.version != self.version() => {}
+            _ => return m,
         }
         drop(m);
         crate::autograd::views::refresh(self);
@@ -342,7 +363,7 @@ impl Tensor {
         // PyTorch: ops on it, and in-place writes to it, are recorded, and
         // the gradient sent to it is dropped, since it has neither a
         // history nor a gradient accumulator of its own.
-        let Some(base) = m.view_base.clone() else {
+        let Some(base) = m.view.as_ref().map(|v| v.base.clone()) else {
             return false;
         };
         drop(m);
@@ -432,7 +453,7 @@ impl Tensor {
 
     /// The tensor this one is a view of, if any.
     pub fn view_base(&self) -> Option<Tensor> {
-        self.meta().view_base.clone()
+        self.meta().view.as_ref().map(|v| v.base.clone())
     }
 
     /// The edge through which a gradient for this tensor enters the graph:
@@ -550,9 +571,7 @@ impl Tensor {
     /// longer aliases this tensor's base: the view fields left out.
     pub(crate) fn record_without_view(&self) -> AutogradMeta {
         AutogradMeta {
-            view_base: None,
-            view_version: 0,
-            view_creation: Default::default(),
+            view: None,
             ..self.meta().clone()
         }
     }
