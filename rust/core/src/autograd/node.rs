@@ -374,13 +374,14 @@ pub fn record_multi<S, F>(
     if !is_grad_enabled() {
         return;
     }
-    // The edges tell whether an input requires grad, but for a view that
-    // requires grad only through its base, which has none: one look at
-    // each input's record in the usual case.
-    let edges: SmallVec<[Option<Edge>; 2]> = inputs.iter().map(|t| t.gradient_edge()).collect();
-    if edges.iter().all(Option::is_none) && !inputs.iter().any(|t| t.requires_grad()) {
+    // One look at each input's record tells both whether it requires grad
+    // and where its gradient goes.
+    let edges: SmallVec<[Option<Option<Edge>>; 2]> =
+        inputs.iter().map(|t| t.recording_edge()).collect();
+    if edges.iter().all(Option::is_none) {
         return;
     }
+    let edges = edges.into_iter().map(Option::flatten).collect();
     let metas = outputs
         .iter()
         .map(|t| OutputMeta {

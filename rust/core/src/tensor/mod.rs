@@ -355,19 +355,7 @@ impl Tensor {
 
     pub fn requires_grad(&self) -> bool {
         let m = self.fresh_meta();
-        if m.requires_grad || m.grad_fn.is_some() {
-            return true;
-        }
-        // A view without history (made under `no_grad`, or before its base
-        // was made to require grad) requires grad when its base does, as in
-        // PyTorch: ops on it, and in-place writes to it, are recorded, and
-        // the gradient sent to it is dropped, since it has neither a
-        // history nor a gradient accumulator of its own.
-        let Some(base) = m.view.as_ref().map(|v| v.base.clone()) else {
-            return false;
-        };
-        drop(m);
-        base.requires_grad()
+        m.requires_grad || m.grad_fn.is_some() || base_requires_grad(m)
     }
 
     pub fn grad_fn(&self) -> Option<Arc<Node>> {
@@ -460,15 +448,22 @@ impl Tensor {
     /// its `grad_fn`, or for a leaf made to require grad its accumulator
     /// (none for a view that requires grad only through its base).
     pub fn gradient_edge(&self) -> Option<Edge> {
+        self.recording_edge().flatten()
+    }
+
+    /// What recording an op on this tensor needs, from one look at its
+    /// autograd record: `None` when it does not require grad, else its
+    /// [`gradient_edge`](Tensor::gradient_edge).
+    pub(crate) fn recording_edge(&self) -> Option<Option<Edge>> {
         let mut m = self.fresh_meta();
         if let Some(f) = &m.grad_fn {
-            return Some(Edge {
+            return Some(Some(Edge {
                 node: f.clone(),
                 input_nr: m.output_nr,
-            });
+            }));
         }
         if !m.requires_grad {
-            return None;
+            return base_requires_grad(m).then_some(None);
         }
         let acc = match m.grad_accumulator.upgrade() {
             Some(acc) => acc,
@@ -478,10 +473,10 @@ impl Tensor {
                 acc
             }
         };
-        Some(Edge {
+        Some(Some(Edge {
             node: acc,
             input_nr: 0,
-        })
+        }))
     }
 
     /// Same storage and version counter, no history: `detach()`.
@@ -646,6 +641,21 @@ impl Tensor {
             layout::fmt_shape(self.shape())
         )
     }
+}
+
+/// Whether the tensor whose record `m` is, having no history and not
+/// made to require grad itself, requires grad through its base. A view
+/// without history (made under `no_grad`, or before its base was made to
+/// require grad) requires grad when its base does, as in PyTorch: ops on
+/// it, and in-place writes to it, are recorded, and the gradient sent to it
+/// is dropped, since it has neither a history nor a gradient accumulator
+/// of its own.
+fn base_requires_grad(m: MutexGuard<'_, AutogradMeta>) -> bool {
+    let Some(base) = m.view.as_ref().map(|v| v.base.clone()) else {
+        return false;
+    };
+    drop(m);
+    base.requires_grad()
 }
 
 impl std::fmt::Debug for Tensor {
