@@ -5,7 +5,7 @@
 use super::grad_mode::is_grad_enabled;
 use crate::tensor::{DType, Shape, Tensor, TensorImpl};
 use crate::Result;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -300,8 +300,11 @@ pub fn any_requires_grad(inputs: &[&Tensor]) -> bool {
 
 /// A built-in op's backward: saved tensors (freed after backward unless the
 /// graph is retained) and the formula. Non-tensor state lives in `F`.
+/// The formula reads the saved values under a read lock, without copying
+/// them: backward calls sharing a retained graph read them side by side,
+/// and freeing them waits for the readers.
 struct OpBackward<S, F> {
-    saved: Mutex<Option<S>>,
+    saved: RwLock<Option<S>>,
     has_saved: bool,
     formula: F,
     saved_refs: super::saved::SavedRefs,
@@ -316,16 +319,16 @@ where
         if grads.iter().all(|g| g.is_none()) {
             return Ok(ctx.node.next_edges().iter().map(|_| None).collect());
         }
-        let saved = match self.saved.lock().clone() {
-            Some(s) => s,
-            None => crate::bail!(Runtime, "{}", crate::error::GRAPH_FREED),
+        let saved = self.saved.read();
+        let Some(saved) = saved.as_ref() else {
+            crate::bail!(Runtime, "{}", crate::error::GRAPH_FREED);
         };
-        (self.formula)(ctx, &saved, &grads)
+        (self.formula)(ctx, saved, &grads)
     }
 
     fn release_saved(&self) {
         if self.has_saved {
-            *self.saved.lock() = None;
+            *self.saved.write() = None;
         }
     }
 
@@ -391,7 +394,7 @@ pub fn record_multi<S, F>(
         .collect();
     let (saved, saved_refs) = super::saved::collect_saved(save);
     let backward = OpBackward {
-        saved: Mutex::new(Some(saved)),
+        saved: RwLock::new(Some(saved)),
         has_saved: std::mem::size_of::<S>() > 0,
         formula,
         saved_refs,
