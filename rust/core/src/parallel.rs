@@ -182,10 +182,15 @@ pub fn in_place_scope<'scope, R>(f: impl FnOnce(&rayon::Scope<'scope>) -> R) -> 
     wait_for(|| pool.in_place_scope(f))
 }
 
-/// Calls `body(i)` once for every `i < count`. The calling thread and up to
-/// `num_threads() - 1` workers take indices from a shared counter, so the
-/// caller works instead of sleeping until a worker wakes, and a worker that
-/// wakes late simply takes fewer. The caller returns as soon as every index
+/// Calls `body(i)` once for every `i < count`. The calling thread takes
+/// indices from the front and up to `num_threads() - 1` workers from the
+/// back, so the caller works instead of sleeping until a worker wakes, and
+/// a worker that wakes late simply takes fewer. Taking from opposite ends
+/// gives each thread the same part of consecutive kernels' outputs (the
+/// caller the first rows of a product and the first chunks of the
+/// elementwise op that reads them), which stays in its core's cache: the
+/// `tanh` of a 256x256 product's result took 26–28 µs on two threads, 30–32
+/// with the chunks handed out in turn from one end. The caller returns as soon as every index
 /// has run: a helper that had not started by then never touches the work,
 /// so a kernel never waits for a sleeping worker to wake. What `body(i)`
 /// computes never depends on the thread that runs it, so results are the
@@ -204,8 +209,7 @@ pub fn for_each_index(count: usize, body: impl Fn(usize) + Sync) {
     // for every helper that joined to leave.
     let body: &'static (dyn Fn(usize) + Sync) = unsafe { std::mem::transmute(body) };
     let shared = Arc::new(Shared {
-        next: AtomicUsize::new(0),
-        count,
+        remaining: Mutex::new(0..count),
         helpers: AtomicUsize::new(0),
         body,
     });
@@ -273,8 +277,8 @@ fn stay_warm(window: Duration) {
 
 /// The state [`for_each_index`] shares with its helper jobs.
 struct Shared {
-    next: AtomicUsize,
-    count: usize,
+    /// Indices not yet taken: the caller takes the first, helpers the last.
+    remaining: Mutex<std::ops::Range<usize>>,
     /// Helpers inside `body`, plus [`CLOSED`] once no more may join.
     helpers: AtomicUsize,
     body: &'static (dyn Fn(usize) + Sync),
@@ -283,12 +287,13 @@ struct Shared {
 const CLOSED: usize = 1 << (usize::BITS - 1);
 
 impl Shared {
+    /// The caller's loop.
     fn work(&self) {
         loop {
-            let i = self.next.fetch_add(1, Ordering::Relaxed);
-            if i >= self.count {
-                break;
-            }
+            // A statement of its own, so the lock is not held while `body` runs.
+            let Some(i) = self.remaining.lock().next() else {
+                return;
+            };
             (self.body)(i);
         }
     }
@@ -316,7 +321,12 @@ impl Shared {
             }
         }
         let _leave = Leave(&self.helpers);
-        self.work();
+        loop {
+            let Some(i) = self.remaining.lock().next_back() else {
+                return;
+            };
+            (self.body)(i);
+        }
     }
 
     /// Stops helpers from joining and waits for those inside to finish
@@ -481,6 +491,14 @@ mod tests {
             sum.fetch_add(i, Ordering::Relaxed);
         });
         assert_eq!(sum.load(Ordering::Relaxed), 999 * 1000 / 2);
+    }
+
+    #[test]
+    fn the_caller_takes_indices_from_the_front() {
+        let _blocked = block_workers(num_threads());
+        let order = Mutex::new(Vec::new());
+        for_each_index(50, |i| order.lock().push(i));
+        assert_eq!(order.into_inner(), (0..50).collect::<Vec<_>>());
     }
 
     #[test]
