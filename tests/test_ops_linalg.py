@@ -302,6 +302,14 @@ def test_linear_weight_gradient():
     np.testing.assert_allclose(w.grad.numpy(), want, rtol=1e-12)
 
 
+def draw_values(rng, dtype, *shape):
+    """Standard normal values of `shape`, complex for the complex dtypes."""
+    values = rng.standard_normal(shape)
+    if dtype in (fg.complex64, fg.complex128):
+        values = values + 1j * rng.standard_normal(shape)
+    return values
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     m=st.integers(1, 30),
@@ -319,10 +327,7 @@ def test_products_with_an_operand_repeated_along_the_contraction(m, k, n, repeat
     lead = (batch,) if batch else ()
 
     def draw(*shape):
-        values = rng.standard_normal(shape)
-        if dtype == fg.complex128:
-            values = values + 1j * rng.standard_normal(shape)
-        return values
+        return draw_values(rng, dtype, *shape)
 
     x = draw(*lead, m, 1) if repeated != "rhs" else draw(*lead, m, k)
     y = draw(*lead, 1, n) if repeated != "lhs" else draw(*lead, k, n)
@@ -360,6 +365,72 @@ def test_products_with_an_operand_repeated_along_the_contraction(m, k, n, repeat
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    m=st.integers(1, 20),
+    k=st.integers(1, 20),
+    n=st.integers(1, 20),
+    batch=st.integers(0, 3),
+    transposed=st.booleans(),
+    dtype=st.sampled_from([fg.float64, fg.complex128]),
+)
+def test_gradients_through_a_summed_product(m, k, n, batch, transposed, dtype):
+    """The gradient of a product's sum (one value per matrix, a different one
+    per batch entry here) reaches both operands, and a tanh before the
+    product, as the dense formulas give; leaves get dense gradients."""
+    rng = np.random.default_rng(m * 400 + k * 20 + n)
+    lead = (batch,) if batch else ()
+
+    def draw(*shape):
+        return draw_values(rng, dtype, *shape)
+
+    a, b = draw(*lead, m, k), draw(*lead, k, n)
+    weights = draw(*lead) if batch else draw()
+    fa = fg.tensor(a, requires_grad=True)
+    if transposed:
+        fb_leaf = fg.tensor(np.swapaxes(b, -1, -2).copy(), requires_grad=True)
+        fb = fb_leaf.transpose(-1, -2)
+    else:
+        fb_leaf = fb = fg.tensor(b, requires_grad=True)
+    sums = (fa.tanh() @ fb).sum((-2, -1))
+    (sums * fg.tensor(weights)).sum().real.backward()
+    g = np.broadcast_to(np.conj(weights)[..., None, None], (*lead, m, n))
+    t = np.tanh(a)
+    want_b = np.swapaxes(t, -1, -2).conj() @ g
+    want_t = g @ np.swapaxes(b, -1, -2).conj()
+    want_a = want_t * np.conj(1 - t * t)
+    np.testing.assert_allclose(fa.grad.numpy(), want_a, rtol=1e-10, atol=1e-10)
+    got_b = fb_leaf.grad.numpy()
+    np.testing.assert_allclose(
+        np.swapaxes(got_b, -1, -2) if transposed else got_b, want_b, rtol=1e-10, atol=1e-10
+    )
+    for leaf in (fa, fb_leaf):
+        sized = [i for i, d in enumerate(leaf.shape) if d > 1]
+        assert [leaf.grad.stride(i) for i in sized] == [leaf.stride(i) for i in sized]
+
+
+def test_summed_product_second_order_matches_finite_differences():
+    """With `create_graph` the gradients of a summed product stay functions of
+    every input, so their own gradients are right."""
+    rng = np.random.default_rng(3)
+    a = fg.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    b = fg.tensor(rng.standard_normal((3, 5)), requires_grad=True)
+
+    def grad_norm(a, b):
+        (ga,) = fg.autograd.grad((a @ b).sum() * (a * a).sum(), a, create_graph=True)
+        return (ga * ga).sum()
+
+    grad_norm(a, b).backward()
+    eps, base = 1e-6, b.detach().numpy()
+    for i, j in [(0, 0), (2, 4), (1, 2)]:
+        up, down = base.copy(), base.copy()
+        up[i, j] += eps
+        down[i, j] -= eps
+        at = [grad_norm(a.detach().requires_grad_(), fg.tensor(v)).item() for v in (up, down)]
+        diff = (at[0] - at[1]) / (2 * eps)
+        assert abs(b.grad[i, j].item() - diff) < 1e-5 * max(1.0, abs(diff))
+
+
 def test_matrix_sum_backward_products_match_torch():
     """`(A @ B).sum()` backward multiplies by the expanded gradient of the sum."""
     torch = pytest.importorskip("torch")
@@ -386,3 +457,23 @@ def test_products_write_every_element_of_reused_memory(layouts):
         poison = [fg.full((3, 128, 128), float("nan")) for _ in range(3)]
         del poison
         np.testing.assert_allclose((x @ y).numpy(), a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "k"),
+    [(fg.float32, 256), (fg.float64, 128), (fg.complex64, 128), (fg.complex128, 64), (fg.float32, 512)],
+)
+@pytest.mark.parametrize("rows", [31, 32, 200])
+@pytest.mark.parametrize("batch", [0, 2])
+def test_products_with_a_transposed_operand_whose_columns_are_1_kib_apart(dtype, k, rows, batch):
+    """A right operand read by columns a multiple of 1 KiB apart is copied
+    before the product; the product is the same as from its dense copy."""
+    rng = np.random.default_rng(rows + k)
+    lead = (batch,) if batch else ()
+    a = draw_values(rng, dtype, *lead, rows, k)
+    w = draw_values(rng, dtype, *lead, 70, k)
+    fa, fw = fg.tensor(a, dtype=dtype), fg.tensor(w, dtype=dtype)
+    got = (fa @ fw.transpose(-1, -2)).numpy()
+    want = a @ np.swapaxes(w, -1, -2)
+    tol = 1e-4 if dtype in (fg.float32, fg.complex64) else 1e-10
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.sqrt(k))

@@ -496,6 +496,9 @@ fn product_grads(
     b: Option<&Tensor>,
     g: &Tensor,
 ) -> Result<(Option<Tensor>, Option<Tensor>)> {
+    if let Some(grads) = grads_of_single_value(a, b, g)? {
+        return Ok(grads);
+    }
     let ga = match b {
         Some(b) if a_transposed => Some(transpose(
             &prod(&conj(b)?, &transpose(g, -2, -1)?)?,
@@ -515,6 +518,58 @@ fn product_grads(
         None => None,
     };
     Ok((ga, gb))
+}
+
+/// The gradients of `a @ b` when every element of each matrix of `g` is
+/// one value `c` (the gradient of a `sum` or `mean` of the product):
+/// `g @ b^H` has every row `c * (row sums of conj(b))^T` and `a^H @ g`
+/// every column `c * (column sums of conj(a))^T`, returned expanded, so
+/// neither the product nor the full matrix is computed. The engine's
+/// consumers read expanded gradients as they are (a leaf's `.grad` is
+/// made dense when stored). Only outside grad mode (no `create_graph`):
+/// as a function of `g` these read just its first element. `None` when
+/// `g` varies or grad mode is on.
+fn grads_of_single_value(
+    a: Option<&Tensor>,
+    b: Option<&Tensor>,
+    g: &Tensor,
+) -> Result<Option<(Option<Tensor>, Option<Tensor>)>> {
+    let (n, l) = (g.ndim(), g.layout());
+    let varies = |d: usize| l.shape[d] > 1 && l.strides[d] != 0;
+    if n < 2
+        || l.numel() == 0
+        || varies(n - 2)
+        || varies(n - 1)
+        || crate::autograd::is_grad_enabled()
+    {
+        return Ok(None);
+    }
+    let mut corner = l.clone();
+    corner.shape[n - 2] = 1;
+    corner.shape[n - 1] = 1;
+    // `g.alias` carries no history, and none is recorded outside grad mode.
+    let c = g.alias(corner);
+    let (m, cols) = (l.shape[n - 2], l.shape[n - 1]);
+    let with_shape = |rows: usize, cols: usize| {
+        let mut shape = l.shape.to_vec();
+        shape[n - 2] = rows;
+        shape[n - 1] = cols;
+        shape
+    };
+    // `c` times the sums of `conj(t)` along `dim`, with the last two dims swapped.
+    let scaled_sums =
+        |t: &Tensor, dim: i64| mul(&c, &transpose(&sum(&conj(t)?, &[dim], true)?, -2, -1)?);
+    let ga = b.map(|b| {
+        let row = scaled_sums(b, -1)?;
+        let k = row.shape()[n - 1];
+        expand_to(&row, &with_shape(m, k))
+    });
+    let gb = a.map(|a| {
+        let column = scaled_sums(a, -2)?;
+        let k = column.shape()[n - 2];
+        expand_to(&column, &with_shape(k, cols))
+    });
+    Ok(Some((ga.transpose()?, gb.transpose()?)))
 }
 
 /// Whether `t` is the transpose of a contiguous tensor (and not itself
