@@ -189,12 +189,13 @@ pub fn in_place_scope<'scope, R>(f: impl FnOnce(&rayon::Scope<'scope>) -> R) -> 
 /// gives each thread the same part of consecutive kernels' outputs (the
 /// caller the first rows of a product and the first chunks of the
 /// elementwise op that reads them), which stays in its core's cache: the
-/// `tanh` of a 256x256 product's result took 26–28 µs on two threads, 30–32
-/// with the chunks handed out in turn from one end. The caller returns as soon as every index
-/// has run: a helper that had not started by then never touches the work,
-/// so a kernel never waits for a sleeping worker to wake. What `body(i)`
-/// computes never depends on the thread that runs it, so results are the
-/// same under any schedule.
+/// `tanh` of a 256x256 product's result took 26–28 µs on two threads,
+/// 30–32 with the chunks handed out in turn from one end (the latter on a
+/// build with LTO, the former without). The caller returns as soon as
+/// every index has run: a helper that had not started by then never
+/// touches the work, so a kernel never waits for a sleeping worker to wake.
+/// What `body(i)` computes never depends on the thread that runs it, so
+/// results are the same under any schedule.
 pub fn for_each_index(count: usize, body: impl Fn(usize) + Sync) {
     let threads = num_threads();
     let helpers = threads.saturating_sub(1).min(count.saturating_sub(1));
@@ -499,6 +500,46 @@ mod tests {
         let order = Mutex::new(Vec::new());
         for_each_index(50, |i| order.lock().push(i));
         assert_eq!(order.into_inner(), (0..50).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn helpers_take_indices_from_the_back() {
+        let count = 8;
+        let caller = std::thread::current().id();
+        let by_caller = Mutex::new(Vec::new());
+        let by_helpers = Mutex::new(Vec::new());
+        // The caller's first index waits for a helper to take one, and the
+        // helper's first waits for the caller to take another, so that both
+        // take indices while the other has some left (each wait is bounded).
+        let wait_until = |done: &dyn Fn() -> bool| {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while !done() && Instant::now() < deadline {
+                std::thread::yield_now();
+            }
+        };
+        for_each_index(count, |i| {
+            if std::thread::current().id() == caller {
+                by_caller.lock().push(i);
+                if i == 0 {
+                    wait_until(&|| !by_helpers.lock().is_empty());
+                }
+            } else {
+                let first = {
+                    let mut taken = by_helpers.lock();
+                    taken.push(i);
+                    taken.len() == 1
+                };
+                if first {
+                    wait_until(&|| by_caller.lock().len() >= 2);
+                }
+            }
+        });
+        let (mut by_caller, mut by_helpers) = (by_caller.into_inner(), by_helpers.into_inner());
+        by_caller.sort_unstable();
+        by_helpers.sort_unstable();
+        let split = by_caller.len();
+        assert_eq!(by_caller, (0..split).collect::<Vec<_>>());
+        assert_eq!(by_helpers, (split..count).collect::<Vec<_>>());
     }
 
     #[test]
