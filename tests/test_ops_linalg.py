@@ -150,6 +150,29 @@ def test_addmm_with_default_factors_matches_its_expansion_to_second_order():
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [fg.float32, fg.float64, fg.complex64, fg.complex128])
+@pytest.mark.parametrize(("m", "k", "n"), [(3, 5, 4), (64, 300, 520), (200, 190, 130), (300, 64, 20)])
+def test_a_row_bias_added_inside_the_product_rounds_as_adding_it_after(dtype, m, k, n):
+    """linear's and addmm's row bias, added by each part of the product (whole, split over
+    threads, computed transposed or as stored) gives the bits of `product + bias`."""
+    rng = np.random.default_rng(m * k * n)
+    x = fg.tensor(draw_values(rng, dtype, m, k), dtype=dtype)
+    w = fg.tensor(draw_values(rng, dtype, n, k), dtype=dtype)
+    w_by_columns = fg.tensor(draw_values(rng, dtype, k, n), dtype=dtype).t().contiguous().t()
+    b = fg.tensor(draw_values(rng, dtype, n), dtype=dtype)
+    for weight in (w.t(), w_by_columns):
+        expected = (x @ weight + b).numpy()
+        for got in (fg.addmm(b, x, weight), fg.addmm(b.reshape(1, n), x, weight)):
+            assert got.shape == (m, n) and got.dtype == dtype
+            np.testing.assert_array_equal(got.numpy(), expected)
+    np.testing.assert_array_equal(fg.nn.functional.linear(x, w, b).numpy(), (x @ w.t() + b).numpy())
+    # A bias of another dtype promotes the result and is added apart.
+    wider = fg.tensor(draw_values(rng, fg.complex128, n), dtype=fg.complex128)
+    promoted = fg.addmm(wider, x, w.t())
+    assert promoted.dtype == fg.complex128
+    np.testing.assert_array_equal(promoted.numpy(), (wider + (x @ w.t())).numpy())
+
+
 def test_double_backward_through_mm():
     x = fg.tensor(np.random.rand(3, 3), requires_grad=True)
     y = (x @ x).sum()

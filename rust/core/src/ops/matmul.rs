@@ -17,6 +17,7 @@ use crate::tensor::layout::{broadcast_shapes, Layout};
 use crate::tensor::storage::{try_buffer, try_filled};
 use crate::tensor::{DType, Element, Scalar, Shape, Tensor};
 use crate::{bail, grads, with_float, Result};
+use std::ops::Range;
 
 /// The most rows of a left operand stored by rows for which a product with
 /// a right operand stored by columns is computed transposed.
@@ -24,6 +25,26 @@ const SWAP_MAX_ROWS: usize = 128;
 
 /// Products with more multiply-adds than this run on the rayon pool.
 const PARALLEL_MIN_FLOPS: usize = 64 * 64 * 64;
+
+/// `a @ b + bias` for matrices and a contiguous vector `bias` of the
+/// product's dtype with one element per column, the bias added by each
+/// part of the product to what it has just written. `None` where the
+/// product does not run on gemm (other dtypes, nothing to contract, an
+/// operand repeated along the contracted dimension) or is empty.
+fn mm_plus_row_raw(a: &Tensor, b: &Tensor, bias: &Tensor) -> Result<Option<Tensor>> {
+    let (la, lb) = (as_batch(a.layout()), as_batch(b.layout()));
+    let (m, k, n) = (la.shape[1], la.shape[2], lb.shape[2]);
+    let repeated_along_k = k > 1 && (la.strides[2] == 0 || lb.strides[1] == 0);
+    if k == 0 || m * n == 0 || repeated_along_k {
+        return Ok(None);
+    }
+    let out = with_float!(
+        a.dtype(),
+        T => gemm_kernel::<T>(a, &la, b, &lb, Some(bias))?,
+        return Ok(None)
+    );
+    Ok(Some(out.alias(Layout::contiguous(&[m, n]))))
+}
 
 /// `[B, m, k] x [B, k, n]` layouts of two same-dtype tensors (any strides)
 /// into a new contiguous `[B, m, n]` tensor. No history.
@@ -44,7 +65,7 @@ fn bmm_raw(a: &Tensor, la: &Layout, b: &Tensor, lb: &Layout) -> Result<Tensor> {
             NotImplemented,
             "\"addmm_impl_cpu_\" not implemented for 'Bool'"
         ),
-        _ => with_float!(dtype, T => gemm_kernel::<T>(a, la, b, lb), unreachable!()),
+        _ => with_float!(dtype, T => gemm_kernel::<T>(a, la, b, lb, None), unreachable!()),
     }
 }
 
@@ -91,11 +112,14 @@ fn batch_layout(l: &Layout) -> Layout {
     }
 }
 
+/// `a @ b` on gemm, plus `row_bias` (a contiguous vector of the product's
+/// dtype, one element per column) when given.
 fn gemm_kernel<T: Element + Arith>(
     a: &Tensor,
     la: &Layout,
     b: &Tensor,
     lb: &Layout,
+    row_bias: Option<&Tensor>,
 ) -> Result<Tensor> {
     let (bsz, m, k, n) = (la.shape[0], la.shape[1], la.shape[2], lb.shape[2]);
     let len = bsz * m * n;
@@ -108,6 +132,11 @@ fn gemm_kernel<T: Element + Arith>(
     // training step.
     let mut out: Vec<T> = try_buffer(len)?;
     let (da, db) = (a.storage().read::<T>(), b.storage().read::<T>());
+    let bias_data = row_bias.map(|t| (t.storage().read::<T>(), t.layout().offset));
+    // SAFETY (pointer arithmetic only): the offset of a vector's first element.
+    let bias = bias_data
+        .as_ref()
+        .map(|(d, offset)| unsafe { d.as_ptr().add(*offset) });
     // gemm streams a right operand stored by columns slowly once it is
     // wide; then compute `out^T = b^T @ a^T` into a scratch block, each
     // part transposing its own band into place (gemm writes a
@@ -155,6 +184,7 @@ fn gemm_kernel<T: Element + Arith>(
                     rhs: pa,
                     rhs_s: (la.strides[2], la.strides[1]),
                     transpose_into: Some(block),
+                    row_bias: bias,
                 }
             } else {
                 Product {
@@ -168,6 +198,7 @@ fn gemm_kernel<T: Element + Arith>(
                     rhs: pb,
                     rhs_s: (lb.strides[1], lb.strides[2]),
                     transpose_into: None,
+                    row_bias: bias,
                 }
             }
         })
@@ -289,6 +320,9 @@ struct Product<T> {
     /// Where the transpose of `dst` (a `cols x rows` row-major block)
     /// goes, when the product is computed transposed.
     transpose_into: Option<*mut T>,
+    /// A vector added to every row of the result (to the columns of `dst`,
+    /// or to its rows when it is computed transposed).
+    row_bias: Option<*const T>,
 }
 
 // SAFETY: a `Product` is only read, and its parts write disjoint elements
@@ -376,6 +410,39 @@ impl<T: Element + Arith> Product<T> {
                 self.rows,
                 &|x| x,
             );
+        }
+        if let Some(bias) = self.row_bias {
+            // Added here, while the band is in this core's cache, rather
+            // than in a pass over the whole result, half of which another
+            // core wrote.
+            let (rows, cols) = match by_rows {
+                true => (start..end, 0..self.cols),
+                false => (0..self.rows, start..end),
+            };
+            self.add_row_bias(bias, rows, cols);
+        }
+    }
+
+    /// Adds `bias` (element `j` to column `j` of the result) to the part of
+    /// the result computed as `rows` x `cols` of `dst`. Each element is
+    /// `product + bias`, as `bias + product` rounds.
+    ///
+    /// # Safety
+    /// That part of the result must be written, and belong to the calling
+    /// thread alone; `bias` must hold an element for every result column.
+    unsafe fn add_row_bias(&self, bias: *const T, rows: Range<usize>, cols: Range<usize>) {
+        // The result block, its row stride, and the part's rows and columns in it.
+        let (block, stride, rows, cols) = match self.transpose_into {
+            Some(block) => (block, self.rows, cols, rows),
+            None => (self.dst, self.dst_rs as usize, rows, cols),
+        };
+        let bias = std::slice::from_raw_parts(bias.add(cols.start), cols.len());
+        for i in rows {
+            let row =
+                std::slice::from_raw_parts_mut(block.add(i * stride + cols.start), cols.len());
+            for (x, &b) in row.iter_mut().zip(bias) {
+                *x = x.add(b);
+            }
         }
     }
 }
@@ -866,12 +933,27 @@ pub fn addmm(
         false => mul(&t, factor),
     };
     let inp = expand_to(&input.detach(), &shape)?;
-    let scaled = times(mm_raw(m1, m2)?, &alpha_t, unit_alpha)?;
-    // beta == 0 ignores `input` entirely (NaNs in it do not propagate).
-    let out = if beta.as_complex() == num_complex::Complex64::new(0.0, 0.0) {
-        super::copy::try_cast(&scaled, result_type(&[input, m1, m2]))?
-    } else {
-        add(&times(inp, &beta_t, unit_beta)?, &scaled)?
+    // A bias along the rows (`linear`'s) is added by the product itself.
+    let row_bias = unit_alpha
+        && unit_beta
+        && input.dtype() == m1.dtype()
+        && input.shape().last() == Some(&shape[1])
+        && input.numel() == shape[1];
+    let fused = match row_bias {
+        true => mm_plus_row_raw(m1, m2, &contiguous(&reshape(input, &[-1])?)?)?,
+        false => None,
+    };
+    let out = match fused {
+        Some(out) => out,
+        // beta == 0 ignores `input` entirely (NaNs in it do not propagate).
+        None if beta.as_complex() == num_complex::Complex64::new(0.0, 0.0) => {
+            let scaled = times(mm_raw(m1, m2)?, &alpha_t, unit_alpha)?;
+            super::copy::try_cast(&scaled, result_type(&[input, m1, m2]))?
+        }
+        None => {
+            let scaled = times(mm_raw(m1, m2)?, &alpha_t, unit_alpha)?;
+            add(&times(inp, &beta_t, unit_beta)?, &scaled)?
+        }
     };
     let out = out.detach();
     let (r1, r2) = (m1.requires_grad(), m2.requires_grad());
@@ -995,6 +1077,50 @@ mod tests {
                         .map(|p| av[(batch * m + row) * k + p] * bv[(batch * k + p) * n + col])
                         .sum();
                     assert_eq!(value, want, "{bsz}x{m}x{k}x{n} at {i}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn addmm_adds_a_row_bias_inside_the_product_as_add_would() {
+        // Non-integer values, so the sum rounds: the fused bias must give
+        // the bits `bias + (a @ b)` gives. The shapes run whole and split
+        // over threads, by rows and by columns, computed as stored and
+        // transposed.
+        let values = |n: usize, seed: usize| -> Vec<f32> {
+            (0..n)
+                .map(|i| ((i * 7919 + seed * 104_729) % 1000) as f32 / 37.0 - 13.5)
+                .collect()
+        };
+        for (m, k, n) in [(3, 5, 4), (64, 300, 520), (200, 190, 130), (300, 64, 520)] {
+            for (lhs_by_columns, rhs_by_columns) in [(false, false), (false, true), (true, true)] {
+                let stored = |r: usize, c: usize, by_columns: bool, seed: usize| match by_columns {
+                    false => Tensor::from_vec(values(r * c, seed), &[r, c]).unwrap(),
+                    true => {
+                        let t = Tensor::from_vec(values(r * c, seed), &[c, r]).unwrap();
+                        transpose(&t, 0, 1).unwrap()
+                    }
+                };
+                let a = stored(m, k, lhs_by_columns, 1);
+                let b = stored(k, n, rhs_by_columns, 2);
+                for bias_shape in [vec![n], vec![1, n]] {
+                    let bias = Tensor::from_vec(values(n, 3), &bias_shape).unwrap();
+                    let one = Scalar::Int(1);
+                    let vector = reshape(&bias, &[-1]).unwrap();
+                    let direct = mm_plus_row_raw(&a, &b, &vector).unwrap();
+                    let apart = add(&bias, &mm(&a, &b).unwrap()).unwrap().to_vec::<f32>();
+                    let fused = addmm(&bias, &a, &b, one, one).unwrap();
+                    assert_eq!(fused.shape(), &[m, n]);
+                    for got in [direct.expect("runs on gemm"), fused] {
+                        let got = got.to_vec::<f32>();
+                        let same = got
+                            .iter()
+                            .zip(&apart)
+                            .all(|(x, y)| x.to_bits() == y.to_bits());
+                        let case = (lhs_by_columns, rhs_by_columns, &bias_shape);
+                        assert!(same, "{m}x{k}x{n} {case:?}");
+                    }
                 }
             }
         }
