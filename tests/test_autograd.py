@@ -4,6 +4,7 @@ accumulation, graph freeing, grad(), grad modes and their errors."""
 import gc
 import threading
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -532,6 +533,69 @@ def test_a_node_is_an_instance_of_a_class_named_after_it():
     assert all(isinstance(n, autograd.graph.Node) for n in (node, mul, accumulate, custom))
     assert type((x * 3).grad_fn) is type(mul)
     assert repr(node).startswith("<ExpBackward0 object at 0x")
+
+
+def node_identities(T):
+    """How a graph's nodes compare by identity, reached along different paths."""
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = y.exp() + y
+    exp_node, y_node = (node for node, _ in z.grad_fn.next_functions)
+    leaf = y.grad_fn.next_functions[0][0]
+    walked = set()
+    stack = [z.grad_fn]
+    while stack:  # a graph walker that tells nodes apart by id, as graph printers do
+        node = stack.pop()
+        if id(node) not in walked:
+            walked.add(id(node))
+            stack.extend(n for n, _ in node.next_functions if n is not None)
+    return [
+        exp_node.next_functions[0][0] is y.grad_fn,
+        y_node is y.grad_fn,
+        leaf is y.grad_fn.next_functions[0][0],
+        z.grad_fn.next_functions[0][0] is z.grad_fn.next_functions[0][0],
+        len(walked),
+    ]
+
+
+def test_every_path_to_a_node_gives_the_same_object():
+    assert node_identities(torch) == [True, True, True, True, 4]
+
+
+def test_node_objects_keep_neither_themselves_nor_their_nodes_alive():
+    class Keep(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.kept = torch.ones(2)
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = torch.ones(2, requires_grad=True)
+    y = Keep.apply(x) * 2
+    keep_node = y.grad_fn.next_functions[0][0]
+    kept = weakref.ref(keep_node.kept)
+    assert keep_node is y.grad_fn.next_functions[0][0]
+    del y, keep_node
+    gc.collect()
+    assert kept() is None
+    # Many nodes made and dropped (their objects' records are swept out on the way);
+    # a live graph's nodes keep their identity throughout.
+    y = x * 3
+    first = y.grad_fn
+    for _ in range(5000):
+        node = (x * 2).grad_fn
+        assert node.next_functions[0][0] is node.next_functions[0][0]
+        assert y.grad_fn is first and (y + 1).grad_fn.next_functions[0][0] is first
+
+
+@pytest.mark.skipif(not has_torch, reason="torch is the reference")
+def test_node_identities_match_torch():
+    import torch as real
+
+    assert node_identities(torch) == node_identities(real)
 
 
 def test_empty_views_with_offsets_are_safe():

@@ -7,8 +7,9 @@ use ferrograd_core::autograd::Node;
 use pyo3::exceptions::PyAttributeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyTuple, PyType};
-use std::sync::Arc;
+use pyo3::types::{PyDict, PyTuple, PyType, PyWeakrefMethods, PyWeakrefReference};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
 
 #[pyclass(
     name = "Node",
@@ -24,9 +25,78 @@ pub struct PyNode {
 impl PyNode {
     /// `node` as Python sees it: an instance of the subclass of `Node` named
     /// after it, so that `type(grad_fn).__name__` is `MulBackward0` as in
-    /// PyTorch (graph printers name nodes that way).
+    /// PyTorch (graph printers name nodes that way). While that object
+    /// lives, every way of reaching the node (`grad_fn`, `next_functions`)
+    /// gives that same object, as in PyTorch, where graph walkers tell
+    /// nodes apart by `is` and `id`.
     pub fn object(py: Python<'_>, node: Arc<Node>) -> PyResult<Bound<'_, PyAny>> {
-        node_class(py, node.name())?.call1((PyNode { node },))
+        let address = Arc::as_ptr(&node).cast::<()>() as usize;
+        if let Some(object) = NodeObjects::live(py, address, &node) {
+            return Ok(object);
+        }
+        let object = node_class(py, node.name())?.call1((PyNode { node: node.clone() },))?;
+        NodeObjects::remember(py, address, &node, object)
+    }
+}
+
+/// The Python object made for each graph node, held weakly (it keeps
+/// nothing alive) and keyed by the node's address. Only used with the GIL
+/// held; nothing that can run Python code runs while it is locked.
+static NODE_OBJECTS: LazyLock<parking_lot::Mutex<NodeObjects>> = LazyLock::new(Default::default);
+
+#[derive(Default)]
+struct NodeObjects {
+    by_address: HashMap<usize, Py<PyWeakrefReference>>,
+    /// The entry count at which entries whose object died are swept out.
+    sweep_at: usize,
+}
+
+/// Fewest entries before a sweep.
+const MIN_SWEEP_AT: usize = 1024;
+
+impl NodeObjects {
+    /// The object made for `node`, while it lives. An entry at the same
+    /// address can only be for another node once the object made for the
+    /// first is gone (the object holds its node).
+    fn live<'py>(py: Python<'py>, address: usize, node: &Arc<Node>) -> Option<Bound<'py, PyAny>> {
+        let weak = NODE_OBJECTS.lock().by_address.get(&address)?.clone_ref(py);
+        weak.bind(py).upgrade().filter(|o| {
+            o.downcast::<PyNode>()
+                .is_ok_and(|o| Arc::ptr_eq(&o.get().node, node))
+        })
+    }
+
+    /// Records `object` as `node`'s, unless another thread recorded one
+    /// while this one was made (that one is returned instead).
+    fn remember<'py>(
+        py: Python<'py>,
+        address: usize,
+        node: &Arc<Node>,
+        object: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(first) = Self::live(py, address, node) {
+            return Ok(first);
+        }
+        let weak = PyWeakrefReference::new(&object)?.unbind();
+        let mut registry = NODE_OBJECTS.lock();
+        // Dropped once the lock is released.
+        let mut dropped: Vec<Py<PyWeakrefReference>> = registry
+            .by_address
+            .insert(address, weak)
+            .into_iter()
+            .collect();
+        if registry.by_address.len() >= registry.sweep_at.max(MIN_SWEEP_AT) {
+            let (live, dead): (HashMap<_, _>, HashMap<_, _>) =
+                std::mem::take(&mut registry.by_address)
+                    .into_iter()
+                    .partition(|(_, w)| w.bind(py).upgrade().is_some());
+            registry.sweep_at = 2 * live.len();
+            registry.by_address = live;
+            dropped.extend(dead.into_values());
+        }
+        drop(registry);
+        drop(dropped);
+        Ok(object)
     }
 }
 
