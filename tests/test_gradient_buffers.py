@@ -5,6 +5,8 @@ Function can still see is ever overwritten by them."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -195,3 +197,56 @@ def test_number_results_keep_their_values_and_gradients():
     assert y.grad.item() == pytest.approx((1 - t * t) * 0.5, rel=1e-15)
     z.detach().add_(1.0)  # shares z's storage
     assert z.item() == pytest.approx(t + 1.5, rel=1e-15)
+
+
+SHAPE = (2, 3, 4, 5)
+
+
+def stored_values(permutation):
+    """The values of a `SHAPE` leaf as stored in memory order `permutation`."""
+    return np.arange(120, dtype=np.float64).reshape([SHAPE[d] for d in permutation]) / 7
+
+
+def leaf_gradients(T, permutation):
+    """For a leaf stored in the memory order `permutation` (row-major, channels-last,
+    transposed), after a plain and a `create_graph` backward: its `.grad`'s strides and
+    values, the sums of its and another leaf's `.grad` after each is written in place (an
+    expanded or shared `.grad` could not be), and whether its `.grad` has history."""
+    base = T.tensor(stored_values(permutation)).permute(*np.argsort(permutation).tolist())
+    weights = T.tensor(np.linspace(-1, 1, 120).reshape(SHAPE))
+    seen = []
+    for create_graph in (False, True):
+        leaf = base.detach().requires_grad_()
+        other = T.ones(SHAPE, dtype=T.float64, requires_grad=True)
+        loss = (leaf * leaf * weights / 2).sum() + (leaf + other).sum()
+        with warnings.catch_warnings():  # torch warns of the cycle `.grad` makes with its leaf
+            warnings.simplefilter("ignore", UserWarning)
+            loss.backward(create_graph=create_graph)
+        layout, grad = leaf.grad.stride(), leaf.grad.detach().numpy().copy()
+        with T.no_grad():
+            leaf.grad.add_(1)
+            other.grad.mul_(3)
+        sums = (leaf.grad.detach().sum().item(), other.grad.detach().sum().item())
+        seen.append((layout, grad, sums, leaf.grad.grad_fn is not None))
+    return seen
+
+
+@pytest.mark.parametrize("permutation", [(0, 1, 2, 3), (0, 2, 3, 1), (3, 2, 1, 0), (1, 0, 3, 2)])
+def test_a_leaf_gradient_takes_the_leaf_layout_and_is_its_own_tensor(permutation):
+    strides, step = [0] * 4, 1
+    for d in reversed(permutation):
+        strides[d], step = step, step * SHAPE[d]
+    leaf = np.transpose(stored_values(permutation), np.argsort(permutation))
+    expected = leaf * np.linspace(-1, 1, 120).reshape(SHAPE) + 1
+    seen = leaf_gradients(fg, permutation)
+    for (layout, grad, sums, has_history), create_graph in zip(seen, (False, True), strict=True):
+        assert layout == tuple(strides)
+        np.testing.assert_allclose(grad, expected, rtol=1e-12)
+        assert sums == pytest.approx((expected.sum() + 120, 360.0))
+        assert has_history == create_graph
+    if has_torch:
+        theirs = leaf_gradients(torch, permutation)
+        assert [(s[0], s[3]) for s in seen] == [(s[0], s[3]) for s in theirs]
+        for ours, reference in zip(seen, theirs, strict=True):
+            np.testing.assert_allclose(ours[1], reference[1], rtol=1e-12)
+            assert ours[2] == pytest.approx(reference[2])

@@ -90,9 +90,13 @@ pub fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
     } else {
         g
     };
-    // Expanded (stride-0) gradients are copied: in-place accumulation into
-    // them would write one element many times.
-    let mut ready_to_store = is_grad_enabled() || is_sole_handle(&g);
+    // As in PyTorch, the first gradient is kept only outside `create_graph`
+    // (else `.grad` would be the graph's own tensor, which other leaves'
+    // `.grad` may share) and when it has the layout `.grad` must have;
+    // otherwise it is copied into that layout. Expanded (stride-0)
+    // gradients are therefore copied: in-place accumulation into them would
+    // write one element many times.
+    let mut ready_to_store = !is_grad_enabled() && is_sole_handle(&g) && has_grad_layout_of(t, &g);
     let mut pending = g;
     loop {
         let existing = {
@@ -107,7 +111,7 @@ pub fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
         };
         // `p.grad.data = new` replaced the stored gradient by a successor.
         pending = match existing.map(|e| e.latest()) {
-            None => ops::copy::clone(&pending.detach())?,
+            None => copy_in_grad_layout_of(t, &pending)?,
             Some(existing) if is_grad_enabled() || !existing.storage().is_writable() => {
                 ops::binary::add(&existing, &pending)?
             }
@@ -118,6 +122,41 @@ pub fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
         };
         ready_to_store = true;
     }
+}
+
+/// Whether `g` has the layout PyTorch gives the `.grad` of `leaf`: the
+/// leaf's own strides when it is dense (transposed, permuted,
+/// channels-last), dims of size one aside, else row-major.
+fn has_grad_layout_of(leaf: &Tensor, g: &Tensor) -> bool {
+    let (leaf, g) = (leaf.layout(), g.layout());
+    if !leaf.is_non_overlapping_and_dense() {
+        return g.is_contiguous();
+    }
+    let dims = g.shape.iter().zip(&g.strides).zip(&leaf.strides);
+    g.shape == leaf.shape
+        && dims.fold(true, |same, ((&n, &gs), &ls)| {
+            same && (gs == ls || (n == 1 && gs != 0))
+        })
+}
+
+/// A copy of `g` (with history under grad mode) in the layout PyTorch gives
+/// the `.grad` of `leaf` (see [`has_grad_layout_of`]).
+fn copy_in_grad_layout_of(leaf: &Tensor, g: &Tensor) -> Result<Tensor> {
+    let layout = leaf.layout();
+    if leaf.is_contiguous() || !layout.is_non_overlapping_and_dense() || g.shape() != leaf.shape() {
+        return ops::copy::clone(g);
+    }
+    // The leaf's dims from outermost to innermost in memory: a row-major
+    // copy of `g` permuted into that order, permuted back, has its strides.
+    let mut order: Vec<usize> = (0..layout.shape.len()).collect();
+    order.sort_by_key(|&d| std::cmp::Reverse(layout.strides[d]));
+    let mut inverse = vec![0i64; order.len()];
+    for (position, &d) in order.iter().enumerate() {
+        inverse[d] = position as i64;
+    }
+    let order: Vec<i64> = order.iter().map(|&d| d as i64).collect();
+    let copy = ops::copy::clone(&ops::shape::permute(g, &order)?)?;
+    ops::shape::permute(&copy, &inverse)
 }
 
 /// Whether `g` is the only handle to a dense gradient and its storage, with
