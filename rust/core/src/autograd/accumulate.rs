@@ -128,15 +128,12 @@ pub fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
 /// leaf's own strides when it is dense (transposed, permuted,
 /// channels-last), dims of size one aside, else row-major.
 fn has_grad_layout_of(leaf: &Tensor, g: &Tensor) -> bool {
-    let (leaf, g) = (leaf.layout(), g.layout());
-    if !leaf.is_non_overlapping_and_dense() {
+    if leaf.is_contiguous() || !leaf.layout().is_non_overlapping_and_dense() {
         return g.is_contiguous();
     }
-    let dims = g.shape.iter().zip(&g.strides).zip(&leaf.strides);
-    g.shape == leaf.shape
-        && dims.fold(true, |same, ((&n, &gs), &ls)| {
-            same && (gs == ls || (n == 1 && gs != 0))
-        })
+    let (leaf, g) = (leaf.layout(), g.layout());
+    let mut dims = g.shape.iter().zip(&g.strides).zip(&leaf.strides);
+    g.shape == leaf.shape && dims.all(|((&n, &gs), &ls)| gs == ls || (n == 1 && gs != 0))
 }
 
 /// A copy of `g` (with history under grad mode) in the layout PyTorch gives
