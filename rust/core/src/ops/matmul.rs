@@ -940,7 +940,7 @@ pub fn addmm(
         && input.shape().last() == Some(&shape[1])
         && input.numel() == shape[1];
     let fused = match row_bias {
-        true => mm_plus_row_raw(m1, m2, &contiguous(&reshape(input, &[-1])?)?)?,
+        true => mm_plus_row_raw(m1, m2, &contiguous(&reshape(&input.detach(), &[-1])?)?)?,
         false => None,
     };
     let out = match fused {
