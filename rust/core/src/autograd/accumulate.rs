@@ -124,11 +124,17 @@ pub fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
     }
 }
 
+/// Whether `leaf`'s `.grad` has strides of the leaf's own rather than
+/// row-major ones: the leaf is dense in another order.
+fn grad_takes_leaf_strides(leaf: &Tensor) -> bool {
+    !leaf.is_contiguous() && leaf.layout().is_non_overlapping_and_dense()
+}
+
 /// Whether `g` has the layout PyTorch gives the `.grad` of `leaf`: the
 /// leaf's own strides when it is dense (transposed, permuted,
 /// channels-last), dims of size one aside, else row-major.
 fn has_grad_layout_of(leaf: &Tensor, g: &Tensor) -> bool {
-    if leaf.is_contiguous() || !leaf.layout().is_non_overlapping_and_dense() {
+    if !grad_takes_leaf_strides(leaf) {
         return g.is_contiguous();
     }
     let (leaf, g) = (leaf.layout(), g.layout());
@@ -139,10 +145,10 @@ fn has_grad_layout_of(leaf: &Tensor, g: &Tensor) -> bool {
 /// A copy of `g` (with history under grad mode) in the layout PyTorch gives
 /// the `.grad` of `leaf` (see [`has_grad_layout_of`]).
 fn copy_in_grad_layout_of(leaf: &Tensor, g: &Tensor) -> Result<Tensor> {
-    let layout = leaf.layout();
-    if leaf.is_contiguous() || !layout.is_non_overlapping_and_dense() || g.shape() != leaf.shape() {
+    if !grad_takes_leaf_strides(leaf) || g.shape() != leaf.shape() {
         return ops::copy::clone(g);
     }
+    let layout = leaf.layout();
     // The leaf's dims from outermost to innermost in memory: a row-major
     // copy of `g` permuted into that order, permuted back, has its strides.
     let mut order: Vec<usize> = (0..layout.shape.len()).collect();

@@ -34,8 +34,7 @@ const PARALLEL_MIN_FLOPS: usize = 64 * 64 * 64;
 fn mm_plus_row_raw(a: &Tensor, b: &Tensor, bias: &Tensor) -> Result<Option<Tensor>> {
     let (la, lb) = (as_batch(a.layout()), as_batch(b.layout()));
     let (m, k, n) = (la.shape[1], la.shape[2], lb.shape[2]);
-    let repeated_along_k = k > 1 && (la.strides[2] == 0 || lb.strides[1] == 0);
-    if k == 0 || m * n == 0 || repeated_along_k {
+    if k == 0 || m * n == 0 || repeats_along_k(&la, &lb) {
         return Ok(None);
     }
     let out = with_float!(
@@ -44,6 +43,12 @@ fn mm_plus_row_raw(a: &Tensor, b: &Tensor, bias: &Tensor) -> Result<Option<Tenso
         return Ok(None)
     );
     Ok(Some(out.alias(Layout::contiguous(&[m, n]))))
+}
+
+/// Whether one of the `[B, m, k] x [B, k, n]` operands repeats along the
+/// contracted dimension (stride 0 there), see [`product_constant_along_k`].
+fn repeats_along_k(la: &Layout, lb: &Layout) -> bool {
+    la.shape[2] > 1 && (la.strides[2] == 0 || lb.strides[1] == 0)
 }
 
 /// `[B, m, k] x [B, k, n]` layouts of two same-dtype tensors (any strides)
@@ -81,10 +86,10 @@ fn product_constant_along_k(
     b: &Tensor,
     lb: &Layout,
 ) -> Result<Option<Tensor>> {
-    let (bsz, m, k, n) = (la.shape[0], la.shape[1], la.shape[2], lb.shape[2]);
-    if k < 2 {
+    if !repeats_along_k(la, lb) {
         return Ok(None);
     }
+    let (bsz, m, n) = (la.shape[0], la.shape[1], lb.shape[2]);
     // The first row or column of a `[B, rows, cols]` layout.
     let first = |l: &Layout, shape: [usize; 3]| Layout {
         shape: smallvec::smallvec![shape[0], shape[1], shape[2]],
@@ -94,11 +99,9 @@ fn product_constant_along_k(
     let out = if la.strides[2] == 0 {
         let column = a.alias(first(la, [bsz, m, 1]));
         mul(&column, &sum(&b.alias(lb.clone()), &[1], true)?)?
-    } else if lb.strides[1] == 0 {
+    } else {
         let row = b.alias(first(lb, [bsz, 1, n]));
         mul(&sum(&a.alias(la.clone()), &[2], true)?, &row)?
-    } else {
-        return Ok(None);
     };
     Ok(Some(out))
 }
@@ -945,14 +948,13 @@ pub fn addmm(
     };
     let out = match fused {
         Some(out) => out,
-        // beta == 0 ignores `input` entirely (NaNs in it do not propagate).
-        None if beta.as_complex() == num_complex::Complex64::new(0.0, 0.0) => {
-            let scaled = times(mm_raw(m1, m2)?, &alpha_t, unit_alpha)?;
-            super::copy::try_cast(&scaled, result_type(&[input, m1, m2]))?
-        }
         None => {
             let scaled = times(mm_raw(m1, m2)?, &alpha_t, unit_alpha)?;
-            add(&times(inp, &beta_t, unit_beta)?, &scaled)?
+            // beta == 0 ignores `input` entirely (NaNs in it do not propagate).
+            match beta.as_complex() == num_complex::Complex64::new(0.0, 0.0) {
+                true => super::copy::try_cast(&scaled, result_type(&[input, m1, m2]))?,
+                false => add(&times(inp, &beta_t, unit_beta)?, &scaled)?,
+            }
         }
     };
     let out = out.detach();
