@@ -75,7 +75,7 @@ def test_inplace_through_a_view_rewrites_the_base_history_like_torch():
         v = b.as_strided((2,), (2,), 1)
         v.mul_(3)
         (b * T.tensor([1.0, 2.0, 3.0, 4.0], dtype=T.float64)).sum().backward()
-        return type(b.grad_fn).__name__ if T is torch else b.grad_fn.name(), x.grad.tolist(), b.tolist()
+        return type(b.grad_fn).__name__, x.grad.tolist(), b.tolist()
 
     assert run(fg) == run(torch)
 

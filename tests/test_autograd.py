@@ -2,6 +2,10 @@
 accumulation, graph freeing, grad(), grad modes and their errors."""
 
 import gc
+import json
+import subprocess
+import sys
+import textwrap
 import threading
 import warnings
 import weakref
@@ -192,7 +196,7 @@ def test_next_functions_walk_the_graph():
     b = torch.tensor([2.0], requires_grad=True)
     c = a * b + a
     names = [f.name() for f, _ in c.grad_fn.next_functions]
-    assert names == ["MulBackward0", "AccumulateGrad"]
+    assert names == ["MulBackward0", "torch::autograd::AccumulateGrad"]  # PyTorch's names
     acc = c.grad_fn.next_functions[1][0]
     assert acc.variable is not None and acc.variable.tolist() == [1.0]
 
@@ -229,6 +233,65 @@ def test_autograd_grad_and_create_graph():
     assert x.grad is None
     (gg,) = autograd.grad(g.sum(), x)
     assert gg.tolist() == [6.0, 12.0]
+
+
+GRAD_CYCLE_PROGRAM = textwrap.dedent(
+    """
+    import json, sys, warnings
+    import {module} as torch
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.autograd.grad((x * x).sum(), x, create_graph=True)
+        seen.append(len(caught))
+        try:
+            torch.ones(2).sum().backward(create_graph=True)
+        except RuntimeError:
+            pass
+        seen.append(len(caught))
+        (x * x).sum().backward(create_graph=True)
+        seen.append(len(caught))
+        torch.autograd.backward((x * x).sum(), create_graph=True, inputs=[x])
+        (x * x).sum().backward(create_graph=True)
+        seen.append(len(caught))
+    messages = [(w.category.__name__, str(w.message)) for w in caught]
+    json.dump({{"counts": seen, "messages": messages, "grad": x.grad.tolist()}}, sys.stdout)
+    """
+)
+
+
+def run_grad_cycle_program(module):
+    done = subprocess.run(
+        [sys.executable, "-c", GRAD_CYCLE_PROGRAM.format(module=module)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def test_backward_with_create_graph_warns_once_a_process_of_the_grad_cycle():
+    # A `.grad` with a graph can hold its own leaf: warned of once, by backward()
+    # only, and only once a backward can run (a fresh process: the warning is
+    # given once for good).
+    ours = run_grad_cycle_program("ferrograd")
+    assert ours["counts"] == [0, 0, 1, 1]
+    ((category, message),) = ours["messages"]
+    assert category == "UserWarning"
+    assert message.startswith(
+        "Using backward() with create_graph=True will create a reference cycle between the parameter "
+        "and its gradient which can cause a memory leak. We recommend using autograd.grad when "
+        "creating the graph to avoid this. If you have to use this function, make sure to reset the "
+        ".grad fields of your parameters to None after use to break the cycle and avoid the leak."
+    )
+    assert ours["grad"] == [6.0, 12.0]
+    if has_torch:
+        theirs = run_grad_cycle_program("torch")
+        assert ours["counts"] == theirs["counts"]
+        assert theirs["messages"][0][1].startswith(message)
+        assert ours["grad"] == theirs["grad"]
 
 
 def test_autograd_grad_unused_inputs():

@@ -211,7 +211,7 @@ def leaf_gradients(T, permutation):
     """For a leaf stored in the memory order `permutation` (row-major, channels-last,
     transposed), after a plain and a `create_graph` backward: its `.grad`'s strides and
     values, the sums of its and another leaf's `.grad` after each is written in place (an
-    expanded or shared `.grad` could not be), and whether its `.grad` has history."""
+    expanded or shared `.grad` could not be), and the history of its `.grad`."""
     base = T.tensor(stored_values(permutation)).permute(*np.argsort(permutation).tolist())
     weights = T.tensor(np.linspace(-1, 1, 120).reshape(SHAPE))
     seen = []
@@ -227,8 +227,17 @@ def leaf_gradients(T, permutation):
             leaf.grad.add_(1)
             other.grad.mul_(3)
         sums = (leaf.grad.detach().sum().item(), other.grad.detach().sum().item())
-        seen.append((layout, grad, sums, leaf.grad.grad_fn is not None))
+        seen.append((layout, grad, sums, history(leaf.grad)))
     return seen
+
+
+def history(t):
+    """The name of `t`'s node and those of the nodes its edges lead to (None for an edge to
+    nothing), or None when `t` has no history."""
+    node = t.grad_fn
+    if node is None:
+        return None
+    return node.name(), [None if n is None else n.name() for n, _ in node.next_functions]
 
 
 @pytest.mark.parametrize("permutation", [(0, 1, 2, 3), (0, 2, 3, 1), (3, 2, 1, 0), (1, 0, 3, 2)])
@@ -239,11 +248,14 @@ def test_a_leaf_gradient_takes_the_leaf_layout_and_is_its_own_tensor(permutation
     leaf = np.transpose(stored_values(permutation), np.argsort(permutation))
     expected = leaf * np.linspace(-1, 1, 120).reshape(SHAPE) + 1
     seen = leaf_gradients(fg, permutation)
-    for (layout, grad, sums, has_history), create_graph in zip(seen, (False, True), strict=True):
+    for (layout, grad, sums, made_by), create_graph in zip(seen, (False, True), strict=True):
         assert layout == tuple(strides)
         np.testing.assert_allclose(grad, expected, rtol=1e-12)
         assert sums == pytest.approx((expected.sum() + 120, 360.0))
-        assert has_history == create_graph
+        # Under create_graph the gradient is copied into a new `.grad`, as PyTorch records it.
+        assert made_by == (
+            ("torch::autograd::CopyBackwards", [None, "AddBackward0"]) if create_graph else None
+        )
     if has_torch:
         theirs = leaf_gradients(torch, permutation)
         assert [(s[0], s[3]) for s in seen] == [(s[0], s[3]) for s in theirs]

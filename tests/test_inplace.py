@@ -210,10 +210,11 @@ def test_grad_fn_names():
     for name, op in cases.items():
         z = fg.ones(3, requires_grad=True) * 1
         op(fg, z)
-        assert z.grad_fn.name() == name
+        assert type(z.grad_fn).__name__ == name
         tz = torch.ones(3, requires_grad=True) * 1
         op(torch, tz)
         assert type(tz.grad_fn).__name__ == name
+        assert z.grad_fn.name() == tz.grad_fn.name()
 
 
 def test_non_requires_grad_self_with_requires_grad_other():
@@ -233,7 +234,7 @@ def test_views_under_autograd_rewrite_history_and_work_without():
     x = fg.ones(4, requires_grad=True)
     y = x * 1
     y.narrow(0, 0, 2).mul_(2)
-    assert y.grad_fn.name() == "CopySlices"
+    assert y.grad_fn.name() == "torch::autograd::CopySlices"
     y.sum().backward()
     assert x.grad.tolist() == [2.0, 2.0, 1.0, 1.0]
     base = fg.zeros(2, 3)

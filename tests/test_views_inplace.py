@@ -36,7 +36,7 @@ def test_inplace_on_view_rewrites_base_history():
     v = b[1:3]
     assert v.grad_fn.name() == "SliceBackward0" and v._base is not None
     v.mul_(3)
-    assert b.grad_fn.name() == "CopySlices"
+    assert b.grad_fn.name() == "torch::autograd::CopySlices"
     assert v.grad_fn.name() == "AsStridedBackward0"
     assert b.tolist() == [1.0, 6.0, 9.0, 4.0]
     assert v._version == b._version == 1
@@ -67,7 +67,7 @@ def test_chained_views_share_the_root_base():
     assert vv._base is not None and vv._base.data_ptr() == b.data_ptr()
     assert vv._base.shape == (3, 4)
     vv.zero_()
-    assert b.grad_fn.name() == "CopySlices"
+    assert b.grad_fn.name() == "torch::autograd::CopySlices"
     (b * b).sum().backward()
     expected = 2 * np.arange(12.0).reshape(3, 4)
     expected[1:, ::2] = 0
@@ -92,7 +92,7 @@ def test_view_of_tensor_without_grad_gets_history_from_other_operand():
     b = fg.zeros(4)
     v = b[1:3]
     v.copy_(w * 3)
-    assert b.requires_grad and b.grad_fn.name() == "CopySlices"
+    assert b.requires_grad and b.grad_fn.name() == "torch::autograd::CopySlices"
     assert v.requires_grad and v.grad_fn.name() == "AsStridedBackward0"
     (b * fg.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
     assert w.grad.tolist() == [6.0, 9.0]
@@ -376,7 +376,7 @@ def test_setitem_records_and_differentiates(assign, name):
         v = T.tensor(v0, requires_grad=True)
         z = x * 2
         assign(T, z, v)
-        node = z.grad_fn.name() if T is fg else type(z.grad_fn).__name__
+        node = type(z.grad_fn).__name__
         assert node == name
         (z * T.tensor([1.0, 2.0, 3.0, 4.0], dtype=T.float64)).sum().backward()
         grads.append((x.grad.numpy(), v.grad.numpy()))
@@ -557,7 +557,7 @@ def test_setitem_with_full_slice_and_index_is_one_index_put():
         v = T.tensor([[1.0], [2.0], [3.0], [4.0]], dtype=T.float64, requires_grad=True)
         z = x * 1
         z[:, T.tensor([0, 2])] = v
-        node = z.grad_fn.name() if T is fg else type(z.grad_fn).__name__
+        node = type(z.grad_fn).__name__
         assert node == "IndexPutBackward0"
         (z * z).sum().backward()
         grads.append((x.grad.numpy(), v.grad.numpy()))

@@ -177,7 +177,7 @@ def tensor_repr(t) -> str:
     """``repr(tensor)``: the values as PyTorch prints them, then autograd state."""
     suffix = []
     if t.grad_fn is not None:
-        suffix.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffix.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
         suffix.append("requires_grad=True")
     from ._C import get_default_dtype

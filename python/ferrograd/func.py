@@ -124,7 +124,7 @@ class _Level:
             if node in seen or node in self.stops:
                 continue
             seen.add(node)
-            if node.name() == "AccumulateGrad":
+            if type(node).__name__ == "AccumulateGrad":
                 return True
             todo.extend(f for f, _ in node.next_functions if f is not None)
         return False

@@ -6,7 +6,9 @@ use crate::node::PyNode;
 use crate::tensor::PyTensor;
 use ferrograd_core::autograd::{engine, grad_mode};
 use ferrograd_core::Tensor;
+use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A tensor or a sequence of tensors as a list.
 pub fn tensor_list(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<Tensor>>> {
@@ -45,6 +47,32 @@ fn optional_tensors(obj: Option<&Bound<'_, PyAny>>, n: usize) -> PyResult<Vec<Op
         .collect()
 }
 
+/// Set once the warning of [`warn_of_grad_cycle`] has been given.
+static WARNED_OF_GRAD_CYCLE: AtomicBool = AtomicBool::new(false);
+
+/// `backward(create_graph=True)` stores gradients with a graph of their
+/// own, which can hold the very leaves whose `.grad` they are: a cycle
+/// that keeps both alive. PyTorch warns of it once a process, before the
+/// backward runs and only for roots that can run one; so does ferrograd.
+pub(crate) fn warn_of_grad_cycle(
+    py: Python<'_>,
+    roots: &[Tensor],
+    create_graph: bool,
+) -> PyResult<()> {
+    if create_graph
+        && roots.iter().all(Tensor::requires_grad)
+        && !WARNED_OF_GRAD_CYCLE.swap(true, Ordering::Relaxed)
+    {
+        PyErr::warn(
+            py,
+            &py.get_type::<PyUserWarning>(),
+            c"Using backward() with create_graph=True will create a reference cycle between the parameter and its gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters to None after use to break the cycle and avoid the leak.",
+            1,
+        )?;
+    }
+    Ok(())
+}
+
 #[pyfunction]
 fn _set_grad_enabled(enabled: bool) {
     grad_mode::set_grad_enabled(enabled);
@@ -78,6 +106,7 @@ fn _backward(
     let tensors = tensor_list(Some(tensors))?.unwrap_or_default();
     let grads = optional_tensors(grad_tensors, tensors.len())?;
     let inputs = tensor_list(inputs)?;
+    warn_of_grad_cycle(py, &tensors, create_graph)?;
     crate::gil::detach(py, || {
         engine::backward(
             &tensors,

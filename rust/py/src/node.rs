@@ -128,8 +128,16 @@ impl PyNode {
         }
     }
 
+    /// As PyTorch names them: the nodes it writes by hand in C++ rather than
+    /// generating per op (`AccumulateGrad`, `CopySlices`, ...) report their
+    /// qualified C++ names, which code written for it may compare against.
     fn name(&self) -> String {
-        self.node.name().to_string()
+        match self.node.name() {
+            name @ ("AccumulateGrad" | "CopyBackwards" | "CopySlices" | "NotImplemented") => {
+                format!("torch::autograd::{name}")
+            }
+            name => name.to_string(),
+        }
     }
 
     #[getter]

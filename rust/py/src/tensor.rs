@@ -605,6 +605,7 @@ impl PyTensor {
         let grads = [gradient.map(|g| g.tensor())];
         let inputs = crate::autograd::tensor_list(inputs)?;
         let roots = [self.tensor()];
+        crate::autograd::warn_of_grad_cycle(py, &roots, create_graph)?;
         crate::gil::detach(py, || {
             engine::backward(
                 &roots,

@@ -3,6 +3,7 @@
 use super::grad_mode::is_grad_enabled;
 use super::node::{BackwardCtx, BackwardFn, Grads, NodeWith, OutputMeta};
 use crate::ops;
+use crate::tensor::layout::MemoryFormat;
 use crate::tensor::Tensor;
 use crate::Result;
 use std::sync::Arc;
@@ -142,9 +143,19 @@ fn has_grad_layout_of(leaf: &Tensor, g: &Tensor) -> bool {
     g.shape == leaf.shape && dims.all(|((&n, &gs), &ls)| gs == ls || (n == 1 && gs != 0))
 }
 
-/// A copy of `g` (with history under grad mode) in the layout PyTorch gives
-/// the `.grad` of `leaf` (see [`has_grad_layout_of`]).
+/// A copy of `g` in the layout PyTorch gives the `.grad` of `leaf` (see
+/// [`has_grad_layout_of`]). Under grad mode (`create_graph=True`) it is
+/// made as PyTorch makes it, a new tensor in that layout that `g` is copied
+/// into, so its history is PyTorch's: `CopyBackwards`, whose first edge
+/// (the new tensor's) is none.
 fn copy_in_grad_layout_of(leaf: &Tensor, g: &Tensor) -> Result<Tensor> {
+    if is_grad_enabled() && g.shape() == leaf.shape() {
+        let copy = ops::creation::made_like(leaf, MemoryFormat::Preserve, |shape| {
+            Ok(Tensor::zeros(shape, g.dtype()))
+        })?;
+        ops::inplace::copy_(&copy, g)?;
+        return Ok(copy);
+    }
     if !grad_takes_leaf_strides(leaf) || g.shape() != leaf.shape() {
         return ops::copy::clone(g);
     }
