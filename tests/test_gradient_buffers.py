@@ -219,7 +219,7 @@ def leaf_gradients(T, permutation):
         leaf = base.detach().requires_grad_()
         other = T.ones(SHAPE, dtype=T.float64, requires_grad=True)
         loss = (leaf * leaf * weights / 2).sum() + (leaf + other).sum()
-        with warnings.catch_warnings():  # torch warns of the cycle `.grad` makes with its leaf
+        with warnings.catch_warnings():  # the cycle `.grad` makes with its leaf is warned of (test_autograd)
             warnings.simplefilter("ignore", UserWarning)
             loss.backward(create_graph=create_graph)
         layout, grad = leaf.grad.stride(), leaf.grad.detach().numpy().copy()
