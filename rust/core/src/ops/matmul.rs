@@ -150,8 +150,9 @@ fn gemm_kernel<T: Element + Arith>(
     // from 256 rows on the transposes cost more than they save. Copying
     // `a^T` by rows first, as an earlier version did, measured slower than
     // handing gemm `a^T` as it is stored.
-    let rhs_by_columns = lb.strides[1] == 1 && lb.strides[2] != 1;
-    let lhs_by_rows = la.strides[2] == 1 && la.strides[1] != 1;
+    let rhs_by_columns = stored_by_columns((lb.strides[1], lb.strides[2]));
+    // Stored by rows: its transpose is stored by columns.
+    let lhs_by_rows = stored_by_columns((la.strides[2], la.strides[1]));
     let swap = rhs_by_columns && (!lhs_by_rows || (n > m && m <= SWAP_MAX_ROWS));
     let mut scratch: Vec<T> = try_buffer(if swap { len } else { 0 })?;
     let out_ptr = out.spare_capacity_mut().as_mut_ptr().cast::<T>();
@@ -289,6 +290,12 @@ unsafe fn unaliased_columns<T: Element>(
 /// from process to process, against 206 split by rows.
 const ROW_BAND_MIN_ROWS: usize = 128;
 
+/// Whether a matrix with these (row, column) strides is stored by columns:
+/// its rows are adjacent in memory and its columns are not.
+fn stored_by_columns((row_stride, column_stride): (isize, isize)) -> bool {
+    row_stride == 1 && column_stride != 1
+}
+
 /// Whether a product splits into bands of rows rather than of columns.
 /// gemm reads a right operand stored by columns as it is, without packing
 /// it, and a band of rows reads (and, for aliasing strides, copies) the
@@ -359,8 +366,7 @@ impl<T: Element + Arith> Product<T> {
     /// The pointers must address valid elements for the whole block, and
     /// no other thread may write the same band.
     unsafe fn run_part(&self, part: usize, parts: usize) {
-        let rhs_by_columns = self.rhs_s.0 == 1 && self.rhs_s.1 != 1;
-        let by_rows = split_by_rows(self.rows, self.cols, rhs_by_columns, parts);
+        let by_rows = split_by_rows(self.rows, self.cols, stored_by_columns(self.rhs_s), parts);
         let len = if by_rows { self.rows } else { self.cols };
         let band = len.div_ceil(parts).next_multiple_of(16);
         let start = (part * band).min(len);
