@@ -552,6 +552,28 @@ impl PyTensor {
             .remember(grad.as_ref().map(|g| g.as_any()))
     }
 
+    /// The dtype a leaf's gradients are cast to; `None` lets them keep
+    /// the dtype they arrive with.
+    #[getter]
+    fn get_grad_dtype(&self, py: Python<'_>) -> PyResult<Option<Py<PyDType>>> {
+        let dtype = self.tensor().grad_dtype().py()?;
+        dtype.map(|d| crate::dtype::dtype_object(py, d)).transpose()
+    }
+
+    #[setter]
+    fn set_grad_dtype(&self, dtype: &Bound<'_, PyAny>) -> PyResult<()> {
+        let dtype = match dtype.extract::<Option<PyDType>>() {
+            Ok(d) => d.map(|d| d.0),
+            Err(_) => {
+                return Err(PyRuntimeError::new_err(format!(
+                    "grad_dtype must be a ferrograd.dtype or None, but got {}",
+                    dtype.get_type().name()?
+                )))
+            }
+        };
+        self.tensor().set_grad_dtype(dtype).py()
+    }
+
     #[getter]
     fn retains_grad(&self) -> bool {
         self.tensor().retains_grad()

@@ -4,8 +4,8 @@ use super::grad_mode::is_grad_enabled;
 use super::node::{BackwardCtx, BackwardFn, Grads, NodeWith, OutputMeta};
 use crate::ops;
 use crate::tensor::layout::MemoryFormat;
-use crate::tensor::Tensor;
-use crate::Result;
+use crate::tensor::{DType, GradDType, Tensor};
+use crate::{bail, Result};
 use std::sync::Arc;
 
 pub struct AccumulateGrad {
@@ -26,6 +26,26 @@ pub fn accumulate_grad_node(leaf: &Tensor) -> Arc<NodeWith<AccumulateGrad>> {
 }
 
 impl AccumulateGrad {
+    /// The dtype the leaf's gradients are cast to when they arrive (`None`:
+    /// kept as they come): its `grad_dtype`, read at each backward so that
+    /// a change after the graph was recorded counts, as in PyTorch.
+    /// `recorded` is the leaf's dtype when the graph was recorded.
+    pub fn grad_dtype(&self, recorded: DType) -> Result<Option<DType>> {
+        let dtype = match self.leaf.latest().meta().grad_dtype {
+            GradDType::Own => return Ok(Some(recorded)),
+            GradDType::Fixed(dtype) => dtype,
+            GradDType::Any => return Ok(None),
+        };
+        if !dtype.is_differentiable() {
+            bail!(
+                Runtime,
+                "a gradient cannot be cast to the grad_dtype {} of a leaf: only floating point and complex gradients are supported",
+                dtype
+            );
+        }
+        Ok(Some(dtype))
+    }
+
     /// The leaf's `register_hook` hooks, in order, each seeing (and maybe
     /// replacing) the gradient the one before returned.
     pub fn run_tensor_hooks(&self, g: Tensor) -> Result<Tensor> {

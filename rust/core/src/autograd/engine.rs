@@ -723,10 +723,19 @@ fn validate(node: &Node, index: usize, g: Tensor, edge: &Edge) -> Result<Tensor>
             );
         }
     }
-    if g.dtype() != meta.dtype {
-        g = ops::copy::to_dtype(&g, meta.dtype)?;
+    let dtype = match edge
+        .node
+        .backward_fn()
+        .as_any()
+        .downcast_ref::<AccumulateGrad>()
+    {
+        Some(acc) => acc.grad_dtype(meta.dtype)?,
+        None => Some(meta.dtype),
+    };
+    match dtype {
+        Some(dtype) if dtype != g.dtype() => ops::copy::to_dtype(&g, dtype),
+        _ => Ok(g),
     }
-    Ok(g)
 }
 
 /// Adds `g` into input `slot` of a node's buffer. As for `.grad`, the lock

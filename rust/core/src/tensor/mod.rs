@@ -97,6 +97,21 @@ pub struct AutogradMeta {
     /// (`p.grad.data = g`) stays replaced. Held strongly for that; a
     /// successor never refers back, so this makes no cycle.
     pub replaced_by: Option<Tensor>,
+    /// The dtype a leaf's gradients are cast to (`t.grad_dtype`).
+    pub grad_dtype: GradDType,
+}
+
+/// What a leaf's incoming gradients are cast to before they reach `.grad`
+/// (or a `grad()` result), and which dtype an assigned `.grad` must have.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GradDType {
+    /// The leaf's own dtype, whatever it is now.
+    #[default]
+    Own,
+    /// A dtype the user chose.
+    Fixed(DType),
+    /// No cast: gradients keep the dtype they arrive with.
+    Any,
 }
 
 /// What a view records of its base.
@@ -414,12 +429,12 @@ impl Tensor {
 
     pub fn set_grad(&self, grad: Option<Tensor>) -> Result<()> {
         if let Some(g) = &grad {
-            if g.dtype() != self.dtype() {
+            if let Some(allowed) = self.grad_dtype_unchecked().filter(|&d| d != g.dtype()) {
                 bail!(
                     Runtime,
                     "attempting to assign a gradient with dtype '{}' to a tensor with grad_dtype '{}'. The gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may break downstream systems that assume they match.",
                     g.dtype().cpp_name(),
-                    self.dtype().scalar_type_name()
+                    allowed.scalar_type_name()
                 );
             }
             if g.shape() != self.shape() {
@@ -432,6 +447,45 @@ impl Tensor {
             }
         }
         self.meta().grad = grad;
+        Ok(())
+    }
+
+    /// `t.grad_dtype`: the dtype a leaf's gradients are cast to, `None`
+    /// when they keep their own.
+    pub fn grad_dtype(&self) -> Result<Option<DType>> {
+        if !self.is_leaf() {
+            bail!(Runtime, "grad_dtype can only be accessed on leaf tensors.");
+        }
+        Ok(self.grad_dtype_unchecked())
+    }
+
+    /// [`grad_dtype`](Tensor::grad_dtype) of a tensor known to be a leaf.
+    pub(crate) fn grad_dtype_unchecked(&self) -> Option<DType> {
+        match self.meta().grad_dtype {
+            GradDType::Own => Some(self.dtype()),
+            GradDType::Fixed(d) => Some(d),
+            GradDType::Any => None,
+        }
+    }
+
+    /// `t.grad_dtype = dtype` (`None`: gradients keep their dtype). A
+    /// stored `.grad` must already have the new dtype.
+    pub fn set_grad_dtype(&self, dtype: Option<DType>) -> Result<()> {
+        if !self.is_leaf() {
+            bail!(Runtime, "grad_dtype can only be set on leaf tensors.");
+        }
+        let mut m = self.meta();
+        if let (Some(new), Some(grad)) = (dtype, &m.grad) {
+            if grad.dtype() != new {
+                bail!(
+                    Runtime,
+                    "Cannot set grad_dtype to '{}' because there is already a gradient with dtype '{}'. Please clear the gradient (.grad = None) before changing grad_dtype, or ensure the new grad_dtype matches the existing gradient's dtype.",
+                    new.scalar_type_name(),
+                    grad.dtype().cpp_name()
+                );
+            }
+        }
+        m.grad_dtype = dtype.map_or(GradDType::Any, GradDType::Fixed);
         Ok(())
     }
 
