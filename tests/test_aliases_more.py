@@ -107,6 +107,8 @@ def test_index_copy_and_fill():
          "expected src to have a size equal to the slice of self. src size = [2], slice size = [3]"),
         (lambda T: T.zeros(3, 4).slice_scatter(T.ones(3, 4), 0, 0, 2), RuntimeError,
          "expected src to have a size equal to the slice of self. src size = [3, 4], slice size = [2, 4]"),
+        (lambda T: T.zeros(3, 4).as_strided_scatter(T.ones(3), (2,), (2,)), RuntimeError,
+         "expected src to have a size equal to the slice of self. src size = [3], slice size = [2]"),
     ],
 )  # fmt: skip
 def test_indexing_errors_match_torch(call, kind, message):
@@ -140,6 +142,8 @@ def test_masked_scatter_take_put():
 def test_scatter_into_views(name, args, src):
     out = check_op(lambda T, x, s: getattr(T, name)(x, s, *args), rand(3, 4), rand(*src))
     assert out.shape == (3, 4)
+    method = check_op(lambda T, x, s: getattr(x, name)(s, *args), rand(3, 4), rand(*src))
+    assert method.shape == (3, 4)
 
 
 # ----------------------------------------------------------------------------- reductions and scans
@@ -908,3 +912,33 @@ def test_cond_and_while_loop_run_eagerly_with_gradients():
     assert fg.get_device(x) == -1
     assert x.is_set_to(x) and x.is_set_to(x.view(3)) and not x.is_set_to(x[:2])
     assert not x.is_set_to(x.detach().clone())
+
+
+@pytest.mark.parametrize(
+    "size, stride, offset", [((2, 2), (1, 2), 1), ((3, 2), (4, 1), None), ((2,), (5,), 2)]
+)
+def test_as_strided_scatter_values_match_torch_and_gradients_finite_differences(size, stride, offset):
+    # Gradients are checked against finite differences only: torch 2.13
+    # returns the input's gradient at the replaced elements and zero elsewhere.
+    x, src = rand(3, 4), rand(*size)
+    out = fg.as_strided_scatter(fg.tensor(x, requires_grad=True), fg.tensor(src), size, stride, offset)
+    if has_torch:
+        expected = torch.as_strided_scatter(torch.tensor(x), torch.tensor(src), size, stride, offset)
+        np.testing.assert_array_equal(out.detach().numpy(), expected.numpy())
+    tx, ts = fg.tensor(x, requires_grad=True), fg.tensor(src, requires_grad=True)
+    out = tx.as_strided_scatter(ts, size, stride, offset)
+    cotangent = np.random.default_rng(0).standard_normal(out.shape)
+    out.backward(fg.tensor(cotangent))
+
+    def f(a, b):
+        with fg.no_grad():
+            return fg.tensor(a).as_strided_scatter(fg.tensor(b), size, stride, offset).numpy()
+
+    for got, want in zip((tx.grad, ts.grad), fd_grads(f, [x.copy(), src.copy()], cotangent)):
+        np.testing.assert_allclose(got.numpy(), want, atol=1e-6)
+
+
+def test_const_data_ptr_is_the_address_of_the_first_element():
+    x = fg.zeros(3, 4, dtype=fg.float64)
+    assert x.const_data_ptr() == x.data_ptr()
+    assert x[1:].const_data_ptr() == x.data_ptr() + 4 * 8

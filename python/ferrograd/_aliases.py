@@ -723,6 +723,12 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2))
 
 
+def as_strided_scatter(input: Tensor, src: Tensor, size, stride, storage_offset=None) -> Tensor:
+    """``input`` with the elements ``as_strided(size, stride, storage_offset)`` reads replaced
+    by ``src``."""
+    return _scatter_into(input, src, lambda t: t.as_strided(size, stride, storage_offset))
+
+
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     """``input`` with ``select(dim, index)`` replaced by ``src``."""
     return _scatter_into(input, src, lambda t: t.select(dim, index))
@@ -1401,6 +1407,7 @@ _FUNCTIONS_AND_METHODS = {
     "hsplit": hsplit,
     "vsplit": vsplit,
     "dsplit": dsplit,
+    "as_strided_scatter": as_strided_scatter,
     "diagonal_scatter": diagonal_scatter,
     "select_scatter": select_scatter,
     "slice_scatter": slice_scatter,
@@ -1465,6 +1472,7 @@ METHODS = {
     "__contains__": _contains,
     "tile": _tile,
     "ndimension": Tensor.dim,
+    "const_data_ptr": Tensor.data_ptr,
     "get_device": lambda self: -1,
     "new_tensor": _new_tensor,
     "fill_diagonal_": _fill_diagonal_,
