@@ -85,3 +85,31 @@ def test_failed_allocation_raises_and_the_process_recovers(name):
     child = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True)
     assert child.returncode == 0, f"exit {child.returncode}\n{child.stdout}\n{child.stderr}"
     assert child.stdout.strip() == "recovered"
+
+
+def _kernel_refuses_impossible_mappings() -> bool:
+    """Linux checks a mapping against the machine's memory unless set to overcommit always (1)."""
+    try:
+        with open("/proc/sys/vm/overcommit_memory") as f:
+            return f.read().strip() != "1"
+    except OSError:
+        return False
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(not _kernel_refuses_impossible_mappings(), reason="the kernel overcommits always")
+@pytest.mark.parametrize(
+    "expr, nbytes",
+    [
+        ("torch.ones(2**40, 2, 1)", 2**43),
+        ("torch.zeros(2**40, dtype=torch.complex64)", 2**43),
+        ("torch.randn(4).new_full((2**39,), 2.0)", 2**41),
+    ],
+)
+def test_a_tensor_no_machine_can_hold_fails_without_an_address_space_limit(expr, nbytes):
+    # No RLIMIT_AS here: the allocation itself must be refused, not granted
+    # as address space and then filled until the kernel kills the process.
+    code = "import ferrograd as torch\n" + f"\nNBYTES = {nbytes}\n\ndef run():\n    {expr}\n" + CHECK
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert child.returncode == 0, f"exit {child.returncode}\n{child.stdout}\n{child.stderr}"
+    assert child.stdout.strip() == "recovered"

@@ -11,9 +11,16 @@
 //! rounding costs address space only, as untouched pages are never
 //! faulted in. The cache holds at most [`CACHE_BYTES`], evicting the
 //! oldest block first. Small allocations never touch the cache or its lock.
+//!
+//! Blocks larger than the cache go to the C library's allocator: mimalloc
+//! maps memory with `MAP_NORESERVE`, which Linux grants whatever its size,
+//! so `torch.ones(2**40)` was handed 4 TiB of address space and the process
+//! was killed for memory while filling it. The C library's mappings are
+//! checked against the machine's memory, and one no machine can hold fails
+//! at once, as an out-of-memory error.
 
 use libmimalloc_sys as mi;
-use std::alloc::{GlobalAlloc, Layout};
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::ffi::c_void;
 use std::sync::Mutex;
 
@@ -99,13 +106,10 @@ unsafe impl GlobalAlloc for Mimalloc {
 /// initial mmap threshold: blocks from there up are the ones that malloc
 /// maps afresh or trims off its heap, and that fault again when reused.
 const MIN_CACHED_BYTES: usize = 128 << 10;
-/// Requests above this go straight to [`BACKING`], which refuses them: no
-/// machine has the memory, and their size class could round up past
-/// `isize::MAX`, which no layout may exceed.
-const MAX_CACHED_BYTES: usize = 1 << 62;
 /// Alignment of every cached block, enough for any element type and SIMD.
 const BLOCK_ALIGN: usize = 64;
-/// Most bytes the cache keeps while nothing uses them.
+/// Most bytes the cache keeps while nothing uses them; larger requests go
+/// to the C library's allocator (see the module's notes).
 pub const CACHE_BYTES: usize = 256 << 20;
 const SLOTS: usize = 64;
 
@@ -135,11 +139,32 @@ fn class_of(size: usize) -> usize {
 }
 
 fn cached(layout: &Layout) -> bool {
-    (MIN_CACHED_BYTES..=MAX_CACHED_BYTES).contains(&layout.size()) && layout.align() <= BLOCK_ALIGN
+    (MIN_CACHED_BYTES..=CACHE_BYTES).contains(&layout.size()) && layout.align() <= BLOCK_ALIGN
 }
 
 fn block_layout(class: usize) -> Layout {
-    Layout::from_size_align(class, BLOCK_ALIGN).expect("size classes are at most MAX_CACHED_BYTES")
+    Layout::from_size_align(class, BLOCK_ALIGN).expect("size classes are at most CACHE_BYTES")
+}
+
+/// Which allocator serves a request of `layout`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Route {
+    /// mimalloc directly.
+    Small,
+    /// The cache, in front of mimalloc.
+    Cached,
+    /// The C library's allocator.
+    Huge,
+}
+
+fn route(layout: &Layout) -> Route {
+    if layout.size() > CACHE_BYTES {
+        Route::Huge
+    } else if cached(layout) {
+        Route::Cached
+    } else {
+        Route::Small
+    }
 }
 
 fn lock() -> std::sync::MutexGuard<'static, Cache> {
@@ -179,72 +204,84 @@ impl Cache {
     }
 }
 
-/// The system allocator with the large-block cache in front of it.
+/// mimalloc with the large-block cache in front of it, and the C library's
+/// allocator for blocks larger than the cache.
 pub struct CachingAllocator;
 
 // SAFETY: every block handed out comes from `BACKING` with the layout
-// `block_layout(class)` or the caller's own layout, and goes back to
-// `BACKING` with that same layout; a cached block is owned by the cache
-// alone until `alloc` hands it to exactly one caller.
+// `block_layout(class)` or the caller's own layout, or from `System` with
+// the caller's layout, and goes back to the same allocator with that same
+// layout (`route` of a layout always gives the same answer); a cached
+// block is owned by the cache alone until `alloc` hands it to exactly one
+// caller.
 unsafe impl GlobalAlloc for CachingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if !cached(&layout) {
+        match route(&layout) {
             // SAFETY: forwarded with the caller's layout.
-            return unsafe { BACKING.alloc(layout) };
+            Route::Small => unsafe { BACKING.alloc(layout) },
+            // SAFETY: forwarded with the caller's layout.
+            Route::Huge => unsafe { System.alloc(layout) },
+            Route::Cached => {
+                let class = class_of(layout.size());
+                if let Some(addr) = lock().take(class) {
+                    return addr as *mut u8;
+                }
+                // SAFETY: a non-zero size, as cached requests are at least 128 KiB.
+                unsafe { BACKING.alloc(block_layout(class)) }
+            }
         }
-        let class = class_of(layout.size());
-        if let Some(addr) = lock().take(class) {
-            return addr as *mut u8;
-        }
-        // SAFETY: a non-zero size, as cached requests are at least 128 KiB.
-        unsafe { BACKING.alloc(block_layout(class)) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if !cached(&layout) {
+        match route(&layout) {
             // SAFETY: forwarded with the caller's layout.
-            return unsafe { BACKING.alloc_zeroed(layout) };
+            Route::Small => unsafe { BACKING.alloc_zeroed(layout) },
+            // SAFETY: forwarded with the caller's layout.
+            Route::Huge => unsafe { System.alloc_zeroed(layout) },
+            Route::Cached => {
+                let class = class_of(layout.size());
+                if let Some(addr) = lock().take(class) {
+                    let ptr = addr as *mut u8;
+                    // SAFETY: the block has `class >= layout.size()` writable bytes.
+                    unsafe { ptr.write_bytes(0, layout.size()) };
+                    return ptr;
+                }
+                // Fresh pages from the system are zero already: no memset.
+                // SAFETY: a non-zero size, as cached requests are at least 128 KiB.
+                unsafe { BACKING.alloc_zeroed(block_layout(class)) }
+            }
         }
-        let class = class_of(layout.size());
-        if let Some(addr) = lock().take(class) {
-            let ptr = addr as *mut u8;
-            // SAFETY: the block has `class >= layout.size()` writable bytes.
-            unsafe { ptr.write_bytes(0, layout.size()) };
-            return ptr;
-        }
-        // Fresh pages from the system are zero already: no memset.
-        // SAFETY: a non-zero size, as cached requests are at least 128 KiB.
-        unsafe { BACKING.alloc_zeroed(block_layout(class)) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if !cached(&layout) {
+        match route(&layout) {
             // SAFETY: `ptr` came from `BACKING` with this layout.
-            return unsafe { BACKING.dealloc(ptr, layout) };
-        }
-        let class = class_of(layout.size());
-        let block = Block {
-            addr: ptr as usize,
-            size: class,
-        };
-        let (evicted, n) = if class > CACHE_BYTES {
-            ([block; SLOTS], 1)
-        } else {
-            lock().put(block)
-        };
-        for b in &evicted[..n] {
-            // SAFETY: each evicted block came from `BACKING` with its class's layout.
-            unsafe { BACKING.dealloc(b.addr as *mut u8, block_layout(b.size)) };
+            Route::Small => unsafe { BACKING.dealloc(ptr, layout) },
+            // SAFETY: `ptr` came from `System` with this layout.
+            Route::Huge => unsafe { System.dealloc(ptr, layout) },
+            Route::Cached => {
+                let block = Block {
+                    addr: ptr as usize,
+                    size: class_of(layout.size()),
+                };
+                let (evicted, n) = lock().put(block);
+                for b in &evicted[..n] {
+                    // SAFETY: each evicted block came from `BACKING` with its class's layout.
+                    unsafe { BACKING.dealloc(b.addr as *mut u8, block_layout(b.size)) };
+                }
+            }
         }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let new_layout = Layout::from_size_align(new_size, layout.align())
             .expect("the caller guarantees a valid layout");
-        match (cached(&layout), cached(&new_layout)) {
-            // SAFETY: neither side is a cached block: the system allocator owns both.
-            (false, false) => unsafe { BACKING.realloc(ptr, layout, new_size) },
-            (true, true) if class_of(layout.size()) == class_of(new_size) => ptr,
+        match (route(&layout), route(&new_layout)) {
+            // SAFETY: mimalloc owns the block and serves the new size.
+            (Route::Small, Route::Small) => unsafe { BACKING.realloc(ptr, layout, new_size) },
+            // SAFETY: the C library owns the block and serves the new size.
+            (Route::Huge, Route::Huge) => unsafe { System.realloc(ptr, layout, new_size) },
+            (Route::Cached, Route::Cached) if class_of(layout.size()) == class_of(new_size) => ptr,
             _ => {
                 // SAFETY: `new_layout` is valid; the old block holds
                 // `layout.size()` readable bytes and is freed exactly once.
@@ -331,6 +368,38 @@ mod tests {
         v.reserve_exact((41 << 20) + 1000);
         assert_eq!(v.as_ptr() as usize, addr);
         assert_eq!(v[0], 5);
+    }
+
+    #[test]
+    fn blocks_larger_than_the_cache_keep_their_contents_across_every_route() {
+        let huge = CACHE_BYTES + 4096;
+        let mut v: Vec<u8> = Vec::with_capacity(CACHE_BYTES / 2);
+        v.extend_from_slice(b"ferrograd");
+        // Cached to huge, huge to huge, then back to a cached size.
+        v.reserve_exact(huge);
+        assert_eq!(&v[..], b"ferrograd");
+        v.reserve_exact(2 * huge);
+        assert_eq!(&v[..], b"ferrograd");
+        v.shrink_to(1 << 20);
+        assert_eq!(&v[..], b"ferrograd");
+        let zeroed = vec![0u64; huge / 8];
+        assert!(zeroed[..4096]
+            .iter()
+            .chain(&zeroed[huge / 8 - 4096..])
+            .all(|&x| x == 0));
+    }
+
+    #[test]
+    fn an_impossible_block_is_refused_not_mapped() {
+        // 4 TiB: past any machine's memory, which the C library's mappings
+        // are checked against (unless the kernel is set to overcommit
+        // always, when nothing can be refused before it is touched).
+        let always_overcommits = std::fs::read_to_string("/proc/sys/vm/overcommit_memory")
+            .is_ok_and(|mode| mode.trim() == "1");
+        if always_overcommits {
+            return;
+        }
+        assert!(Vec::<u8>::new().try_reserve_exact(1 << 42).is_err());
     }
 
     #[test]
