@@ -235,3 +235,27 @@ def test_lerp_rounds_as_torch_does(dtype):
     ours = fg.lerp(fg.tensor(start), fg.tensor(end), fg.tensor(weight)).numpy()
     theirs = ref_torch.lerp(ref_torch.tensor(start), ref_torch.tensor(end), ref_torch.tensor(weight)).numpy()
     np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_dims_of_a_0d_tensor(lib):
+    x = lib.tensor(2.5, requires_grad=True)
+    for method in ("size", "stride"):
+        for dim in (0, -1):
+            with pytest.raises(
+                IndexError, match=f"Dimension specified as {dim} but tensor has no dimensions"
+            ):
+                getattr(x, method)(dim)
+    assert x.size() == () and x.stride() == ()
+    moved = x.movedim(0, 0)
+    assert moved.shape == () and moved.item() == 2.5
+    assert x.moveaxis([-1], [0]).shape == ()
+    moved.backward()
+    assert x.grad.item() == 1.0
+    with pytest.raises(
+        IndexError, match=r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)"
+    ):
+        x.movedim(0, 1)
+    for sizes in ([1], [0], []):
+        with pytest.raises(RuntimeError, match="split expects at least a 1-dimensional tensor"):
+            x.split(sizes)

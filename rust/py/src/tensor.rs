@@ -8,6 +8,7 @@ use crate::memory_format::PyMemoryFormat;
 use crate::node::PyNode;
 use ferrograd_core::autograd::engine;
 use ferrograd_core::ops::{copy, shape as shape_ops};
+use ferrograd_core::tensor::layout::wrap_dim_of_array;
 use ferrograd_core::tensor::{MemoryFormat, Storage};
 use ferrograd_core::{DType, Scalar, Tensor};
 use pyo3::exceptions::{
@@ -357,13 +358,9 @@ impl PyTensor {
         match dim {
             None => Ok(shape_size(py, self.tensor().shape())?.unbind()),
             Some(d) => {
-                let d = ferrograd_core::tensor::layout::wrap_dim(d, self.tensor().ndim()).py()?;
-                let n = if self.tensor().ndim() == 0 {
-                    1
-                } else {
-                    self.tensor().shape()[d]
-                };
-                Ok(n.into_pyobject(py)?.into_any().unbind())
+                let t = self.tensor();
+                let d = wrap_dim_of_array(d, t.ndim()).py()?;
+                Ok(t.shape()[d].into_pyobject(py)?.into_any().unbind())
             }
         }
     }
@@ -375,11 +372,9 @@ impl PyTensor {
                 .into_any()
                 .unbind()),
             Some(d) => {
-                let d = ferrograd_core::tensor::layout::wrap_dim(d, self.tensor().ndim()).py()?;
-                Ok(self.tensor().strides()[d]
-                    .into_pyobject(py)?
-                    .into_any()
-                    .unbind())
+                let t = self.tensor();
+                let d = wrap_dim_of_array(d, t.ndim()).py()?;
+                Ok(t.strides()[d].into_pyobject(py)?.into_any().unbind())
             }
         }
     }

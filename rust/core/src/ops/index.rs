@@ -6,7 +6,7 @@ use super::elementwise::{row, update};
 use super::num::Arith;
 use super::shape::slice;
 use crate::autograd::record;
-use crate::tensor::layout::{wrap_dim, Layout, Strides};
+use crate::tensor::layout::{wrap_dim, wrap_dim_of_array, Layout, Strides};
 use crate::tensor::storage::{try_buffer, try_collect, try_filled};
 use crate::tensor::{DType, Scalar, Shape, Tensor};
 use crate::{bail, grads, with_dtype, Result};
@@ -372,6 +372,9 @@ pub fn split(t: &Tensor, size: usize, dim: i64) -> Result<Vec<Tensor>> {
 
 /// `split([sizes], dim)` (`SplitWithSizesBackward0`).
 pub fn split_with_sizes(t: &Tensor, sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
+    if t.ndim() == 0 {
+        bail!(Runtime, "split expects at least a 1-dimensional tensor");
+    }
     let d = wrap_dim(dim, t.ndim())?;
     let total: i64 = sizes.iter().sum();
     if sizes.iter().any(|&s| s < 0) || total != t.shape()[d] as i64 {
@@ -404,22 +407,9 @@ pub fn chunk(t: &Tensor, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
     split(t, size, d as i64)
 }
 
-/// `dim` of a tensor of at least one dim, for the ops that treat a 0-d
-/// tensor as having no dim at all (where others see one of size 1).
-fn wrap_dim_of_array(dim: i64, t: &Tensor) -> Result<usize> {
-    if t.ndim() == 0 {
-        bail!(
-            Index,
-            "Dimension specified as {} but tensor has no dimensions",
-            dim
-        );
-    }
-    wrap_dim(dim, t.ndim())
-}
-
 /// `unbind(dim)`: every position of `dim`, the dim removed (`UnbindBackward0`).
 pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
-    let d = wrap_dim_of_array(dim, t)?;
+    let d = wrap_dim_of_array(dim, t.ndim())?;
     let pieces = {
         let _no_grad = crate::autograd::GradModeGuard::new(false);
         (0..t.shape()[d])
@@ -1126,7 +1116,7 @@ fn rolled_copy(t: &Tensor, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
     let mut out = t.clone();
     let mut moved = false;
     for (&shift, &dim) in shifts.iter().zip(dims) {
-        let d = wrap_dim_of_array(dim, t)?;
+        let d = wrap_dim_of_array(dim, t.ndim())?;
         let n = t.shape()[d];
         let k = match n {
             0 => 0,
@@ -1287,6 +1277,10 @@ pub fn movedim(t: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor
         .iter()
         .map(|&d| wrap_dim(d, n))
         .collect::<Result<_>>()?;
+    // A 0-d tensor takes dim 0 (or -1) and has nothing to move.
+    if n == 0 {
+        return super::shape::permute(t, &[]);
+    }
     let mut perm: Vec<Option<usize>> = vec![None; n];
     for (&s, &d) in src_raw.iter().zip(&dst_raw) {
         perm[d] = Some(s);

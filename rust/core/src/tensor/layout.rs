@@ -113,6 +113,19 @@ pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
     })
 }
 
+/// `dim` of a tensor of at least one dim, for the ops that treat a 0-d
+/// tensor as having no dim at all (where others see one of size 1).
+pub fn wrap_dim_of_array(dim: i64, ndim: usize) -> Result<usize> {
+    if ndim == 0 {
+        bail!(
+            Index,
+            "Dimension specified as {} but tensor has no dimensions",
+            dim
+        );
+    }
+    wrap_dim(dim, ndim)
+}
+
 /// How a dense tensor's dims are ordered in memory (`torch.memory_format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MemoryFormat {
