@@ -113,3 +113,19 @@ def test_a_tensor_no_machine_can_hold_fails_without_an_address_space_limit(expr,
     child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert child.returncode == 0, f"exit {child.returncode}\n{child.stdout}\n{child.stderr}"
     assert child.stdout.strip() == "recovered"
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(not _kernel_refuses_impossible_mappings(), reason="the kernel overcommits always")
+def test_more_sections_than_memory_can_hold_fail_at_once():
+    code = (
+        "import ferrograd as torch\n"
+        "try:\n"
+        "    torch.tensor_split(torch.zeros(3, 4), 2**40)\n"
+        "except RuntimeError as e:\n"
+        "    assert str(e) == 'not enough memory for 1099511627776 sections', str(e)\n"
+        "    print('refused')\n"
+    )
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert child.returncode == 0, f"exit {child.returncode}\n{child.stdout}\n{child.stderr}"
+    assert child.stdout.strip() == "refused"

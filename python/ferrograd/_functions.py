@@ -208,10 +208,16 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple[Tens
         if n <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {n}")
         base, extra = divmod(size, n)
-        out, start = [], 0
+        try:
+            # Allocated up front, so that a count of sections no memory can hold fails at once
+            # rather than after filling the machine's memory with views.
+            out: list = [None] * n
+        except MemoryError:
+            raise RuntimeError(f"not enough memory for {n} sections") from None
+        start = 0
         for i in range(n):
             length = base + (1 if i < extra else 0)
-            out.append(input.narrow(dim, start, length))
+            out[i] = input.narrow(dim, start, length)
             start += length
         return tuple(out)
     out, start = [], 0
