@@ -16,8 +16,9 @@
 //! maps memory with `MAP_NORESERVE`, which Linux grants whatever its size,
 //! so `torch.ones(2**40)` was handed 4 TiB of address space and the process
 //! was killed for memory while filling it. The C library's mappings are
-//! checked against the machine's memory, and one no machine can hold fails
-//! at once, as an out-of-memory error.
+//! checked against the machine's memory (unless the kernel is set to
+//! overcommit always), and one no machine can hold fails at once, as an
+//! out-of-memory error.
 
 use libmimalloc_sys as mi;
 use std::alloc::{GlobalAlloc, Layout, System};
