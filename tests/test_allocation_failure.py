@@ -104,6 +104,8 @@ def _kernel_refuses_impossible_mappings() -> bool:
         ("torch.ones(2**40, 2, 1)", 2**43),
         ("torch.zeros(2**40, dtype=torch.complex64)", 2**43),
         ("torch.randn(4).new_full((2**39,), 2.0)", 2**41),
+        # p terms of the multivariate log-gamma, one a row.
+        ("torch.ones(3).mvlgamma(2**40)", 2**42),
     ],
 )
 def test_a_tensor_no_machine_can_hold_fails_without_an_address_space_limit(expr, nbytes):

@@ -106,7 +106,10 @@ def multigammaln(input: Tensor, p: int) -> Tensor:
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     x = _to_float(input)
-    terms = sum((x - j / 2).lgamma() for j in range(p))
+    # All p terms at once along a new last dim, as PyTorch computes them: one op each whatever
+    # p is, and a p too large for memory fails at once.
+    halves = _C.arange(-(p - 1) / 2, 0.25, 0.5, dtype=x.dtype)
+    terms = (x.unsqueeze(-1) + halves).lgamma().sum(-1)
     return terms + p * (p - 1) / 4 * math.log(math.pi)
 
 
