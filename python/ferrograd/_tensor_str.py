@@ -180,6 +180,11 @@ def tensor_repr(t) -> str:
         suffix.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
         suffix.append("requires_grad=True")
+    from .autograd.forward_ad import unpack_dual
+
+    tangent = unpack_dual(t).tangent
+    if tangent is not None:
+        suffix.append(f"tangent={tensor_repr(tangent)}")
     from ._C import get_default_dtype
 
     default_dtype = repr(get_default_dtype()).rsplit(".", 1)[-1]

@@ -8,7 +8,7 @@ from typing import Optional, Union
 
 from .. import _C
 from .._C import Tensor
-from . import functional, graph
+from . import forward_ad, functional, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
@@ -153,6 +153,7 @@ __all__ = [
     "backward",
     "detect_anomaly",
     "enable_grad",
+    "forward_ad",
     "grad",
     "gradcheck",
     "gradgradcheck",

@@ -6,11 +6,13 @@ only to call ``backward``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Any
 
 from .. import _C
 from .._C import Tensor
+from . import forward_ad
 from .grad_mode import no_grad
 
 _GRAPH_FREED = (
@@ -30,6 +32,8 @@ class FunctionCtx:
         self._non_differentiable: tuple = ()
         self.materialize_grads = True
         self.needs_input_grad: tuple = ()
+        # What ``saved_tensors`` gives while ``jvp`` runs: the tensors of ``save_for_forward``.
+        self._saved_for_jvp: tuple | None = None
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
         # (tensor or packed form, version at saving, output number when it
@@ -61,6 +65,8 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
+        if self._saved_for_jvp is not None:
+            return self._saved_for_jvp
         if self._saved is None:
             raise RuntimeError(_GRAPH_FREED)
         name = getattr(self, "_node_name", "")
@@ -131,13 +137,24 @@ class Function:
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx: FunctionCtx, *grad_inputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
+        )
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         ctx = FunctionCtx()
         ctx._forward_cls = cls
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         uses_setup_context = cls.setup_context is not Function.setup_context
-        with no_grad():
+        # Inputs with tangents: forward sees their primals, and jvp gives the outputs' tangents.
+        tangents = forward_ad._input_tangents(args)
+        primals_only = (
+            forward_ad._set_fwd_grad_enabled(False) if tangents is not None else contextlib.nullcontext()
+        )
+        with no_grad(), primals_only:
             if uses_setup_context:
                 output = cls.forward(*args, **kwargs)
             else:
@@ -156,6 +173,14 @@ class Function:
         wired = iter(_C._function_record(node_cls, ctx, args, tensor_outputs, dirty, non_differentiable))
         ctx._save_variables(tensor_outputs, _C.is_grad_enabled() and any(ctx.needs_input_grad))
         result = tuple(next(wired) if isinstance(o, Tensor) else o for o in outputs)
+        if tangents is not None:
+            ctx._saved_for_jvp = tuple(getattr(ctx, "saved_for_forward", ()))
+            try:
+                with forward_ad._set_fwd_grad_enabled(False):
+                    output_tangents = cls.jvp(ctx, *tangents)
+            finally:
+                ctx._saved_for_jvp = None
+            forward_ad._set_output_tangents(result, output_tangents)
         return result if is_tuple else result[0]
 
 

@@ -4,7 +4,7 @@
 use crate::errors::IntoPyResult;
 use crate::node::PyNode;
 use crate::tensor::PyTensor;
-use ferrograd_core::autograd::{engine, grad_mode};
+use ferrograd_core::autograd::{engine, forward, grad_mode};
 use ferrograd_core::Tensor;
 use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
@@ -147,6 +147,53 @@ fn _grad(
     Ok(result.into_iter().map(|g| g.map(PyTensor::from)).collect())
 }
 
+/// `forward_ad.enter_dual_level()`.
+#[pyfunction]
+fn _enter_dual_level() -> PyResult<u64> {
+    forward::enter_dual_level().py()
+}
+
+/// `forward_ad.exit_dual_level(level=...)`.
+#[pyfunction]
+fn _exit_dual_level(level: u64) -> PyResult<()> {
+    forward::exit_dual_level(level).py()
+}
+
+/// `forward_ad.make_dual(primal, tangent, level=...)`.
+#[pyfunction]
+fn _make_dual(
+    primal: PyRef<'_, PyTensor>,
+    tangent: PyRef<'_, PyTensor>,
+    level: u64,
+) -> PyResult<PyTensor> {
+    forward::make_dual(&primal.tensor(), &tangent.tensor(), level)
+        .py()
+        .map(PyTensor::from)
+}
+
+/// Gives an output of a custom Function the tangent its `jvp` returned.
+#[pyfunction]
+fn _set_fwd_grad(t: PyRef<'_, PyTensor>, tangent: PyRef<'_, PyTensor>, level: u64) -> PyResult<()> {
+    forward::set_forward_grad(&t.tensor(), &tangent.tensor(), level).py()
+}
+
+#[pyfunction]
+fn _set_fwd_grad_enabled(enabled: bool) {
+    forward::set_enabled(enabled);
+}
+
+#[pyfunction]
+fn _is_fwd_grad_enabled() -> bool {
+    forward::is_enabled()
+}
+
+/// `forward_ad.unpack_dual(tensor, level=...)`: the primal and the tangent.
+#[pyfunction]
+fn _unpack_dual(t: PyRef<'_, PyTensor>, level: u64) -> PyResult<(PyTensor, Option<PyTensor>)> {
+    let (primal, tangent) = forward::unpack_dual(&t.tensor(), level).py()?;
+    Ok((PyTensor::from(primal), tangent.map(PyTensor::from)))
+}
+
 /// The id of the backward call running the hook that asks, -1 outside one.
 #[pyfunction]
 fn _current_graph_task_id() -> i64 {
@@ -188,5 +235,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_inference_mode_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(_enter_dual_level, m)?)?;
+    m.add_function(wrap_pyfunction!(_exit_dual_level, m)?)?;
+    m.add_function(wrap_pyfunction!(_make_dual, m)?)?;
+    m.add_function(wrap_pyfunction!(_unpack_dual, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_fwd_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_fwd_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(_is_fwd_grad_enabled, m)?)?;
     Ok(())
 }

@@ -4,6 +4,7 @@
 pub mod accumulate;
 pub mod anomaly;
 pub mod engine;
+pub mod forward;
 pub mod grad_mode;
 pub mod node;
 pub mod saved;
@@ -12,7 +13,8 @@ pub mod views;
 pub use engine::{backward, grad};
 pub use grad_mode::{is_grad_enabled, is_inference_mode_enabled, set_grad_enabled, GradModeGuard};
 pub use node::{
-    any_requires_grad, record, record_multi, BackwardCtx, BackwardFn, Edge, Grads, Node, NodeWith,
+    any_requires_grad, needs_input_grad, record, record_multi, BackwardCtx, BackwardFn, Edge,
+    Grads, Node, NodeWith,
 };
 pub use saved::{PackedSaved, SavedTensor, SavedTensorsHooks};
 

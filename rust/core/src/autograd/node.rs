@@ -29,6 +29,16 @@ pub struct OutputMeta {
     pub dtype: DType,
 }
 
+impl OutputMeta {
+    /// The shape and dtype of `t`.
+    pub fn of(t: &Tensor) -> OutputMeta {
+        OutputMeta {
+            shape: Shape::from_slice(t.shape()),
+            dtype: t.dtype(),
+        }
+    }
+}
+
 /// What a backward function sees besides the gradients.
 pub struct BackwardCtx<'a> {
     pub node: &'a Arc<Node>,
@@ -298,6 +308,13 @@ pub fn any_requires_grad(inputs: &[&Tensor]) -> bool {
     is_grad_enabled() && inputs.iter().any(|t| t.requires_grad())
 }
 
+/// Whether an op must save what the gradient with respect to its input `t`
+/// needs: `t` requires grad, or carries a tangent, which forward AD
+/// computes through the op's backward formula.
+pub fn needs_input_grad(t: &Tensor) -> bool {
+    t.requires_grad() || super::forward::any_tangent(&[t])
+}
+
 /// A built-in op's backward: saved tensors (freed after backward unless the
 /// graph is retained) and the formula. Non-tensor state lives in `F`.
 /// The formula reads the saved values under a read lock, without copying
@@ -375,6 +392,9 @@ pub fn record_multi<S, F>(
     F: Fn(&BackwardCtx<'_>, &S, &Grads) -> Result<Grads> + Send + Sync + 'static,
 {
     if !is_grad_enabled() {
+        if super::forward::any_tangent(inputs) {
+            propagate_tangents(name, inputs, outputs, &save(), &formula);
+        }
         return;
     }
     // One look at each input's record tells both whether it requires grad
@@ -382,26 +402,48 @@ pub fn record_multi<S, F>(
     let edges: SmallVec<[Option<Option<Edge>>; 2]> =
         inputs.iter().map(|t| t.recording_edge()).collect();
     if edges.iter().all(Option::is_none) {
+        if super::forward::any_tangent(inputs) {
+            propagate_tangents(name, inputs, outputs, &save(), &formula);
+        }
         return;
     }
     let edges = edges.into_iter().map(Option::flatten).collect();
-    let metas = outputs
-        .iter()
-        .map(|t| OutputMeta {
-            shape: Shape::from_slice(t.shape()),
-            dtype: t.dtype(),
-        })
-        .collect();
+    let metas = outputs.iter().map(|t| OutputMeta::of(t)).collect();
     let (saved, saved_refs) = super::saved::collect_saved(save);
+    let forward = super::forward::any_tangent(inputs);
+    let for_tangents = forward.then(|| saved.clone());
     let backward = OpBackward {
         saved: RwLock::new(Some(saved)),
         has_saved: std::mem::size_of::<S>() > 0,
         formula,
         saved_refs,
     };
-    let node: Arc<Node> = Arc::new(NodeWith::new(name, edges, metas, backward));
+    let node: Arc<NodeWith<OpBackward<S, F>>> =
+        Arc::new(NodeWith::new(name, edges, metas, backward));
     for (nr, out) in outputs.iter().enumerate() {
         out.set_grad_fn(node.clone(), nr as u32);
+    }
+    // After the outputs joined the graph: their tangents' history (under
+    // `create_graph`-like recording) then reaches through them.
+    if let Some(saved) = for_tangents {
+        propagate_tangents(name, inputs, outputs, &saved, &node.backward.formula);
+    }
+}
+
+/// Gives the outputs of an op their tangents (see
+/// [`super::forward::propagate`]). Recording has no error path: a
+/// failure is kept with the outputs and raised when their tangents are read.
+fn propagate_tangents<S, F>(
+    name: &'static str,
+    inputs: &[&Tensor],
+    outputs: &[&Tensor],
+    saved: &S,
+    formula: &F,
+) where
+    F: Fn(&BackwardCtx<'_>, &S, &Grads) -> Result<Grads>,
+{
+    if let Err(e) = super::forward::propagate(name, inputs, outputs, saved, formula) {
+        super::forward::mark_failed(outputs, name, e);
     }
 }
 

@@ -10,7 +10,7 @@ use super::elementwise::{map, update, zip3_map_pair, zip_map};
 use super::num::{Arith, Float, Real, RealFloat};
 use super::result_type;
 use super::unary::{conj, neg, scalar, where_, zeros_like};
-use crate::autograd::{record, SavedTensor};
+use crate::autograd::{needs_input_grad, record, SavedTensor};
 use crate::tensor::{DType, Scalar, Tensor};
 use crate::{bail, grads, with_dtype, with_float, with_real, with_real_float, Result};
 use num_complex::Complex64;
@@ -104,7 +104,7 @@ pub fn sub(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 pub fn mul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let out = kernel!(with_dtype, a, b, result_type(&[a, b]), |x, y| x.mul(y))?;
-    let (ra, rb) = (a.requires_grad(), b.requires_grad());
+    let (ra, rb) = (needs_input_grad(a), needs_input_grad(b));
     record(
         "MulBackward0",
         &[a, b],
@@ -148,7 +148,7 @@ pub fn div(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         dtype = DType::default_float();
     }
     let out = kernel!(with_dtype, a, b, dtype, |x, y| x.div(y))?;
-    let (ra, rb) = (a.requires_grad(), b.requires_grad());
+    let (ra, rb) = (needs_input_grad(a), needs_input_grad(b));
     record(
         "DivBackward0",
         &[a, b],
@@ -182,7 +182,7 @@ pub fn pow(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         }
         _ => kernel!(with_float, a, b, dtype, |x, y| x.pow_el(y), unreachable!())?,
     };
-    let (ra, rb) = (a.requires_grad(), b.requires_grad());
+    let (ra, rb) = (needs_input_grad(a), needs_input_grad(b));
     // A Python number as the base (`2 ** t`) is PyTorch's PowBackward2.
     let name = if a.is_wrapped_number() {
         "PowBackward2"

@@ -13,7 +13,7 @@ use super::copy::{clone, to_dtype, try_cast};
 use super::elementwise::{lock_pair, update, PARALLEL_MIN_ELEMENTS};
 use super::scatter::{scatter_add, scatter_from, scatter_reduce, Reduction, Source};
 use super::unary::{where_, zero_of, zeros_like};
-use crate::autograd::{is_grad_enabled, record, views};
+use crate::autograd::{forward, is_grad_enabled, record, views};
 use crate::tensor::layout::{broadcast_shapes, fmt_shape};
 use crate::tensor::{DType, Element, Layout, Scalar, Tensor};
 use crate::{bail, grads, with_dtype, Result};
@@ -29,14 +29,18 @@ fn must_record(t: &Tensor, others: &[&Tensor]) -> Result<bool> {
     for o in others {
         check_no_partial_overlap(t, o)?;
     }
+    // A write that changes a tangent takes the recording path, which
+    // computes the new tangent from the op's formula.
+    let tangents =
+        || forward::is_active() && (forward::any_tangent(&[t]) || forward::any_tangent(others));
     if !is_grad_enabled() {
-        return Ok(false);
+        return Ok(tangents());
     }
     let record = t.requires_grad() || others.iter().any(|o| o.requires_grad());
     if record {
         views::check_inplace(t)?;
     }
-    Ok(record)
+    Ok(record || tangents())
 }
 
 /// PyTorch refuses to write through a layout where several elements share
@@ -153,15 +157,22 @@ fn apply(t: &Tensor, others: &[&Tensor], op: impl FnOnce(&Tensor) -> Result<Tens
         // A node that saved its result saved `out`: `t` now holds it.
         out.follow_version_of(t);
     }
+    let forward = forward::is_active();
     match t.view_base() {
         // The base's history is rewritten; the view's (and every other
         // view's) is regenerated from it when next needed.
+        Some(base) if forward && forward::shares_tangent(t, &base) => {
+            forward::without_tangents(|| views::copy_slices(&base, t, &out))?
+        }
         Some(base) => views::copy_slices(&base, t, &out)?,
         None => {
             if let Some(node) = out.grad_fn() {
                 t.set_grad_fn(node, out.output_nr());
             }
         }
+    }
+    if forward {
+        forward::written(t, &out)?;
     }
     Ok(())
 }

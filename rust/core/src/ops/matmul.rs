@@ -12,7 +12,7 @@ use super::reduce::sum;
 use super::result_type;
 use super::shape::{expand_to, reshape, squeeze_dims, transpose, unsqueeze, view};
 use super::unary::conj;
-use crate::autograd::{record, SavedTensor};
+use crate::autograd::{needs_input_grad, record, SavedTensor};
 use crate::tensor::layout::{broadcast_shapes, Layout};
 use crate::tensor::storage::{try_buffer, try_filled};
 use crate::tensor::{DType, Element, Scalar, Shape, Tensor};
@@ -566,7 +566,7 @@ fn check_mm(a: &Tensor, b: &Tensor) -> Result<()> {
 
 /// The backward of a (batched) matrix product, shared by `mm` and `bmm`.
 fn record_mm(name: &'static str, a: &Tensor, b: &Tensor, out: &Tensor) {
-    let (ra, rb) = (a.requires_grad(), b.requires_grad());
+    let (ra, rb) = (needs_input_grad(a), needs_input_grad(b));
     let prod = if name == "MmBackward0" { mm } else { bmm };
     let transposed = (stored_transposed(a), stored_transposed(b));
     record(
@@ -747,7 +747,7 @@ pub fn dot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         offset: b.storage_offset(),
     });
     let out = mm_raw(&row, &col)?.alias(Layout::contiguous(&[]));
-    let (ra, rb) = (a.requires_grad(), b.requires_grad());
+    let (ra, rb) = (needs_input_grad(a), needs_input_grad(b));
     record(
         "DotBackward0",
         &[a, b],
@@ -802,7 +802,7 @@ pub fn mv(a: &Tensor, v: &Tensor) -> Result<Tensor> {
         offset: v.storage_offset(),
     });
     let out = mm_raw(a, &col)?.alias(Layout::contiguous(&[a.shape()[0]]));
-    let (ra, rv) = (a.requires_grad(), v.requires_grad());
+    let (ra, rv) = (needs_input_grad(a), needs_input_grad(v));
     record(
         "MvBackward0",
         &[a, v],
@@ -981,7 +981,7 @@ pub fn addmm(
         }
     };
     let out = out.detach();
-    let (r1, r2) = (m1.requires_grad(), m2.requires_grad());
+    let (r1, r2) = (needs_input_grad(m1), needs_input_grad(m2));
     let transposed = (stored_transposed(m1), stored_transposed(m2));
     record(
         "AddmmBackward0",

@@ -12,7 +12,7 @@ use crate::{bail, grads, with_dtype, Result};
 use std::sync::Arc;
 
 /// An alias of `base` with `layout`, marked as a view of it.
-fn make_view(base: &Tensor, layout: Layout) -> Tensor {
+pub(crate) fn make_view(base: &Tensor, layout: Layout) -> Tensor {
     let v = base.alias(layout);
     crate::autograd::views::mark_view(&v, base);
     v

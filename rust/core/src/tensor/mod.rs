@@ -99,6 +99,9 @@ pub struct AutogradMeta {
     pub replaced_by: Option<Tensor>,
     /// The dtype a leaf's gradients are cast to (`t.grad_dtype`).
     pub grad_dtype: GradDType,
+    /// The tangent of forward-mode AD, set only inside a dual level (see
+    /// [`crate::autograd::forward`]).
+    pub tangent: Option<Tensor>,
 }
 
 /// What a leaf's incoming gradients are cast to before they reach `.grad`

@@ -1,0 +1,313 @@
+"""Forward-mode AD (``autograd.forward_ad``): tangents against central differences in float64
+and against torch, the level's life cycle and its errors, in-place ops and views, and custom
+Functions' ``jvp``."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ferrograd as fg
+import ferrograd.autograd.forward_ad as fwAD
+
+try:
+    import torch
+except ImportError:  # torch is only a reference
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
+
+
+def tangent_of(T, f, x, t, *others):
+    """The tangent of ``f(dual(x, t), *others)``, computed by ``T``."""
+    ad = T.autograd.forward_ad
+    with warnings.catch_warnings():
+        # torch loads decompositions for forward AD through a deprecated path.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with ad.dual_level():
+            out = f(ad.make_dual(x, t), *others)
+            return ad.unpack_dual(out).tangent
+
+
+def central_difference(f, x, t, *others, eps=1e-6):
+    with fg.no_grad():
+        return (f(x + eps * t, *others) - f(x - eps * t, *others)) / (2 * eps)
+
+
+FUNCTIONS = {
+    "sin_times_exp": lambda x, T, w: x.sin() * x.exp(),
+    "division": lambda x, T, w: (x + 3.0) / (x * x + 1.0),
+    "power": lambda x, T, w: (x * x + 0.5) ** 1.5,
+    "matmul_chain": lambda x, T, w: (x @ w).tanh() @ w.t(),
+    "softmax": lambda x, T, w: T.nn.functional.softmax(x @ w, dim=-1),
+    "log_softmax": lambda x, T, w: T.nn.functional.log_softmax(x, dim=0),
+    "logsumexp": lambda x, T, w: x.logsumexp(dim=1),
+    "reductions": lambda x, T, w: x.sum(0) * x.mean(1).sum() + x.prod(1).sum(),
+    "norm": lambda x, T, w: x.norm(dim=1) + T.linalg.vector_norm(x),
+    "indexing_and_cat": lambda x, T, w: T.cat([x[:, :1] * 2, x.t()[-1:].t(), x[:, 0:1].flip(0)], dim=1),
+    "reshape_permute": lambda x, T, w: (
+        x.reshape(-1).unsqueeze(0).expand(2, -1).permute(1, 0).contiguous() * 3
+    ),
+    "where_and_clamp": lambda x, T, w: T.where(x > 0, x.clamp(max=0.7), x.sigmoid()),
+    "linear_relu": lambda x, T, w: T.nn.functional.relu(T.nn.functional.linear(x, w.t(), w[0])),
+    "max_values": lambda x, T, w: x.max(dim=1).values + x.min(dim=0).values.sum(),
+}
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    rows=st.integers(1, 4),
+    cols=st.integers(1, 4),
+    name=st.sampled_from(sorted(FUNCTIONS)),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_tangents_match_central_differences(rows, cols, name, seed):
+    rng = np.random.default_rng(seed)
+    x = fg.tensor(rng.uniform(-1.0, 1.0, (rows, cols)))
+    t = fg.tensor(rng.uniform(-1.0, 1.0, (rows, cols)))
+    w = fg.tensor(rng.uniform(-1.0, 1.0, (cols, 3)))
+    if name == "max_values":
+        # Ties make max not differentiable: spread the values apart.
+        x = x + fg.arange(rows * cols, dtype=fg.float64).reshape(rows, cols) * 3
+    f = FUNCTIONS[name]
+    got = tangent_of(fg, f, x, t, fg, w)
+    expected = central_difference(f, x, t, fg, w)
+    assert got is not None
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_tangents_match_torch(name):
+    rng = np.random.default_rng(7)
+    arrays = [rng.uniform(-1.0, 1.0, shape) for shape in [(3, 4), (3, 4), (4, 3)]]
+    results = []
+    for T in (fg, torch):
+        x, t, w = (T.tensor(a) for a in arrays)
+        results.append(tangent_of(T, FUNCTIONS[name], x, t, T, w).numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-10, atol=1e-12)
+
+
+@needs_torch
+def test_complex_tangents_match_torch():
+    def f(z, T):
+        return (z * z).exp() + z.abs() + (z.conj() * 2j).real
+
+    results = []
+    for T in (fg, torch):
+        z = T.tensor([1 + 2j, 3 - 1j, -0.5 + 0.25j], dtype=T.complex128)
+        t = T.tensor([0.5 - 1j, 2 + 0.3j, 1j], dtype=T.complex128)
+        results.append(tangent_of(T, f, z, t, T).numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
+
+
+def test_real_to_complex_tangent_matches_central_differences():
+    x = fg.tensor([0.3, -1.2, 2.0], dtype=fg.float64)
+    t = fg.tensor([1.0, 0.5, -2.0], dtype=fg.float64)
+
+    def f(x):
+        return fg.polar(x * x + 1.0, x)
+
+    got = tangent_of(fg, f, x, t)
+    np.testing.assert_allclose(got.numpy(), central_difference(f, x, t).numpy(), rtol=1e-6)
+
+
+def test_multi_output_op_gives_each_output_its_tangent():
+    x = fg.tensor([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]], dtype=fg.float64)
+    t = fg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=fg.float64)
+    with fwAD.dual_level():
+        values, indices = fwAD.make_dual(x, t).sort(dim=1)
+        np.testing.assert_array_equal(
+            fwAD.unpack_dual(values).tangent.numpy(), [[2.0, 3.0, 1.0], [6.0, 4.0, 5.0]]
+        )
+        assert fwAD.unpack_dual(indices).tangent is None
+
+
+def test_level_life_cycle_and_errors():
+    x, t = fg.randn(3), fg.randn(3)
+    with pytest.raises(RuntimeError, match="no level exists, make sure to enter_dual_level"):
+        fwAD.make_dual(x, t)
+    assert fwAD.unpack_dual(x) == (x, None)
+    with fwAD.dual_level() as level:
+        assert level == 0
+        with pytest.raises(RuntimeError, match="Nested forward mode AD is not supported at the moment"):
+            fwAD.enter_dual_level()
+        with pytest.raises(
+            RuntimeError, match=r"Tensor is of size \[3\] while the given forward gradient is of size \[4\]"
+        ):
+            fwAD.make_dual(x, fg.randn(4))
+        with pytest.raises(
+            ValueError, match="Expected primal to be floating point or complex, but got: ferrograd.int64"
+        ):
+            fwAD.make_dual(fg.arange(3), t)
+        with pytest.raises(ValueError, match="Expected tangent to be floating point or complex"):
+            fwAD.make_dual(x, fg.arange(3))
+        with pytest.raises(RuntimeError, match="not the last one that was created"):
+            fwAD.exit_dual_level(level=3)
+        dual = fwAD.make_dual(x, t)
+        kept = dual * 2
+        assert fwAD.unpack_dual(kept).tangent is not None
+    # The level closed: every tangent is gone, the values stay.
+    assert fwAD.unpack_dual(dual).tangent is None
+    assert fwAD.unpack_dual(kept).tangent is None
+    assert np.allclose(kept.numpy(), 2 * x.numpy())
+    with fwAD.dual_level():  # a new level opens after the old one closed
+        assert fwAD.unpack_dual(dual).tangent is None
+
+
+def test_dual_level_decorates_a_function():
+    @fwAD.dual_level()
+    def tangent_of_square(x, t):
+        return fwAD.unpack_dual(fwAD.make_dual(x, t) ** 2).tangent
+
+    x = fg.tensor([1.0, 2.0])
+    np.testing.assert_allclose(tangent_of_square(x, fg.ones(2)).numpy(), [2.0, 4.0])
+    assert fwAD._current_level == -1
+
+
+def test_dual_is_a_view_and_primal_has_no_tangent():
+    x = fg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    t = fg.tensor([1.0, 0.0, -1.0])
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, t)
+        assert dual.grad_fn.name() == "ViewBackward0"
+        assert dual._base is not None
+        primal, tangent = fwAD.unpack_dual(dual)
+        assert fwAD.unpack_dual(primal).tangent is None
+        assert fwAD.unpack_dual(x).tangent is None
+        np.testing.assert_array_equal(tangent.numpy(), t.numpy())
+        # The tangent is the given tensor itself: a write to it shows.
+        t.mul_(2)
+        np.testing.assert_array_equal(fwAD.unpack_dual(dual).tangent.numpy(), [2.0, 0.0, -2.0])
+        assert fwAD.unpack_dual(dual.detach()).tangent is None
+
+
+def test_tangents_propagate_without_grad_mode():
+    x, t = fg.tensor([0.0, 1.0], dtype=fg.float64), fg.tensor([1.0, 1.0], dtype=fg.float64)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, t)
+        with fg.no_grad():
+            y = dual.tanh()
+        assert not y.requires_grad
+        np.testing.assert_allclose(fwAD.unpack_dual(y).tangent.numpy(), 1 - np.tanh(x.numpy()) ** 2)
+
+
+def test_in_place_ops_update_tangents():
+    x = fg.tensor([1.0, 2.0, 3.0], dtype=fg.float64)
+    t = fg.tensor([1.0, 1.0, 0.0], dtype=fg.float64)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x.clone(), t)
+        z = fg.tensor([5.0, 6.0, 7.0], dtype=fg.float64)
+        z.mul_(dual)  # a plain tensor written with a dual one gets a tangent
+        np.testing.assert_array_equal(fwAD.unpack_dual(z).tangent.numpy(), [5.0, 6.0, 0.0])
+        z.sin_()
+        np.testing.assert_allclose(
+            fwAD.unpack_dual(z).tangent.numpy(), np.cos([5.0, 12.0, 21.0]) * [5.0, 6.0, 0.0]
+        )
+        z.zero_()
+        np.testing.assert_array_equal(fwAD.unpack_dual(z).tangent.numpy(), [0.0, 0.0, 0.0])
+        # A write through a view reaches its base's tangent, which the view's shares.
+        dual[1:].mul_(3)
+        np.testing.assert_array_equal(fwAD.unpack_dual(dual).tangent.numpy(), [1.0, 3.0, 0.0])
+        np.testing.assert_array_equal(t.numpy(), [1.0, 3.0, 0.0])
+        # A plain tensor written through a view: its base gets the tangent, zero elsewhere.
+        w = fg.zeros(4, dtype=fg.float64)
+        w[1:].copy_(dual)
+        np.testing.assert_array_equal(fwAD.unpack_dual(w).tangent.numpy(), [0.0, 1.0, 3.0, 0.0])
+
+
+@needs_torch
+def test_in_place_programs_match_torch():
+    def program(T):
+        ad = T.autograd.forward_ad
+        x = T.tensor([[1.0, -2.0, 3.0], [0.5, 0.25, -1.0]], dtype=T.float64)
+        t = T.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=T.float64)
+        with ad.dual_level():
+            d = ad.make_dual(x.clone(), t.clone())
+            d[0].mul_(3)
+            d.t()[1].add_(d[:, 2])
+            z = x.clone()
+            z[:, 1:] = d[:, :2].exp()
+            z.addcmul_(d, d, value=0.5)
+            return [ad.unpack_dual(v).tangent.numpy() for v in (d, z)]
+
+    for ours, theirs in zip(program(fg), program(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_tangent_is_differentiable_forward_over_reverse():
+    # The Hessian-vector product of f(x) = sum(x^3) is 6 x * v.
+    x = fg.tensor([1.0, -2.0, 0.5], dtype=fg.float64, requires_grad=True)
+    v = fg.tensor([1.0, 2.0, 3.0], dtype=fg.float64)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, v)
+        (grad,) = fg.autograd.grad((dual**3).sum(), dual, create_graph=True)
+        hvp_forward = fwAD.unpack_dual(grad).tangent
+        directional = fwAD.unpack_dual((dual**3).sum()).tangent
+    np.testing.assert_allclose(hvp_forward.detach().numpy(), 6 * x.detach().numpy() * v.numpy())
+    (hvp_reverse,) = fg.autograd.grad(directional, x)
+    np.testing.assert_allclose(hvp_reverse.numpy(), 6 * x.detach().numpy() * v.numpy())
+
+
+class ScaledSine(fg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y, k):
+        ctx.save_for_forward(x)
+        ctx.k = k
+        ctx.forward_saw_tangent = fwAD.unpack_dual(x).tangent is not None
+        return x.sin() * k, y * 2
+
+    @staticmethod
+    def jvp(ctx, tx, ty, tk):
+        (x,) = ctx.saved_tensors
+        ctx.jvp_got = (tx, ty, tk)
+        return x.cos() * tx * ctx.k, ty * 2
+
+    @staticmethod
+    def backward(ctx, ga, gb):
+        raise AssertionError("not used")
+
+
+def test_custom_function_jvp():
+    x = fg.tensor([0.5, 1.0], dtype=fg.float64)
+    y = fg.tensor([3.0, 4.0], dtype=fg.float64)
+    t = fg.tensor([1.0, -2.0], dtype=fg.float64)
+    with fwAD.dual_level():
+        a, b = ScaledSine.apply(fwAD.make_dual(x, t), y, 3.0)
+        np.testing.assert_allclose(fwAD.unpack_dual(a).tangent.numpy(), np.cos(x.numpy()) * t.numpy() * 3)
+        np.testing.assert_array_equal(fwAD.unpack_dual(b).tangent.numpy(), [0.0, 0.0])
+        ctx = a.grad_fn if a.grad_fn is not None else None
+        assert ctx is None  # nothing requires grad: no node
+    assert np.allclose(a.numpy(), np.sin(x.numpy()) * 3)
+
+
+def test_custom_function_without_jvp_raises():
+    class Double(fg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = fg.randn(2)
+    with fwAD.dual_level():
+        with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
+            Double.apply(fwAD.make_dual(x, fg.ones(2)))
+        # Without a dual input, no jvp is needed.
+        assert fwAD.unpack_dual(Double.apply(x)).tangent is None
+
+
+def test_tangent_of_an_op_whose_backward_fails_raises_when_read():
+    x = fg.tensor(np.random.default_rng(3).uniform(-1, 1, (4, 2)))
+    t = fg.ones(4, 2, dtype=fg.float64)
+    with fwAD.dual_level():
+        q, _ = fg.linalg.qr(fwAD.make_dual(x, t), mode="complete")
+        with pytest.raises(RuntimeError, match="could not compute the tangent .* LinalgQrBackward0: The QR"):
+            fwAD.unpack_dual(q)
+        # The reduced decomposition has one.
+        q, r = fg.linalg.qr(fwAD.make_dual(x, t))
+        np.testing.assert_allclose(fwAD.unpack_dual(q @ r).tangent.numpy(), t.numpy(), rtol=1e-10, atol=1e-12)
