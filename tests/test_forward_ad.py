@@ -311,3 +311,72 @@ def test_tangent_of_an_op_whose_backward_fails_raises_when_read():
         # The reduced decomposition has one.
         q, r = fg.linalg.qr(fwAD.make_dual(x, t))
         np.testing.assert_allclose(fwAD.unpack_dual(q @ r).tangent.numpy(), t.numpy(), rtol=1e-10, atol=1e-12)
+
+
+BUILT_AS_FUNCTIONS = {
+    "logit": lambda x, T: T.logit(x),
+    "xlogy": lambda x, T: T.xlogy(x, x + 1.0),
+    "nansum": lambda x, T: T.nansum(x, dim=1),
+    "nanmean": lambda x, T: T.nanmean(x, dim=0),
+    "entr": lambda x, T: T.special.entr(x),
+    "log_ndtr": lambda x, T: T.special.log_ndtr(x),
+    "logcumsumexp": lambda x, T: T.logcumsumexp(x, dim=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUILT_AS_FUNCTIONS))
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_ops_built_as_functions_have_tangents(name, requires_grad):
+    # Whether the input requires grad decides whether these ops run as Functions of ferrograd's
+    # own, whose tangents come from their backward.
+    rng = np.random.default_rng(11)
+    x = fg.tensor(rng.uniform(0.2, 0.8, (3, 4)), requires_grad=requires_grad)
+    t = fg.tensor(rng.uniform(-1.0, 1.0, (3, 4)))
+    f = BUILT_AS_FUNCTIONS[name]
+    got = tangent_of(fg, f, x, t, fg)
+    expected = central_difference(f, x.detach(), t, fg)
+    np.testing.assert_allclose(got.detach().numpy(), expected.numpy(), rtol=1e-6, atol=1e-7)
+    if torch is not None:
+        theirs = tangent_of(torch, f, torch.tensor(x.detach().numpy()), torch.tensor(t.numpy()), torch)
+        np.testing.assert_allclose(got.detach().numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_samples_have_zero_gradients_and_tangents():
+    mean = fg.zeros(3, requires_grad=True)
+    std = fg.ones(3, requires_grad=True)
+    assert fg.normal(mean, 1.0).grad_fn.name() == "NormalBackward1"
+    assert fg.normal(0.0, std).grad_fn.name() == "NormalBackward2"
+    sample = fg.normal(mean, std)
+    assert sample.grad_fn.name() == "NormalBackward3"
+    sample.sum().backward()
+    np.testing.assert_array_equal(mean.grad.numpy(), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(std.grad.numpy(), [0.0, 0.0, 0.0])
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(fg.ones(3), fg.ones(3))
+        np.testing.assert_array_equal(fwAD.unpack_dual(fg.normal(dual, 1.0)).tangent.numpy(), [0.0] * 3)
+        np.testing.assert_array_equal(fwAD.unpack_dual(fg.poisson(dual)).tangent.numpy(), [0.0] * 3)
+
+
+@pytest.mark.parametrize("n", [4, 1 << 16])
+def test_a_tangent_carries_no_tangent_of_its_own(n):
+    # Large graphs run their backward on worker threads: the tangents computed there are plain.
+    x = fg.linspace(0.5, 1.5, n, dtype=fg.float64)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, fg.ones(n, dtype=fg.float64))
+        tangent = fwAD.unpack_dual((dual * dual).exp()).tangent
+        np.testing.assert_allclose(tangent.numpy(), 2 * x.numpy() * np.exp(x.numpy() ** 2))
+        assert fwAD.unpack_dual(tangent).tangent is None
+        assert fwAD.unpack_dual(tangent * 2).tangent is None
+
+
+def test_non_reentrant_checkpoint_propagates_tangents():
+    x = fg.tensor([0.5, 1.0, 2.0], dtype=fg.float64, requires_grad=True)
+    t = fg.tensor([1.0, -1.0, 0.5], dtype=fg.float64)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, t)
+        out = fg.utils.checkpoint.checkpoint(lambda a: a.sin() * a, dual, use_reentrant=False)
+        tangent = fwAD.unpack_dual(out).tangent
+    xs = x.detach().numpy()
+    np.testing.assert_allclose(tangent.detach().numpy(), (np.cos(xs) * xs + np.sin(xs)) * t.numpy())
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(xs) * xs + np.sin(xs))

@@ -774,6 +774,8 @@ class _LogCumSumExp(Function):
     with PyTorch's gradient, whose terms ``log(grad) - result + input`` make it NaN where the input
     is infinite."""
 
+    _jvp_from_backward = True
+
     @staticmethod
     def forward(ctx, input: Tensor, dim: int) -> Tensor:
         with np.errstate(all="ignore"):
@@ -793,8 +795,10 @@ class _LogCumSumExp(Function):
             # not at 0: it is then the gradient of the pairwise scan.
             from .autograd import grad as gradient
 
+            # An input without grad (one with a tangent) becomes a variable of its own.
+            x = input if input.requires_grad else input.detach().requires_grad_()
             with enable_grad():
-                return gradient(_logaddexp_scan(input, d), input, grad, create_graph=True)[0], None
+                return gradient(_logaddexp_scan(x, d), x, grad, create_graph=True)[0], None
         # Positive and negative parts of grad in log space, the dtype's lowest number standing
         # for log(0) as in PyTorch's formula.
         lowest = float(np.finfo(np.float64 if grad.dtype == _C.float64 else np.float32).min)

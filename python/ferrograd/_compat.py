@@ -19,6 +19,7 @@ from ._aliases import empty_strided, split_with_sizes
 from ._C import Tensor
 from ._functions import _dtype_name, _from_np
 from ._size import Size
+from .autograd import forward_ad
 from .autograd.function import Function, _no_derivative
 from .autograd.grad_mode import no_grad
 
@@ -44,6 +45,8 @@ def _require_tensor(name: str, arg: str, position: int, value) -> None:
 
 class _ZeroGradSample(Function):
     """A random sample whose gradient with respect to its parameters is zero."""
+
+    _jvp_from_backward = True
 
     @staticmethod
     def forward(ctx, param, sample):
@@ -92,7 +95,10 @@ def poisson(input: Tensor, generator=None) -> Tensor:
     counts = _numpy_rng(generator).poisson(np.where(too_large, 0.0, rates)).astype(np.float64)
     counts[too_large] = -(2.0**63)
     sample = _from_np(counts).to(input.dtype)
-    return _ZeroGradSample.apply(input, sample) if _tracks(input) else sample
+    # A dual input gives its sample a zero tangent, as PyTorch does.
+    return (
+        _ZeroGradSample.apply(input, sample) if _tracks(input) or forward_ad._current_level >= 0 else sample
+    )
 
 
 def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:

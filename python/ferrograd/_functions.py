@@ -612,6 +612,8 @@ class _TimesLog(Function):
     and ``grad * x / (y - pole)`` for ``y`` (NaN at ``x = 0, y = pole``). The backward is made of
     differentiable ops, so it differentiates again."""
 
+    _jvp_from_backward = True
+
     @staticmethod
     def forward(ctx, x: Tensor, y: Tensor, op, value, pole: float) -> Tensor:
         ctx.save_for_backward(x, y)
@@ -668,6 +670,8 @@ class _Logit(Function):
     """``logit`` differentiated as PyTorch does when its gradient may be differentiated again
     (``infinitely_differentiable_logit_backward``): ``grad / (x * (1 - x))`` inside
     ``[eps, 1 - eps]`` and 0 outside it, or, without ``eps``, inside ``[0, 1]`` and NaN outside."""
+
+    _jvp_from_backward = True
 
     @staticmethod
     def forward(ctx, x: Tensor, eps) -> Tensor:
@@ -730,6 +734,8 @@ class _NanToZero(Function):
     """``x`` with its NaNs replaced by zeros, whose gradient is PyTorch's for nansum: the incoming
     gradient times the mask of numbers, so that an infinite one (nanmean over nothing but NaNs
     divides by a count of 0) leaves NaN rather than 0 at the NaNs."""
+
+    _jvp_from_backward = True
 
     @staticmethod
     def forward(ctx, x: Tensor) -> Tensor:

@@ -176,6 +176,8 @@ class _Entr(Function):
     """``entr`` differentiated by PyTorch's formula ``grad * -(1 + log(x))``: ``inf`` at 0 and NaN
     below it (the value there is constant, but PyTorch does not special-case it)."""
 
+    _jvp_from_backward = True
+
     @staticmethod
     def forward(ctx, x: Tensor) -> Tensor:
         ctx.save_for_backward(x)
@@ -213,6 +215,8 @@ class _LogNdtr(Function):
     """``log_ndtr`` as PyTorch computes it: through the scaled ``erfcx`` below -1, where
     ``log(ndtr(x))`` would underflow to -inf (from x = -15 in float32), through ``log1p`` above,
     and differentiated by PyTorch's formula ``grad * exp(-(result + x**2 / 2)) / sqrt(2 pi)``."""
+
+    _jvp_from_backward = True
 
     @staticmethod
     def forward(ctx, x: Tensor) -> Tensor:

@@ -13,7 +13,7 @@ from typing import Any
 from .. import _C
 from .._C import Tensor
 from . import forward_ad
-from .grad_mode import no_grad
+from .grad_mode import enable_grad, no_grad
 
 _GRAPH_FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -137,6 +137,10 @@ class Function:
 
     vjp = backward
 
+    # Set on Functions of ferrograd's own: with inputs that carry tangents, their tangents come
+    # from ``backward`` (see ``_jvp_through_backward``), as those of built-in ops do.
+    _jvp_from_backward = False
+
     @staticmethod
     def jvp(ctx: FunctionCtx, *grad_inputs: Any) -> Any:
         raise NotImplementedError(
@@ -171,9 +175,13 @@ class Function:
         node_cls = cls if len(tensor_outputs) == len(outputs) else _with_all_output_grads(cls.__name__)
         dirty, non_differentiable = list(ctx._dirty), list(ctx._non_differentiable)
         wired = iter(_C._function_record(node_cls, ctx, args, tensor_outputs, dirty, non_differentiable))
-        ctx._save_variables(tensor_outputs, _C.is_grad_enabled() and any(ctx.needs_input_grad))
+        jvp_from_backward = tangents is not None and cls.jvp is Function.jvp and cls._jvp_from_backward
+        recording = _C.is_grad_enabled() and any(ctx.needs_input_grad)
+        ctx._save_variables(tensor_outputs, recording or jvp_from_backward)
         result = tuple(next(wired) if isinstance(o, Tensor) else o for o in outputs)
-        if tangents is not None:
+        if jvp_from_backward:
+            forward_ad._set_output_tangents(result, _jvp_through_backward(cls, ctx, args, tangents, result))
+        elif tangents is not None:
             ctx._saved_for_jvp = tuple(getattr(ctx, "saved_for_forward", ()))
             try:
                 with forward_ad._set_fwd_grad_enabled(False):
@@ -182,6 +190,46 @@ class Function:
                 ctx._saved_for_jvp = None
             forward_ad._set_output_tangents(result, output_tangents)
         return result if is_tuple else result[0]
+
+
+def _jvp_through_backward(cls: type, ctx: FunctionCtx, args: tuple, tangents: list, outputs: tuple) -> tuple:
+    """The outputs' tangents of a Function of ferrograd's own from its backward, as the core
+    computes those of built-in ops: the gradient, with respect to the output gradients ``u``, of
+    the real inner product of ``backward(u)`` with the input tangents."""
+    cotangents = [
+        o.new_zeros(o.shape).requires_grad_()
+        if isinstance(o, Tensor) and (o.is_floating_point() or o.is_complex())
+        else None
+        for o in outputs
+    ]
+    live = [u for u in cotangents if u is not None]
+    differentiable = _C.is_grad_enabled()
+    needs_input_grad = ctx.needs_input_grad
+    ctx.needs_input_grad = tuple(n or t is not None for n, t in zip(needs_input_grad, tangents))
+    try:
+        with enable_grad(), forward_ad._set_fwd_grad_enabled(False):
+            grads = cls.backward(ctx, *cotangents)
+            grads = grads if isinstance(grads, tuple) else (grads,)
+            terms = [
+                (g.conj() * t).real.sum() if g.is_complex() else (g * t).sum()
+                for g, t, a in zip(grads, tangents, args)
+                if isinstance(g, Tensor) and isinstance(t, Tensor) and isinstance(a, Tensor)
+            ]
+            total = sum(terms[1:], terms[0]) if terms else None
+            found = (
+                _C._grad([total], live, None, None, differentiable, True)
+                if total is not None and total.requires_grad and live
+                else [None] * len(live)
+            )
+    finally:
+        ctx.needs_input_grad = needs_input_grad
+    by_output = iter(found)
+    output_tangents = []
+    for u in cotangents:
+        tangent = None if u is None else next(by_output)
+        # An output that does not depend on the inputs has a zero tangent.
+        output_tangents.append(u.new_zeros(u.shape) if u is not None and tangent is None else tangent)
+    return tuple(output_tangents)
 
 
 @functools.cache
@@ -215,6 +263,8 @@ def _no_derivative(name: str, message: str, outputs: int = 1) -> type[Function]:
     ``apply(*inputs, *results)`` returns the last ``outputs`` arguments."""
 
     class NoDerivative(Function):
+        _jvp_from_backward = True
+
         @staticmethod
         def forward(ctx, *args):
             results = args[-outputs:]

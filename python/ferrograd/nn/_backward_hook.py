@@ -22,6 +22,8 @@ from ..autograd.function import Function
 class BackwardHookFunction(Function):
     """Identity whose node carries a module's backward hooks."""
 
+    _jvp_from_backward = True
+
     @staticmethod
     def forward(ctx: Any, *tensors: ferrograd.Tensor) -> tuple[ferrograd.Tensor, ...]:
         ctx.mark_non_differentiable(*[t for t in tensors if not t.requires_grad])

@@ -664,7 +664,12 @@ fn normal(
             "normal() received an invalid combination of arguments: with float mean and std, pass size",
         ));
         }
-        finish(random::normal_tensors(&m, &s).py()?, requires_grad)
+        // The sample is recorded from tensor parameters that require grad.
+        let sample = random::normal_tensors(&m, &s).py()?;
+        match requires_grad {
+            true => finish(sample, true),
+            false => Ok(sample.into()),
+        }
     })
 }
 

@@ -9,6 +9,7 @@
 //! the whole call; nodes that run Python take it themselves.
 
 use super::accumulate::{accumulate_into, is_sole_dense_handle, AccumulateGrad};
+use super::forward;
 use super::grad_mode::GradModeGuard;
 use super::node::{Edge, Grads, Node};
 use crate::ops;
@@ -198,6 +199,9 @@ struct GraphTask {
     mode: Mode,
     roots: Vec<u32>,
     retain_graph: bool,
+    /// Whether the nodes' ops propagate tangents: as on the thread that
+    /// started the call.
+    tangents: bool,
     create_graph: bool,
     /// Whether only the paths to some inputs run (`grad`, `backward(inputs=)`).
     partial: bool,
@@ -430,6 +434,7 @@ impl GraphTask {
             mode,
             roots: root_ids_dedup,
             retain_graph,
+            tangents: forward::is_enabled(),
             create_graph,
             partial: targets.is_some(),
             parallel,
@@ -562,6 +567,7 @@ impl GraphTask {
         let node = &self.nodes[i];
         let mut grads = self.take_inputs(i)?;
         let _mode = GradModeGuard::new(self.create_graph);
+        let _tangents = forward::Suspend::to(!self.tangents);
         node.run_pre_hooks(&mut grads)?;
         // A leaf `grad()` returns the gradient of: its hooks see (and may
         // replace) it, as when the gradient is accumulated. Only nodes the

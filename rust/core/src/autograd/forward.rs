@@ -206,11 +206,18 @@ fn shape_i64(shape: &[usize]) -> Vec<i64> {
 }
 
 /// Turns tangent propagation off on this thread until dropped.
-struct Suspend(bool);
+pub(crate) struct Suspend(bool);
 
 impl Suspend {
     fn new() -> Suspend {
-        Suspend(SUSPENDED.replace(true))
+        Suspend::to(true)
+    }
+
+    /// Sets whether tangent propagation is off until dropped: the engine's
+    /// workers take the setting of the thread that started the backward
+    /// (off while tangents are being computed).
+    pub(crate) fn to(suspended: bool) -> Suspend {
+        Suspend(SUSPENDED.replace(suspended))
     }
 }
 
@@ -378,6 +385,30 @@ fn view_tangent(
 
 /// `J·t` for each output, through the formula (see the module's notes).
 fn jvp<S>(
+    name: &'static str,
+    inputs: &[&Tensor],
+    outputs: &[&Tensor],
+    tangents: &[Option<Tensor>],
+    saved: &S,
+    formula: &dyn Fn(&BackwardCtx<'_>, &S, &Grads) -> Result<Grads>,
+    differentiable: bool,
+) -> Result<Vec<Option<Tensor>>> {
+    // The saved-tensor hooks in force are for the graph the user records,
+    // not for the products this computes.
+    super::saved::with_hooks_suspended(|| {
+        jvp_recorded(
+            name,
+            inputs,
+            outputs,
+            tangents,
+            saved,
+            formula,
+            differentiable,
+        )
+    })
+}
+
+fn jvp_recorded<S>(
     name: &'static str,
     inputs: &[&Tensor],
     outputs: &[&Tensor],

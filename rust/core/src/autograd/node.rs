@@ -365,7 +365,7 @@ pub fn record<S, F>(
     name: &'static str,
     inputs: &[&Tensor],
     output: &Tensor,
-    save: impl FnOnce() -> S,
+    save: impl Fn() -> S,
     formula: F,
 ) where
     S: Clone + Send + Sync + 'static,
@@ -385,7 +385,7 @@ pub fn record_multi<S, F>(
     name: &'static str,
     inputs: &[&Tensor],
     outputs: &[&Tensor],
-    save: impl FnOnce() -> S,
+    save: impl Fn() -> S,
     formula: F,
 ) where
     S: Clone + Send + Sync + 'static,
@@ -393,7 +393,7 @@ pub fn record_multi<S, F>(
 {
     if !is_grad_enabled() {
         if super::forward::any_tangent(inputs) {
-            propagate_tangents(name, inputs, outputs, &save(), &formula);
+            propagate_tangents(name, inputs, outputs, &save, &formula);
         }
         return;
     }
@@ -403,15 +403,14 @@ pub fn record_multi<S, F>(
         inputs.iter().map(|t| t.recording_edge()).collect();
     if edges.iter().all(Option::is_none) {
         if super::forward::any_tangent(inputs) {
-            propagate_tangents(name, inputs, outputs, &save(), &formula);
+            propagate_tangents(name, inputs, outputs, &save, &formula);
         }
         return;
     }
     let edges = edges.into_iter().map(Option::flatten).collect();
     let metas = outputs.iter().map(|t| OutputMeta::of(t)).collect();
-    let (saved, saved_refs) = super::saved::collect_saved(save);
     let forward = super::forward::any_tangent(inputs);
-    let for_tangents = forward.then(|| saved.clone());
+    let (saved, saved_refs) = super::saved::collect_saved(&save);
     let backward = OpBackward {
         saved: RwLock::new(Some(saved)),
         has_saved: std::mem::size_of::<S>() > 0,
@@ -425,8 +424,8 @@ pub fn record_multi<S, F>(
     }
     // After the outputs joined the graph: their tangents' history (under
     // `create_graph`-like recording) then reaches through them.
-    if let Some(saved) = for_tangents {
-        propagate_tangents(name, inputs, outputs, &saved, &node.backward.formula);
+    if forward {
+        propagate_tangents(name, inputs, outputs, &save, &node.backward.formula);
     }
 }
 
@@ -437,12 +436,16 @@ fn propagate_tangents<S, F>(
     name: &'static str,
     inputs: &[&Tensor],
     outputs: &[&Tensor],
-    saved: &S,
+    save: &dyn Fn() -> S,
     formula: &F,
 ) where
     F: Fn(&BackwardCtx<'_>, &S, &Grads) -> Result<Grads>,
 {
-    if let Err(e) = super::forward::propagate(name, inputs, outputs, saved, formula) {
+    // What the formula reads, saved again without the saved-tensor hooks in
+    // force: those pack for backward (a checkpoint's would recompute its
+    // region now), while a tangent needs the values as they are.
+    let saved = super::saved::with_hooks_suspended(save);
+    if let Err(e) = super::forward::propagate(name, inputs, outputs, &saved, formula) {
         super::forward::mark_failed(outputs, name, e);
     }
 }

@@ -445,12 +445,11 @@ pub fn masked_fill_(t: &Tensor, mask: &Tensor, value: Scalar) -> Result<()> {
     check_result(t, &broadcast_shapes(t.shape(), mask.shape())?, t.dtype())?;
     apply(t, &[], |s| {
         let out = where_(mask, &Tensor::scalar(value, s.dtype()), &s.detach())?;
-        let m = mask.clone();
         record(
             "MaskedFillBackward0",
             &[s],
             &out,
-            || m,
+            || mask.clone(),
             |_, m, g| Ok(grads![Some(where_(m, &zero_of(g), g)?)]),
         );
         Ok(out)

@@ -395,7 +395,28 @@ pub fn normal_tensors(mean: &Tensor, std: &Tensor) -> Result<Tensor> {
     let shape = crate::tensor::layout::broadcast_shapes(mean.shape(), std.shape())?;
     let z = sampled(&shape, dtype, |t| normal_(t, 0.0, 1.0))?;
     let (m, s) = (mean.detach(), std.detach());
-    super::binary::add(&m, &super::binary::mul(&z, &s)?)
+    let out = super::binary::add(&m, &super::binary::mul(&z, &s)?)?;
+    // As in PyTorch, a sample's gradient with respect to its parameters is
+    // zero (named by which of them are tensors).
+    let name = match (mean.is_wrapped_number(), std.is_wrapped_number()) {
+        (false, true) => "NormalBackward1",
+        (true, false) => "NormalBackward2",
+        _ => "NormalBackward3",
+    };
+    let zeros_of = |t: &Tensor| (t.shape().to_vec(), t.dtype());
+    let (mean_like, std_like) = (zeros_of(mean), zeros_of(std));
+    record(
+        name,
+        &[mean, std],
+        &out,
+        || (),
+        move |_, _, _| {
+            let zeros =
+                |(shape, dtype): &(Vec<usize>, DType)| Tensor::full(shape, Scalar::Int(0), *dtype);
+            Ok(grads![Some(zeros(&mean_like)?), Some(zeros(&std_like)?)])
+        },
+    );
+    Ok(out)
 }
 
 /// `randperm(n)`: a random permutation of `0..n`.
