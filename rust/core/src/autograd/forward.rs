@@ -342,15 +342,19 @@ pub(crate) fn propagate<S>(
         found.push(view_tangent(out, inputs, &tangents, differentiable));
     }
     if found.iter().any(Option::is_none) {
-        let computed = jvp(
-            name,
-            inputs,
-            outputs,
-            &tangents,
-            saved,
-            formula,
-            differentiable,
-        )?;
+        // The saved-tensor hooks in force are for the graph the user
+        // records, not for the products computed here.
+        let computed = super::saved::with_hooks_suspended(|| {
+            jvp(
+                name,
+                inputs,
+                outputs,
+                &tangents,
+                saved,
+                formula,
+                differentiable,
+            )
+        })?;
         for (f, c) in found.iter_mut().zip(computed) {
             if f.is_none() {
                 *f = c;
@@ -385,30 +389,6 @@ fn view_tangent(
 
 /// `J·t` for each output, through the formula (see the module's notes).
 fn jvp<S>(
-    name: &'static str,
-    inputs: &[&Tensor],
-    outputs: &[&Tensor],
-    tangents: &[Option<Tensor>],
-    saved: &S,
-    formula: &dyn Fn(&BackwardCtx<'_>, &S, &Grads) -> Result<Grads>,
-    differentiable: bool,
-) -> Result<Vec<Option<Tensor>>> {
-    // The saved-tensor hooks in force are for the graph the user records,
-    // not for the products this computes.
-    super::saved::with_hooks_suspended(|| {
-        jvp_recorded(
-            name,
-            inputs,
-            outputs,
-            tangents,
-            saved,
-            formula,
-            differentiable,
-        )
-    })
-}
-
-fn jvp_recorded<S>(
     name: &'static str,
     inputs: &[&Tensor],
     outputs: &[&Tensor],
