@@ -380,3 +380,35 @@ def test_non_reentrant_checkpoint_propagates_tangents():
     np.testing.assert_allclose(tangent.detach().numpy(), (np.cos(xs) * xs + np.sin(xs)) * t.numpy())
     out.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.cos(xs) * xs + np.sin(xs))
+
+
+MODULES = {
+    "conv_batchnorm": (
+        lambda: fg.nn.Sequential(fg.nn.Conv2d(2, 3, 3, padding=1), fg.nn.BatchNorm2d(3), fg.nn.ReLU()),
+        (2, 2, 5, 5),
+    ),
+    "lstm": (lambda: fg.nn.LSTM(4, 3, batch_first=True), (2, 5, 4)),
+    "transformer_layer": (
+        lambda: fg.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True),
+        (2, 3, 4),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_module_tangents_match_central_differences(name):
+    make, shape = MODULES[name]
+    fg.manual_seed(0)
+    module = make().double()
+    rng = np.random.default_rng(1)
+    x = fg.tensor(rng.standard_normal(shape))
+    t = fg.tensor(rng.standard_normal(shape))
+
+    def f(z):
+        out = module(z)
+        return out[0] if isinstance(out, tuple) else out
+
+    got = tangent_of(fg, f, x, t)
+    np.testing.assert_allclose(
+        got.detach().numpy(), central_difference(f, x, t).numpy(), rtol=1e-5, atol=1e-7
+    )
