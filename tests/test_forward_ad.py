@@ -412,3 +412,52 @@ def test_module_tangents_match_central_differences(name):
     np.testing.assert_allclose(
         got.detach().numpy(), central_difference(f, x, t).numpy(), rtol=1e-5, atol=1e-7
     )
+
+
+SCALAR_FUNCTIONS = {
+    # Ops that save their own outputs (prod, exp, tanh, softmax, sigmoid): their tangents must
+    # reach the saved copies for forward over reverse.
+    "prod": lambda x, T: (x * x).prod(),
+    "cubes_times_prod": lambda x, T: (x**3).sum() * x.prod(),
+    "exp_tanh": lambda x, T: x.exp().sum() * x.tanh().sum(),
+    "softmax_sigmoid": lambda x, T: T.softmax(x, 0)[0] * x.sigmoid().sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR_FUNCTIONS))
+def test_hessian_forward_over_reverse_matches_reverse_over_reverse(name):
+    f = SCALAR_FUNCTIONS[name]
+    x = fg.tensor([0.1, 0.2, 0.3, -0.4], dtype=fg.float64)
+    forward = fg.autograd.functional.hessian(
+        lambda x: f(x, fg), x, outer_jacobian_strategy="forward-mode", vectorize=True
+    )
+    reverse = fg.autograd.functional.hessian(lambda x: f(x, fg), x)
+    assert not forward.requires_grad
+    np.testing.assert_allclose(forward.numpy(), reverse.numpy(), rtol=1e-10, atol=1e-12)
+    if torch is not None:
+        theirs = torch.autograd.functional.hessian(lambda x: f(x, torch), torch.tensor(x.numpy()))
+        np.testing.assert_allclose(forward.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_jacobian_forward_mode():
+    def f(x, y):
+        return (x.sin()[:, None] * y).exp(), x.sum() * y.prod()
+
+    x = fg.tensor([0.1, 0.2, 0.3], dtype=fg.float64)
+    y = fg.tensor([1.0, 2.0], dtype=fg.float64)
+    forward = fg.autograd.functional.jacobian(f, (x, y), strategy="forward-mode", vectorize=True)
+    reverse = fg.autograd.functional.jacobian(f, (x, y))
+    assert [[j.shape for j in row] for row in forward] == [[(3, 2, 3), (3, 2, 2)], [(3,), (2,)]]
+    for row_f, row_r in zip(forward, reverse):
+        for a, b in zip(row_f, row_r):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+    with pytest.raises(
+        AssertionError, match='Expected strategy to be either "forward-mode" or "reverse-mode"'
+    ):
+        fg.autograd.functional.jacobian(f, (x, y), strategy="sideways")
+    with pytest.raises(NotImplementedError, match="only implemented for `vectorize=True`"):
+        fg.autograd.functional.jacobian(f, (x, y), strategy="forward-mode")
+    with pytest.raises(NotImplementedError, match='`create_graph=True` and `strategy="forward-mode"`'):
+        fg.autograd.functional.jacobian(f, (x, y), strategy="forward-mode", vectorize=True, create_graph=True)
+    with pytest.raises(RuntimeError, match='`strict=True` and `strategy="forward-mode"`'):
+        fg.autograd.functional.jacobian(f, (x, y), strategy="forward-mode", vectorize=True, strict=True)

@@ -119,9 +119,25 @@ def jacobian(
     vectorize: bool = False,
     strategy: str = "reverse-mode",
 ):
-    """The Jacobian of ``func`` at ``inputs``: ``J[i][j]`` has shape ``out_i.shape + in_j.shape``."""
+    """The Jacobian of ``func`` at ``inputs``: ``J[i][j]`` has shape ``out_i.shape + in_j.shape``.
+    ``strategy="forward-mode"`` computes it a column at a time with forward AD."""
     from . import grad
 
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError(
+            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+            'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+            'Otherwise, prefer to use "reverse-mode".'
+        )
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError(
+                "torch.autograd.functional.jacobian: `create_graph=True` "
+                'and `strategy="forward-mode"` are not supported together (yet). '
+                "Please either set `create_graph=False` or "
+                '`strategy="reverse-mode"`.'
+            )
+        return _jacobian_forward(func, inputs, strict, vectorize)
     inputs_t, is_tuple = _tuple(inputs)
     xs = _grad_inputs(inputs_t, create_graph)
     outputs, out_tuple = _tuple(func(*xs))
@@ -153,6 +169,57 @@ def jacobian(
     return tuple(rows) if out_tuple else rows[0]
 
 
+def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool):
+    """The Jacobian through forward AD: one dual evaluation of ``func`` per input element, whose
+    output tangents are that element's column."""
+    from . import forward_ad
+
+    if strict:
+        raise RuntimeError(
+            "torch.autograd.functional.jacobian: `strict=True` "
+            'and `strategy="forward-mode"` are not supported together (yet). '
+            "Please either set `strict=False` or "
+            '`strategy="reverse-mode"`.'
+        )
+    if not vectorize:
+        # PyTorch's words, its missing space included.
+        raise NotImplementedError(
+            "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+            "only implemented for `vectorize=True`."
+        )
+    inputs_t, is_tuple = _tuple(inputs)
+    columns: list[list[list]] = []  # per output, per input: the columns
+    out_tuple, outputs = False, ()
+    for j, x in enumerate(inputs_t):
+        for k in range(x.numel()):
+            with forward_ad.dual_level():
+                duals = []
+                for i, y in enumerate(inputs_t):
+                    tangent = _C.zeros(y.numel(), dtype=y.dtype)
+                    if i == j:
+                        tangent[k] = 1
+                    duals.append(forward_ad.make_dual(y, tangent.reshape(y.shape)))
+                outputs, out_tuple = _tuple(func(*duals))
+                if not columns:
+                    columns = [[[] for _ in inputs_t] for _ in outputs]
+                for o, out in enumerate(outputs):
+                    primal, tangent = forward_ad.unpack_dual(out)
+                    columns[o][j].append(tangent.detach() if tangent is not None else _C.zeros_like(primal))
+    rows = []
+    for o, out in enumerate(outputs):
+        rows.append(
+            tuple(
+                (_C.stack(cols, dim=-1) if cols else _C.zeros(*out.shape, 0, dtype=out.dtype)).reshape(
+                    *out.shape, *x.shape
+                )
+                for cols, x in zip(columns[o], inputs_t)
+            )
+        )
+    if not is_tuple:
+        rows = [r[0] for r in rows]
+    return tuple(rows) if out_tuple else rows[0]
+
+
 def hessian(
     func: Callable,
     inputs,
@@ -161,10 +228,17 @@ def hessian(
     vectorize: bool = False,
     outer_jacobian_strategy: str = "reverse-mode",
 ):
-    """The Hessian of a scalar function: the Jacobian of its gradient."""
+    """The Hessian of a scalar function: the Jacobian of its gradient (forward over reverse with
+    ``outer_jacobian_strategy="forward-mode"``)."""
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
     inputs_t, is_tuple = _tuple(inputs)
+    forward = outer_jacobian_strategy == "forward-mode"
 
     def gradient(*xs):
+        if forward:
+            # The dual inputs are the variables the gradient is taken with respect to.
+            xs = tuple(x.requires_grad_(True) for x in xs)
         outputs, _ = _tuple(func(*xs))
         if len(outputs) != 1 or outputs[0].numel() != 1:
             raise RuntimeError(
@@ -180,7 +254,14 @@ def hessian(
         )
         return g if is_tuple else g[0]
 
-    return jacobian(gradient, inputs, create_graph=create_graph, strict=strict)
+    return jacobian(
+        gradient,
+        inputs,
+        create_graph=create_graph,
+        strict=strict,
+        vectorize=vectorize,
+        strategy=outer_jacobian_strategy,
+    )
 
 
 def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):

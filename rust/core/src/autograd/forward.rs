@@ -233,7 +233,7 @@ impl Tensor {
         self.meta().tangent.clone()
     }
 
-    fn set_tangent(&self, tangent: Tensor) {
+    pub(crate) fn set_tangent(&self, tangent: Tensor) {
         if let Some(tensors) = DUAL_TENSORS.lock().as_mut() {
             tensors.retain(|t| t.strong_count() > 0);
             tensors.push(Arc::downgrade(&self.0));
@@ -298,6 +298,30 @@ pub(crate) fn shares_tangent(view: &Tensor, base: &Tensor) -> bool {
 pub(crate) fn without_tangents<R>(f: impl FnOnce() -> R) -> R {
     let _off = Suspend::new();
     f()
+}
+
+/// Gives the copies of `outputs` that their node saved (outputs are saved
+/// without their history, as aliases) the outputs' tangents: a
+/// differentiable backward through the node then differentiates them too,
+/// as forward-over-reverse products need.
+pub(crate) fn share_with_saved_outputs(
+    inputs: &[&Tensor],
+    outputs: &[&Tensor],
+    saved: &[Weak<TensorImpl>],
+) {
+    for kept in saved.iter().filter_map(Weak::upgrade).map(Tensor) {
+        if inputs.iter().any(|x| x.same(&kept)) {
+            continue;
+        }
+        let output = outputs.iter().find(|out| {
+            out.storage().same_buffer(kept.storage())
+                && out.layout() == kept.layout()
+                && !out.same(&kept)
+        });
+        if let Some(tangent) = output.and_then(|out| out.tangent()) {
+            kept.set_tangent(tangent);
+        }
+    }
 }
 
 /// Whether an op on `inputs` must compute tangents.

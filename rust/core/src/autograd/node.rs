@@ -426,6 +426,7 @@ pub fn record_multi<S, F>(
     // `create_graph`-like recording) then reaches through them.
     if forward {
         propagate_tangents(name, inputs, outputs, &save, &node.backward.formula);
+        super::forward::share_with_saved_outputs(inputs, outputs, &node.backward.saved_refs);
     }
 }
 

@@ -192,7 +192,13 @@ impl SavedTensor {
             return Ok(tensor);
         }
         Ok(match (self.output_nr, edge) {
-            (Some(nr), _) => tensor.with_grad_fn(ctx.node.clone(), nr),
+            (Some(nr), _) => {
+                let attached = tensor.with_grad_fn(ctx.node.clone(), nr);
+                if let Some(tangent) = tensor.tangent() {
+                    attached.set_tangent(tangent);
+                }
+                attached
+            }
             (None, Some(e)) if matches!(self.data, Data::Packed { .. }) => {
                 tensor.with_grad_fn(e.node.clone(), e.input_nr)
             }
