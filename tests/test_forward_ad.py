@@ -461,3 +461,22 @@ def test_jacobian_forward_mode():
         fg.autograd.functional.jacobian(f, (x, y), strategy="forward-mode", vectorize=True, create_graph=True)
     with pytest.raises(RuntimeError, match='`strict=True` and `strategy="forward-mode"`'):
         fg.autograd.functional.jacobian(f, (x, y), strategy="forward-mode", vectorize=True, strict=True)
+
+
+@pytest.mark.parametrize("hooks", [False, True])
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("name", sorted(SCALAR_FUNCTIONS))
+def test_gradients_computed_inside_a_dual_level_have_hessian_vector_tangents(name, create_graph, hooks):
+    # As in PyTorch, a backward inside a dual level gives its gradients tangents (H v here),
+    # with or without create_graph, and through saved-tensor hooks, which pack the saved
+    # values but not their tangents.
+    f = SCALAR_FUNCTIONS[name]
+    x = fg.tensor([0.1, 0.2, 0.3, -0.4], dtype=fg.float64)
+    v = fg.tensor([1.0, -1.0, 0.5, 2.0], dtype=fg.float64)
+    hessian = fg.autograd.functional.hessian(lambda x: f(x, fg), x)
+    pack = fg.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)
+    with fwAD.dual_level(), pack if hooks else fg.enable_grad():
+        dual = fwAD.make_dual(x.clone().requires_grad_(), v)
+        (gradient,) = fg.autograd.grad(f(dual, fg), dual, create_graph=create_graph)
+        tangent = fwAD.unpack_dual(gradient).tangent
+    np.testing.assert_allclose(tangent.detach().numpy(), hessian.numpy() @ v.numpy(), rtol=1e-10, atol=1e-12)

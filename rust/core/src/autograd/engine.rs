@@ -607,9 +607,12 @@ impl GraphTask {
             return Ok(ready);
         }
         let received = node.has_post_hooks().then(|| grads.clone());
+        // Inside a dual level the formulas' ops give the gradients tangents,
+        // which fused kernels would not.
+        let differentiable = self.create_graph || forward::is_active();
         let mut outputs = match super::anomaly::is_enabled() {
-            true => super::anomaly::check(node, node.apply(grads, self.create_graph))?,
-            false => node.apply(grads, self.create_graph)?,
+            true => super::anomaly::check(node, node.apply(grads, differentiable))?,
+            false => node.apply(grads, differentiable)?,
         };
         let edges = node.next_edges();
         if outputs.len() != edges.len() {

@@ -21,11 +21,15 @@ use crate::{bail, Result};
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 /// Whether a dual level is open: the one look an op pays outside forward AD.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// Counts the dual levels opened, telling a tangent kept aside (in a packed
+/// saved tensor) from one of a later level.
+static OPENED: AtomicU64 = AtomicU64::new(0);
 
 /// The tensors given a tangent at the open level, whose tangents are
 /// dropped when it closes; `None` while no level is open.
@@ -59,8 +63,15 @@ pub fn enter_dual_level() -> Result<u64> {
         );
     }
     *tensors = Some(Vec::new());
+    OPENED.fetch_add(1, Ordering::Relaxed);
     ACTIVE.store(true, Ordering::Relaxed);
     Ok(LEVEL)
+}
+
+/// Which opening of a dual level is open now, if one is and this thread
+/// propagates tangents.
+pub(crate) fn open_level() -> Option<u64> {
+    is_active().then(|| OPENED.load(Ordering::Relaxed))
 }
 
 /// `forward_ad.exit_dual_level()`: closes the level; every tangent given

@@ -22,6 +22,13 @@ use crate::tensor::Tensor;
 use crate::{bail, Result};
 use std::sync::Arc;
 
+/// Whether a backward formula must compute with differentiable ops rather
+/// than fused kernels: its ops are recorded (`create_graph`) or give
+/// tangents (a dual level is open).
+pub fn formulas_differentiable() -> bool {
+    is_grad_enabled() || forward::is_active()
+}
+
 /// `t.retain_grad()`: a non-leaf keeps its gradient in `.grad` after
 /// backward (leaves always do).
 pub fn retain_grad(t: &Tensor) -> Result<()> {

@@ -136,6 +136,20 @@ pub struct SavedTensor {
     /// saves them: keeping it would make a reference cycle) and re-attached
     /// to that node when unpacked for a differentiable backward.
     output_nr: Option<u32>,
+    /// A packed tensor's tangent and the dual level it belongs to: what a
+    /// pack hook returns knows nothing of it, and forward over reverse
+    /// needs it on the unpacked tensor.
+    tangent: Option<Box<(u64, KeptTangent)>>,
+}
+
+/// Where a packed saved tensor's tangent is kept.
+#[derive(Clone)]
+enum KeptTangent {
+    /// An input's tangent, known when it is saved.
+    Of(Tensor),
+    /// An alias of a saved output, given the output's tangent once the op
+    /// has computed it (see `forward::share_with_saved_outputs`).
+    OnAlias(Tensor),
 }
 
 impl SavedTensor {
@@ -151,6 +165,8 @@ impl SavedTensor {
 
     fn new(original: &Tensor, kept: Tensor, output_nr: Option<u32>) -> SavedTensor {
         let saved_version = original.version();
+        let level = super::forward::open_level();
+        let output_alias = (level.is_some() && output_nr.is_some()).then(|| kept.clone());
         let data = if original.is_inference() && !is_inference_mode_enabled() {
             failed(crate::Error::Runtime(INFERENCE_SAVED.into()))
         } else {
@@ -175,10 +191,25 @@ impl SavedTensor {
                 },
             }
         };
+        let tangent = match (&data, level, output_alias) {
+            (Data::Packed { .. }, Some(level), None) => original
+                .tangent()
+                .map(|t| Box::new((level, KeptTangent::Of(t)))),
+            (Data::Packed { .. }, Some(level), Some(alias)) => {
+                COLLECTING.with_borrow_mut(|c| {
+                    if let Some(c) = c {
+                        c.push(Arc::downgrade(&alias.0));
+                    }
+                });
+                Some(Box::new((level, KeptTangent::OnAlias(alias))))
+            }
+            _ => None,
+        };
         SavedTensor {
             data,
             saved_version,
             output_nr,
+            tangent,
         }
     }
 
@@ -191,7 +222,7 @@ impl SavedTensor {
         if !ctx.create_graph {
             return Ok(tensor);
         }
-        Ok(match (self.output_nr, edge) {
+        let unpacked = match (self.output_nr, edge) {
             (Some(nr), _) => {
                 let attached = tensor.with_grad_fn(ctx.node.clone(), nr);
                 if let Some(tangent) = tensor.tangent() {
@@ -203,7 +234,18 @@ impl SavedTensor {
                 tensor.with_grad_fn(e.node.clone(), e.input_nr)
             }
             _ => tensor,
-        })
+        };
+        if let Some((level, kept)) = self.tangent.as_deref() {
+            let tangent = match kept {
+                KeptTangent::Of(t) => Some(t.clone()),
+                KeptTangent::OnAlias(alias) => alias.tangent(),
+            };
+            if let Some(tangent) = tangent.filter(|_| super::forward::open_level() == Some(*level))
+            {
+                unpacked.set_tangent(tangent);
+            }
+        }
+        Ok(unpacked)
     }
 
     fn check_version(&self, tensor: &Tensor, ctx: &BackwardCtx<'_>) -> Result<Tensor> {

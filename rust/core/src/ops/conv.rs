@@ -11,7 +11,7 @@ use super::num::{Arith, Real, RealFloat};
 use super::pad::pad;
 use super::scatter::scatter_add_zeros;
 use super::shape::{permute, reshape, squeeze_dims, transpose, unsqueeze};
-use crate::autograd::{is_grad_enabled, record};
+use crate::autograd::{formulas_differentiable, record};
 use crate::tensor::storage::try_filled;
 use crate::tensor::{Element, Tensor};
 use crate::{bail, grads, with_real_float, Result};
@@ -619,7 +619,7 @@ pub fn max_pool2d(input: &Tensor, win: Window, ceil_mode: bool) -> Result<(Tenso
         &out,
         || (),
         move |_, _, g| {
-            let dx = match is_grad_enabled() {
+            let dx = match formulas_differentiable() {
                 // `create_graph`: an op whose own gradient is a gather.
                 true => scatter_add_zeros(
                     &reshape(g, &[n as i64, c as i64, (oh * ow) as i64])?,

@@ -639,7 +639,7 @@ fn grads_of_single_value(
         || l.numel() == 0
         || varies(n - 2)
         || varies(n - 1)
-        || crate::autograd::is_grad_enabled()
+        || crate::autograd::formulas_differentiable()
     {
         return Ok(None);
     }

@@ -17,7 +17,7 @@ use super::num::{Float, RealFloat};
 use super::reduce::{fold_lanes, map_rows, mean, sum};
 use super::shape::reshape;
 use super::unary::sqrt;
-use crate::autograd::{is_grad_enabled, record, SavedTensor};
+use crate::autograd::{formulas_differentiable, is_grad_enabled, record, SavedTensor};
 use crate::tensor::{DType, Scalar, Tensor};
 use crate::{bail, grads, with_real_float, Result};
 
@@ -318,7 +318,7 @@ fn record_norm(
         move |ctx, (sx, sw), g| {
             let x = sx.unpack(ctx)?;
             let w = sw.as_ref().map(|s| s.unpack(ctx)).transpose()?;
-            let (dx, dw, db) = backward(&x, w.as_ref(), g, is_grad_enabled())?;
+            let (dx, dw, db) = backward(&x, w.as_ref(), g, formulas_differentiable())?;
             let mut out = grads![Some(dx)];
             if let Some(shape) = &weight_shape {
                 out.push(Some(shaped(dw, shape)?));

@@ -4,7 +4,7 @@ use super::copy::try_cast;
 use super::elementwise::wide_loop;
 use super::num::{Arith, Real, RealFloat};
 use super::shape::{expand_to, reshape};
-use crate::autograd::{is_grad_enabled, record, SavedTensor};
+use crate::autograd::{formulas_differentiable, record, SavedTensor};
 use crate::tensor::layout::{wrap_dim, Layout, Shape};
 use crate::tensor::storage::{try_buffer, try_collect, try_filled};
 use crate::tensor::{DType, Element, Scalar, Tensor};
@@ -904,7 +904,7 @@ fn fused_row_backward(
     dim: usize,
     (row32, row64): (RowKernel<f32>, RowKernel<f64>),
 ) -> Result<Option<Tensor>> {
-    let Some(row_len) = by_rows(y, dim).filter(|_| !is_grad_enabled()) else {
+    let Some(row_len) = by_rows(y, dim).filter(|_| !formulas_differentiable()) else {
         return Ok(None);
     };
     if g.shape() != y.shape() || g.dtype() != y.dtype() {
