@@ -246,7 +246,12 @@ impl Tensor {
 
     pub(crate) fn set_tangent(&self, tangent: Tensor) {
         if let Some(tensors) = DUAL_TENSORS.lock().as_mut() {
-            tensors.retain(|t| t.strong_count() > 0);
+            // Dead entries are pruned when the registry would grow, leaving
+            // room for as many insertions again: constant time on average.
+            if tensors.len() == tensors.capacity() {
+                tensors.retain(|t| t.strong_count() > 0);
+                tensors.reserve(tensors.len().max(16));
+            }
             tensors.push(Arc::downgrade(&self.0));
             self.meta().tangent = Some(tangent);
         }
@@ -539,6 +544,11 @@ mod tests {
         ops::inplace::mul_(&tail, &vector(&[2.0; 3])).unwrap();
         assert_eq!(dual.tangent().unwrap().to_vec::<f64>(), [2.0, 4.0, 6.0]);
         assert!(x.tangent().is_none());
+        // The registry of tensors with tangents forgets those that died.
+        for _ in 0..1000 {
+            drop(make_dual(&x, &x, level).unwrap());
+        }
+        assert!(DUAL_TENSORS.lock().as_ref().unwrap().len() < 100);
         exit_dual_level(level).unwrap();
         assert!(y.tangent().is_none() && dual.tangent().is_none());
         assert!(make_dual(&x, &x, level).is_err());
