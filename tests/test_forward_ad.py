@@ -256,13 +256,13 @@ class ScaledSine(fg.autograd.Function):
     def forward(ctx, x, y, k):
         ctx.save_for_forward(x)
         ctx.k = k
-        ctx.forward_saw_tangent = fwAD.unpack_dual(x).tangent is not None
+        ScaledSine.forward_saw_tangent = fwAD.unpack_dual(x).tangent is not None
         return x.sin() * k, y * 2
 
     @staticmethod
     def jvp(ctx, tx, ty, tk):
         (x,) = ctx.saved_tensors
-        ctx.jvp_got = (tx, ty, tk)
+        ScaledSine.jvp_got = (tx, ty, tk)
         return x.cos() * tx * ctx.k, ty * 2
 
     @staticmethod
@@ -278,8 +278,13 @@ def test_custom_function_jvp():
         a, b = ScaledSine.apply(fwAD.make_dual(x, t), y, 3.0)
         np.testing.assert_allclose(fwAD.unpack_dual(a).tangent.numpy(), np.cos(x.numpy()) * t.numpy() * 3)
         np.testing.assert_array_equal(fwAD.unpack_dual(b).tangent.numpy(), [0.0, 0.0])
-        ctx = a.grad_fn if a.grad_fn is not None else None
-        assert ctx is None  # nothing requires grad: no node
+        assert a.grad_fn is None  # nothing requires grad: no node
+    # forward saw the primals; jvp got the tangent, zeros for y and None for the number.
+    assert ScaledSine.forward_saw_tangent is False
+    tx, ty, tk = ScaledSine.jvp_got
+    np.testing.assert_array_equal(tx.numpy(), t.numpy())
+    np.testing.assert_array_equal(ty.numpy(), [0.0, 0.0])
+    assert tk is None
     assert np.allclose(a.numpy(), np.sin(x.numpy()) * 3)
 
 
