@@ -11,7 +11,7 @@
 use super::accumulate::{accumulate_into, is_sole_dense_handle, AccumulateGrad};
 use super::forward;
 use super::grad_mode::GradModeGuard;
-use super::node::{Edge, Grads, Node};
+use super::node::{Edge, Grads, Node, NodeMark};
 use crate::ops;
 use crate::tensor::layout::fmt_shape;
 use crate::tensor::{Scalar, Tensor};
@@ -54,6 +54,7 @@ pub fn backward(
         mode,
         retain_graph.unwrap_or(create_graph),
         create_graph,
+        None,
     )?;
     task.run()?;
     Ok(())
@@ -77,8 +78,42 @@ pub fn grad(
         Mode::Capture,
         retain_graph.unwrap_or(create_graph),
         create_graph,
+        None,
     )?;
     let captured = task.run()?;
+    used_gradients(captured, allow_unused)
+}
+
+/// The gradients of `outputs` (of one element each, seeded with ones) with
+/// respect to `inputs`, all of whose nodes were made on this thread at or
+/// after `since`: the walk skips every node made before, which cannot
+/// reach them. A tangent's products (see `forward`) reach the whole
+/// history of the op's inputs, which the walk would otherwise visit once
+/// per op. `None` for an input that was not used.
+pub(crate) fn grad_since(
+    outputs: &[Tensor],
+    inputs: &[Tensor],
+    create_graph: bool,
+    since: NodeMark,
+) -> Result<Vec<Option<Tensor>>> {
+    let roots = make_roots(outputs, &vec![None; outputs.len()])?;
+    let targets = input_edges(inputs)?;
+    let task = GraphTask::new(
+        roots,
+        Some(targets),
+        Mode::Capture,
+        create_graph,
+        create_graph,
+        Some(since),
+    )?;
+    used_gradients(task.run()?, true)
+}
+
+/// The captured gradients, an error for a missing one unless `allow_unused`.
+fn used_gradients(
+    captured: Vec<Option<Tensor>>,
+    allow_unused: bool,
+) -> Result<Vec<Option<Tensor>>> {
     captured
         .into_iter()
         .enumerate()
@@ -303,12 +338,15 @@ impl Drop for Discovery {
 }
 
 impl GraphTask {
+    /// With `since`, the walk leaves out the nodes made on this thread
+    /// before that mark (see [`grad_since`]).
     fn new(
         roots: Vec<(Edge, Tensor)>,
         targets: Option<Vec<Edge>>,
         mode: Mode,
         retain_graph: bool,
         create_graph: bool,
+        since: Option<NodeMark>,
     ) -> Result<GraphTask> {
         // Discover the graph, numbering nodes and counting incoming edges.
         let mut found = Discovery::new();
@@ -326,7 +364,10 @@ impl GraphTask {
             let node = found.nodes[i as usize].clone();
             let mut kids = SmallVec::new();
             for edge in node.next_edges() {
-                kids.push(edge.as_ref().map(|e| {
+                let edge = edge
+                    .as_ref()
+                    .filter(|e| since.is_none_or(|since| !e.node.made.is_before(since)));
+                kids.push(edge.map(|e| {
                     let (j, new) = found.intern(&e.node);
                     found.dep_counts[j as usize] += 1;
                     if new {
@@ -793,4 +834,73 @@ fn may_sum_into(t: &Tensor) -> bool {
         && Arc::weak_count(&t.0) == 0
         && !t.requires_grad()
         && t.storage().owns_memory()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaf(values: &[f64]) -> Tensor {
+        let t = Tensor::from_vec(values.to_vec(), &[values.len()]).unwrap();
+        t.set_requires_grad(true).unwrap();
+        t
+    }
+
+    /// `grad_since` walks only what was made after its mark, yet gives the
+    /// gradients `grad` gives, with their history through the older nodes.
+    #[test]
+    fn grad_since_matches_grad_and_keeps_history_through_older_nodes() {
+        let _record = GradModeGuard::new(true);
+        let x = leaf(&[0.5, 1.0, 2.0]);
+        let older = ops::unary::exp(&ops::unary::sin(&x).unwrap()).unwrap();
+        let since = NodeMark::next();
+        let u = leaf(&[1.0, -1.0, 3.0]);
+        let squared = ops::binary::mul(&u, &u).unwrap();
+        let product =
+            ops::reduce::sum(&ops::binary::mul(&squared, &older).unwrap(), &[], false).unwrap();
+        assert!(older.grad_fn().unwrap().made.is_before(since));
+        assert!(!squared.grad_fn().unwrap().made.is_before(since));
+
+        let pruned = grad_since(
+            std::slice::from_ref(&product),
+            std::slice::from_ref(&u),
+            true,
+            since,
+        )
+        .unwrap()[0]
+            .clone()
+            .unwrap();
+        let full = grad(
+            &[product],
+            std::slice::from_ref(&u),
+            &[None],
+            None,
+            true,
+            false,
+        )
+        .unwrap()[0]
+            .clone()
+            .unwrap();
+        assert_eq!(pruned.to_vec::<f64>(), full.to_vec::<f64>());
+        // d/dx sum(2u·exp(sin x)) = 2u·exp(sin x)·cos x, through the older nodes.
+        let total = ops::reduce::sum(&pruned, &[], false).unwrap();
+        let dx = grad(&[total], &[x], &[None], None, false, false).unwrap()[0]
+            .clone()
+            .unwrap();
+        let expected: Vec<f64> = [(0.5f64, 1.0), (1.0, -1.0), (2.0, 3.0)]
+            .iter()
+            .map(|&(x, u)| 2.0 * u * x.sin().exp() * x.cos())
+            .collect();
+        for (got, want) in dx.to_vec::<f64>().iter().zip(&expected) {
+            assert!((got - want).abs() < 1e-12, "{got} != {want}");
+        }
+    }
+
+    /// Marks order the nodes of one thread only.
+    #[test]
+    fn marks_of_other_threads_are_never_before() {
+        let here = NodeMark::next();
+        let there = std::thread::spawn(NodeMark::next).join().unwrap();
+        assert!(!there.is_before(here) && !here.is_before(there));
+    }
 }

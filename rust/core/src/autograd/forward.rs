@@ -360,11 +360,13 @@ impl BackwardFn for TangentSink {
 }
 
 /// Sets the tangents of an op's `outputs` from its inputs' tangents, given
-/// its backward `formula` and what it saved.
+/// its backward `formula`, what it saved, and the node that `recorded` the
+/// op if grad mode did.
 pub(crate) fn propagate<S>(
     name: &'static str,
     inputs: &[&Tensor],
     outputs: &[&Tensor],
+    recorded: Option<&Arc<super::Node>>,
     saved: &S,
     formula: &dyn Fn(&BackwardCtx<'_>, &S, &Grads) -> Result<Grads>,
 ) -> Result<()> {
@@ -390,6 +392,7 @@ pub(crate) fn propagate<S>(
                 inputs,
                 outputs,
                 &tangents,
+                recorded.filter(|_| differentiable),
                 saved,
                 formula,
                 differentiable,
@@ -428,16 +431,21 @@ fn view_tangent(
 }
 
 /// `J·t` for each output, through the formula (see the module's notes).
+/// Saved outputs that the formula reads are the outputs of `recorded`
+/// when given (differentiable tangents of a recorded op).
+#[allow(clippy::too_many_arguments)]
 fn jvp<S>(
     name: &'static str,
     inputs: &[&Tensor],
     outputs: &[&Tensor],
     tangents: &[Option<Tensor>],
+    recorded: Option<&Arc<super::Node>>,
     saved: &S,
     formula: &dyn Fn(&BackwardCtx<'_>, &S, &Grads) -> Result<Grads>,
     differentiable: bool,
 ) -> Result<Vec<Option<Tensor>>> {
     let _record = GradModeGuard::new(true);
+    let since = super::node::NodeMark::next();
     let sink: Arc<super::Node> = Arc::new(NodeWith::new(
         "TangentSink",
         Default::default(),
@@ -468,6 +476,7 @@ fn jvp<S>(
         .collect::<Result<_>>()?;
     let ctx = BackwardCtx {
         node: &node,
+        outputs_node: recorded.unwrap_or(&node),
         create_graph: true,
     };
     let vjps = formula(&ctx, saved, &cotangents)?;
@@ -494,7 +503,7 @@ fn jvp<S>(
     let wrt: Vec<Tensor> = cotangents.iter().flatten().cloned().collect();
     let found = match product {
         Some(p) if p.requires_grad() && !wrt.is_empty() => {
-            engine::grad(&[p], &wrt, &[None], None, differentiable, true)?
+            engine::grad_since(&[p], &wrt, differentiable, since)?
         }
         _ => vec![None; wrt.len()],
     };

@@ -8,8 +8,9 @@ use crate::Result;
 use parking_lot::{Mutex, RwLock};
 use smallvec::SmallVec;
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::collections::HashMap;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
 pub type Grads = SmallVec<[Option<Tensor>; 2]>;
@@ -42,6 +43,11 @@ impl OutputMeta {
 /// What a backward function sees besides the gradients.
 pub struct BackwardCtx<'a> {
     pub node: &'a Arc<Node>,
+    /// The node whose outputs saved outputs are unpacked as (under
+    /// `create_graph`): `node`, except while a tangent is computed, when
+    /// the formula runs on a stand-in and the outputs keep the node that
+    /// recorded them, so that the tangent's history reaches through them.
+    pub outputs_node: &'a Arc<Node>,
     pub create_graph: bool,
 }
 
@@ -93,10 +99,54 @@ struct NodeHooks {
 /// A hook run with a leaf after its `.grad` was updated.
 pub type PostAccumulateHook = Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>;
 
+/// When a node was made: the making thread and that thread's count of
+/// nodes made before. Nodes are made after their inputs' nodes, so a node
+/// made before a mark of its own thread cannot reach a node made after it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct NodeMark {
+    thread: u32,
+    count: u64,
+}
+
+static THREADS_MAKING_NODES: AtomicU32 = AtomicU32::new(0);
+
+thread_local! {
+    /// This thread's next mark (a thread counter, not a global one: nodes
+    /// are made on the hot path).
+    static NEXT_MARK: Cell<NodeMark> = Cell::new(NodeMark {
+        thread: THREADS_MAKING_NODES.fetch_add(1, Ordering::Relaxed),
+        count: 0,
+    });
+}
+
+impl NodeMark {
+    /// The mark the next node made on this thread gets.
+    pub(crate) fn next() -> NodeMark {
+        NEXT_MARK.get()
+    }
+
+    fn take() -> NodeMark {
+        NEXT_MARK.with(|m| {
+            let mark = m.get();
+            m.set(NodeMark {
+                count: mark.count + 1,
+                ..mark
+            });
+            mark
+        })
+    }
+
+    /// Whether this mark was taken before `later` on the same thread.
+    pub(crate) fn is_before(self, later: NodeMark) -> bool {
+        self.thread == later.thread && self.count < later.count
+    }
+}
+
 /// A graph node with its backward function `B` stored behind it, in one
 /// allocation: nodes are handled as [`Node`], the backward's type erased.
 pub struct NodeWith<B: ?Sized + BackwardFn> {
     name: Cow<'static, str>,
+    pub(crate) made: NodeMark,
     next_edges: SmallVec<[Option<Edge>; 2]>,
     outputs: SmallVec<[OutputMeta; 1]>,
     /// Made when the first hook is added: most nodes never have one, and
@@ -122,6 +172,7 @@ impl<B: BackwardFn> NodeWith<B> {
     ) -> NodeWith<B> {
         NodeWith {
             name: name.into(),
+            made: NodeMark::take(),
             next_edges,
             outputs,
             hooks: OnceLock::new(),
@@ -266,6 +317,7 @@ impl Node {
     pub(crate) fn apply(self: &Arc<Node>, grads: Grads, create_graph: bool) -> Result<Grads> {
         let ctx = BackwardCtx {
             node: self,
+            outputs_node: self,
             create_graph,
         };
         self.backward.apply(&ctx, grads)
@@ -393,7 +445,7 @@ pub fn record_multi<S, F>(
 {
     if !is_grad_enabled() {
         if super::forward::any_tangent(inputs) {
-            propagate_tangents(name, inputs, outputs, &save, &formula);
+            propagate_tangents(name, inputs, outputs, &save, &formula, None);
         }
         return;
     }
@@ -403,7 +455,7 @@ pub fn record_multi<S, F>(
         inputs.iter().map(|t| t.recording_edge()).collect();
     if edges.iter().all(Option::is_none) {
         if super::forward::any_tangent(inputs) {
-            propagate_tangents(name, inputs, outputs, &save, &formula);
+            propagate_tangents(name, inputs, outputs, &save, &formula, None);
         }
         return;
     }
@@ -425,7 +477,15 @@ pub fn record_multi<S, F>(
     // After the outputs joined the graph: their tangents' history (under
     // `create_graph`-like recording) then reaches through them.
     if forward {
-        propagate_tangents(name, inputs, outputs, &save, &node.backward.formula);
+        let recorded: Arc<Node> = node.clone();
+        propagate_tangents(
+            name,
+            inputs,
+            outputs,
+            &save,
+            &node.backward.formula,
+            Some(&recorded),
+        );
         super::forward::share_with_saved_outputs(inputs, outputs, &node.backward.saved_refs);
     }
 }
@@ -439,6 +499,7 @@ fn propagate_tangents<S, F>(
     outputs: &[&Tensor],
     save: &dyn Fn() -> S,
     formula: &F,
+    recorded: Option<&Arc<Node>>,
 ) where
     F: Fn(&BackwardCtx<'_>, &S, &Grads) -> Result<Grads>,
 {
@@ -446,7 +507,7 @@ fn propagate_tangents<S, F>(
     // force: those pack for backward (a checkpoint's would recompute its
     // region now), while a tangent needs the values as they are.
     let saved = super::saved::with_hooks_suspended(save);
-    if let Err(e) = super::forward::propagate(name, inputs, outputs, &saved, formula) {
+    if let Err(e) = super::forward::propagate(name, inputs, outputs, recorded, &saved, formula) {
         super::forward::mark_failed(outputs, name, e);
     }
 }

@@ -224,7 +224,7 @@ impl SavedTensor {
         }
         let unpacked = match (self.output_nr, edge) {
             (Some(nr), _) => {
-                let attached = tensor.with_grad_fn(ctx.node.clone(), nr);
+                let attached = tensor.with_grad_fn(ctx.outputs_node.clone(), nr);
                 if let Some(tangent) = tensor.tangent() {
                     attached.set_tangent(tangent);
                 }
