@@ -385,6 +385,66 @@ def test_jacrev_chunk_size_and_randomness_checks():
     )
 
 
+def test_forward_transforms_compose_and_nest_as_torch():
+    def g(x):
+        return (x.sin() * x.sum()).exp()
+
+    def run(T):
+        x, v, w = tensors(T, X3, Y3, W23)
+        x_rg = tensors(T, X3, requires_grad=True)[0]
+        return (
+            T.func.jvp(lambda x: T.func.jvp(g, (x,), (v,))[1], (x,), (v,)),  # levels nest
+            # Along the tangent (values only: ferrograd's result keeps a graph here).
+            T.func.grad(lambda v: T.func.jvp(g, (x,), (v,))[1].sum())(v).detach(),
+            T.func.jvp(g, (x_rg,), (v,)),  # both results keep the outer graph
+            T.func.vmap(lambda t: T.func.jvp(g, (x,), (t,))[1])(w),
+            T.func.jacrev(T.func.jacfwd(g))(x),
+            T.func.jacfwd(T.func.jacfwd(g))(x),
+            T.func.vmap(T.func.jacfwd(g))(w),
+            T.func.jvp(T.func.jacfwd(g), (x,), (v,)),
+            T.func.jacfwd(g)(x_rg),
+            T.func.jacfwd(lambda x, w: (w @ x).tanh(), argnums=(0, 1))(x, w),
+        )
+
+    same(run)
+
+
+def test_jacfwd_evaluates_the_function_once_per_input_element():
+    calls = []
+
+    def spread(x):
+        calls.append(1)
+        return (x[0] * fg.arange(40, dtype=fg.float64)).sin() + x[1] ** 2
+
+    jac = fg.func.jacfwd(spread)(fg.tensor([0.3, -1.2], dtype=fg.float64))
+    assert len(calls) == 2
+    ks = np.arange(40)
+    np.testing.assert_allclose(jac.numpy()[:, 0], ks * np.cos(0.3 * ks))
+    np.testing.assert_allclose(jac.numpy()[:, 1], np.full(40, -2.4))
+
+
+def test_jvp_of_an_integer_primal_raises_like_torch():
+    raises_like_torch(
+        lambda T: T.func.jvp(lambda x: x * 2, (T.arange(3),), (T.arange(3),)),
+        ValueError,
+        "Expected primal to be floating point or complex, but got: ",
+    )
+
+
+@pytest.mark.parametrize("name", ["jacrev", "jacfwd"])
+def test_jacobians_of_complex_functions_raise_like_torch(name):
+    raises_like_torch(
+        lambda T: getattr(T.func, name)(lambda x: (x * 1j).exp())(*tensors(T, X3)),
+        RuntimeError,
+        f"{name}: Expected all outputs to be real but received complex tensor at flattened input idx: 0",
+    )
+    raises_like_torch(
+        lambda T: getattr(T.func, name)(lambda x, y: x + y.abs())(*tensors(T, X3), tensors(T, X3)[0] * 1j),
+        RuntimeError,
+        f"{name}: Expected all inputs to be real but received complex tensor at flattened input idx: 1",
+    )
+
+
 # --------------------------------------------------------------------------- vmap
 
 

@@ -9,9 +9,13 @@ Everything is built on ferrograd's reverse-mode autograd:
   Gradients are always computed with ``create_graph=True`` and a result keeps its graph
   only when it still depends on something outside the level (an outer transform's input
   or a leaf the caller made), as ``torch.func`` unwraps its results.
-- Forward-mode products (``jvp``, ``jacfwd``, ``linearize``) use the double-vjp identity:
-  ``u -> u^T J`` is linear, so differentiating it with respect to ``u`` in the direction
-  ``v`` gives ``J v``. ``jacfwd`` therefore computes the same Jacobian as ``jacrev``.
+- Forward-mode products (``jvp``, ``jacfwd``, ``linearize``) run on forward-mode AD
+  (``autograd.forward_ad``): one evaluation of ``func`` with dual inputs gives ``J v``, and
+  ``jacfwd`` evaluates ``func`` once per input element, so it is the cheap Jacobian of
+  functions with few inputs and many outputs. Forward AD levels do not nest, so a forward
+  transform called while one is open (``jvp`` of ``jvp``) uses the double-vjp identity
+  instead: ``u -> u^T J`` is linear, so differentiating it with respect to ``u`` in the
+  direction ``v`` gives ``J v`` (the same values, at reverse mode's cost).
 - ``vmap`` runs the function **once per slice** of the mapped dimension and stacks the
   results: it has PyTorch's semantics (nesting, composition with ``grad``, ``in_dims`` /
   ``out_dims`` pytrees, the randomness modes), not its speed.
@@ -28,6 +32,7 @@ from typing import Any
 
 from . import _C
 from ._C import Tensor
+from .autograd import forward_ad
 from .autograd import grad as _autograd_grad
 from .autograd.functional import _grads, jacobian
 from .autograd.grad_mode import enable_grad
@@ -298,8 +303,9 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
 
 def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False) -> tuple:
     """``(func(*primals), J @ tangents)`` (and ``aux`` with ``has_aux``); ``primals`` is a
-    tuple of arguments and ``tangents`` has its structure. Computed by two reverse passes
-    (the double-vjp identity), as ferrograd has no forward-mode AD."""
+    tuple of arguments and ``tangents`` has its structure. One evaluation of ``func`` on dual
+    tensors (forward-mode AD); inside an open dual level, two reverse passes instead (the
+    double-vjp identity)."""
     api = "jvp(f, primals, tangents)"
     if not isinstance(primals, tuple):
         raise RuntimeError(
@@ -321,6 +327,40 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
                 raise RuntimeError(
                     f"{api}: Expected {what} to be a tuple of Tensors, got a tuple with an element of type {type(x)}"
                 )
+    if _dual_level_open():
+        return _jvp_by_double_vjp(func, flat_p, p_spec, flat_t, has_aux, api)
+    level = _Level()
+    with enable_grad(), forward_ad._set_fwd_grad_enabled(True), forward_ad.dual_level():
+        # The inputs stay differentiable so that reverse transforms inside ``func`` (and
+        # outside this call) see through them; the tangents then carry their history. An
+        # integer primal goes to ``make_dual`` as it is, which refuses it.
+        duals = [
+            forward_ad.make_dual(
+                level.input(x) if x.is_floating_point() or x.is_complex() else x, t.contiguous()
+            )
+            for x, t in zip(flat_p, flat_t)
+        ]
+        output, aux = _split_aux(func(*_unflatten(duals, p_spec)), has_aux, api)
+        flat_out, out_spec = _tensor_outputs(output, api)
+        jv = [_tangent_or_zeros(o) for o in flat_out]
+    result = level.unwrap((output, _unflatten(jv, out_spec)))
+    return (*result, level.unwrap_aux(aux)) if has_aux else result
+
+
+def _dual_level_open() -> bool:
+    return forward_ad._current_level >= 0
+
+
+def _tangent_or_zeros(t: Tensor) -> Tensor:
+    """The tangent of ``t`` at the open dual level (zeros where it has none)."""
+    tangent = forward_ad.unpack_dual(t).tangent
+    return _zeros_like(t) if tangent is None else tangent
+
+
+def _jvp_by_double_vjp(
+    func: Callable, flat_p: list, p_spec: _Spec, flat_t: list, has_aux: bool, api: str
+) -> tuple:
+    """``jvp`` by two reverse passes, for calls made while a dual level is open."""
     level = _Level()
     with enable_grad():
         fresh = [level.input(x) for x in flat_p]
@@ -366,15 +406,27 @@ def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
 # --------------------------------------------------------------------------- Jacobians
 
 
+def _refuse_complex(api: str, tensors: Any, what: str) -> None:
+    """PyTorch's error for a complex input or output of a Jacobian transform."""
+    for idx, x in enumerate(_flatten(tensors)[0]):
+        if isinstance(x, Tensor) and x.is_complex():
+            raise RuntimeError(
+                f"{api.split('(')[0]}: Expected all {what} to be real but received complex tensor at "
+                f"flattened input idx: {idx}"
+            )
+
+
 def _jacobian(func: Callable, argnums: Any, has_aux: bool, api: str) -> Callable:
     @functools.wraps(func)
     def wrapper(*args: Any) -> Any:
+        _refuse_complex(api, args, "inputs")
         level = _Level()
         found: dict[str, Any] = {}
 
         def flat_func(*flat_inputs: Tensor) -> tuple:
             output, found["aux"] = _split_aux(func(*rebuild(list(flat_inputs))), has_aux, api)
             flat_out, found["spec"] = _tensor_outputs(output, api)
+            _refuse_complex(api, flat_out, "outputs")
             return tuple(flat_out)
 
         with enable_grad():
@@ -406,10 +458,66 @@ def jacrev(
 def jacfwd(
     func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *, randomness: str = "error"
 ) -> Callable:
-    """``func`` -> a function computing its Jacobian, laid out as :func:`jacrev`'s. ferrograd
-    has no forward mode, so this is computed by reverse mode too (same values and shapes)."""
+    """``func`` -> a function computing its Jacobian by forward mode, laid out as
+    :func:`jacrev`'s: one evaluation of ``func`` per element of the differentiated arguments,
+    each giving a column. Inside an open dual level it is computed by reverse mode (same
+    values and shapes)."""
     _check_randomness(randomness)
-    return _jacobian(func, argnums, has_aux, "jacfwd(f, ...)(*args)")
+    api = "jacfwd(f, ...)(*args)"
+    by_reverse_mode = _jacobian(func, argnums, has_aux, api)
+
+    @functools.wraps(func)
+    def wrapper(*args: Any) -> Any:
+        if _dual_level_open():
+            return by_reverse_mode(*args)
+        return _forward_jacobian(func, args, argnums, has_aux, api)
+
+    return wrapper
+
+
+def _forward_jacobian(func: Callable, args: tuple, argnums: Any, has_aux: bool, api: str) -> Any:
+    """The Jacobian of ``func`` at ``args`` column by column, each the output tangents of one
+    evaluation with one input element's tangent set to one."""
+    _refuse_complex(api, args, "inputs")
+    level = _Level()
+    found: dict[str, Any] = {}
+    with enable_grad(), forward_ad._set_fwd_grad_enabled(True), forward_ad.dual_level():
+        fresh, spec, rebuild = _prepare(level, args, argnums)
+
+        def evaluate(inputs: list) -> list:
+            output, found["aux"] = _split_aux(func(*rebuild(inputs)), has_aux, api)
+            found["outputs"], found["spec"] = _tensor_outputs(output, api)
+            _refuse_complex(api, found["outputs"], "outputs")
+            return found["outputs"]
+
+        # columns[j][k]: the output tangents along element k of input j.
+        columns: list[list[list]] = []
+        for j, x in enumerate(fresh):
+            columns.append([])
+            for k in range(x.numel()):
+                basis = _C.zeros(x.numel(), dtype=x.dtype)
+                basis[k] = 1
+                inputs = list(fresh)
+                inputs[j] = forward_ad.make_dual(x, basis.reshape(x.shape))
+                columns[j].append([_tangent_or_zeros(o) for o in evaluate(inputs)])
+        # Without input elements, one evaluation gives the outputs' shapes.
+        outputs = found["outputs"] if "outputs" in found else evaluate(fresh)
+    rows = [
+        _unflatten(
+            [
+                (
+                    _C.stack([c[o] for c in cols], dim=-1)
+                    if cols
+                    else _C.zeros(*out.shape, 0, dtype=out.dtype)
+                ).reshape(*out.shape, *x.shape)
+                for cols, x in zip(columns, fresh)
+            ],
+            spec,
+        )
+        for o, out in enumerate(outputs)
+    ]
+    result = level.unwrap(_unflatten(rows, found["spec"]))
+    return (result, level.unwrap_aux(found["aux"])) if has_aux else result
 
 
 def hessian(func: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
