@@ -64,8 +64,9 @@ def timed(step, inner):
     return (time.perf_counter() - t0) / inner
 
 
-def main():
-    for name, make in CASES.items():
+def compare(cases):
+    """Times each ``make(T)`` step of ``cases`` with both libraries and prints the ratio."""
+    for name, make in cases.items():
         steps = []
         for T in (ferrograd, torch):
             step = make(T)
@@ -79,6 +80,10 @@ def main():
         ours, theirs = (statistics.median(s) * 1e3 for s in samples)
         ratio = statistics.median(a / b for a, b in zip(*samples))
         print(f"{name:24s} ferrograd {ours:8.2f} ms  torch {theirs:8.2f} ms  ratio {ratio:.3f}", flush=True)
+
+
+def main():
+    compare(CASES)
 
 
 if __name__ == "__main__":

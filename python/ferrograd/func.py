@@ -9,13 +9,13 @@ Everything is built on ferrograd's reverse-mode autograd:
   Gradients are always computed with ``create_graph=True`` and a result keeps its graph
   only when it still depends on something outside the level (an outer transform's input
   or a leaf the caller made), as ``torch.func`` unwraps its results.
-- Forward-mode products (``jvp``, ``jacfwd``, ``linearize``) run on forward-mode AD
-  (``autograd.forward_ad``): one evaluation of ``func`` with dual inputs gives ``J v``, and
-  ``jacfwd`` evaluates ``func`` once per input element, so it is the cheap Jacobian of
-  functions with few inputs and many outputs. Forward AD levels do not nest, so a forward
-  transform called while one is open (``jvp`` of ``jvp``) uses the double-vjp identity
-  instead: ``u -> u^T J`` is linear, so differentiating it with respect to ``u`` in the
-  direction ``v`` gives ``J v`` (the same values, at reverse mode's cost).
+- Forward-mode products (``jvp``, ``jacfwd``, ``linearize``) use the double-vjp identity:
+  ``u -> u^T J`` is linear, so differentiating it with respect to ``u`` in the direction
+  ``v`` gives ``J v``. One evaluation of ``func`` and one reverse pass record that map, and
+  each direction then costs one reverse pass through it: ``jacfwd`` takes one per input
+  element (its columns) where ``jacrev`` takes one per output element (its rows). This
+  needs no dual level, so forward transforms nest freely, and it is what ferrograd's
+  forward-mode AD does op by op, so running on dual tensors would not be faster.
 - ``vmap`` runs the function **once per slice** of the mapped dimension and stacks the
   results: it has PyTorch's semantics (nesting, composition with ``grad``, ``in_dims`` /
   ``out_dims`` pytrees, the randomness modes), not its speed.
@@ -32,7 +32,6 @@ from typing import Any
 
 from . import _C
 from ._C import Tensor
-from .autograd import forward_ad
 from .autograd import grad as _autograd_grad
 from .autograd.functional import _grads, jacobian
 from .autograd.grad_mode import enable_grad
@@ -303,9 +302,8 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
 
 def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False) -> tuple:
     """``(func(*primals), J @ tangents)`` (and ``aux`` with ``has_aux``); ``primals`` is a
-    tuple of arguments and ``tangents`` has its structure. One evaluation of ``func`` on dual
-    tensors (forward-mode AD); inside an open dual level, two reverse passes instead (the
-    double-vjp identity)."""
+    tuple of arguments and ``tangents`` has its structure. Computed by two reverse passes
+    (the double-vjp identity)."""
     api = "jvp(f, primals, tangents)"
     if not isinstance(primals, tuple):
         raise RuntimeError(
@@ -327,56 +325,40 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
                 raise RuntimeError(
                     f"{api}: Expected {what} to be a tuple of Tensors, got a tuple with an element of type {type(x)}"
                 )
-    if _dual_level_open():
-        return _jvp_by_double_vjp(func, flat_p, p_spec, flat_t, has_aux, api)
-    level = _Level()
-    with enable_grad(), forward_ad._set_fwd_grad_enabled(True), forward_ad.dual_level():
-        # The inputs stay differentiable so that reverse transforms inside ``func`` (and
-        # outside this call) see through them; the tangents then carry their history. An
-        # integer primal goes to ``make_dual`` as it is, which refuses it.
-        duals = [
-            forward_ad.make_dual(
-                level.input(x) if x.is_floating_point() or x.is_complex() else x, t.contiguous()
-            )
-            for x, t in zip(flat_p, flat_t)
-        ]
-        output, aux = _split_aux(func(*_unflatten(duals, p_spec)), has_aux, api)
-        flat_out, out_spec = _tensor_outputs(output, api)
-        jv = [_tangent_or_zeros(o) for o in flat_out]
-    result = level.unwrap((output, _unflatten(jv, out_spec)))
-    return (*result, level.unwrap_aux(aux)) if has_aux else result
-
-
-def _dual_level_open() -> bool:
-    return forward_ad._current_level >= 0
-
-
-def _tangent_or_zeros(t: Tensor) -> Tensor:
-    """The tangent of ``t`` at the open dual level (zeros where it has none)."""
-    tangent = forward_ad.unpack_dual(t).tangent
-    return _zeros_like(t) if tangent is None else tangent
-
-
-def _jvp_by_double_vjp(
-    func: Callable, flat_p: list, p_spec: _Spec, flat_t: list, has_aux: bool, api: str
-) -> tuple:
-    """``jvp`` by two reverse passes, for calls made while a dual level is open."""
+    for x in flat_p:
+        if not (x.is_floating_point() or x.is_complex()):
+            raise ValueError(f"Expected primal to be floating point or complex, but got: {x.dtype}")
     level = _Level()
     with enable_grad():
         fresh = [level.input(x) for x in flat_p]
-        output, aux = _split_aux(func(*_unflatten(fresh, p_spec)), has_aux, api)
-        flat_out, out_spec = _tensor_outputs(output, api)
-        us = [level.leaf(_zeros_like(o)) for o in flat_out]
-        vjps = _grads(flat_out, fresh, us, True, False, "computing jvp")
-        linked = [(g, t) for g, t in zip(vjps, flat_t) if g.requires_grad]
-        jv: tuple = (None,) * len(us)
+        lin = _Linearization(level, lambda: func(*_unflatten(fresh, p_spec)), fresh, has_aux, api)
+        jv = lin.push(flat_t)
+    result = level.unwrap((lin.output, _unflatten(jv, lin.out_spec)))
+    return (*result, level.unwrap_aux(lin.aux)) if has_aux else result
+
+
+class _Linearization:
+    """``func`` evaluated at a level's fresh inputs, with ``u -> J^T u`` recorded for fresh
+    cotangents ``u``: that map is linear, so its derivative with respect to ``u`` in a
+    direction ``v`` is ``J v`` (the double-vjp identity). One evaluation and one reverse pass
+    serve any number of directions, each one more reverse pass through the recorded vjp."""
+
+    def __init__(self, level: _Level, evaluate: Callable[[], Any], fresh: list, has_aux: bool, api: str):
+        self.output, self.aux = _split_aux(evaluate(), has_aux, api)
+        self.flat_out, self.out_spec = _tensor_outputs(self.output, api)
+        self.us = [level.leaf(_zeros_like(o)) for o in self.flat_out]
+        self.vjps = _grads(self.flat_out, fresh, self.us, True, False, "computing jvp")
+
+    def push(self, directions: list) -> list:
+        """``J v`` for ``v`` given by ``directions`` (one per fresh input, None for zeros),
+        one tensor per flat output."""
+        linked = [(g, v) for g, v in zip(self.vjps, directions) if v is not None and g.requires_grad]
+        jv: tuple = (None,) * len(self.us)
         if linked:
             jv = _autograd_grad(
-                [g for g, _ in linked], us, [t for _, t in linked], create_graph=True, allow_unused=True
+                [g for g, _ in linked], self.us, [v for _, v in linked], create_graph=True, allow_unused=True
             )
-    jv = tuple(_zeros_like(o) if j is None else j for j, o in zip(jv, flat_out))
-    result = level.unwrap((output, _unflatten(list(jv), out_spec)))
-    return (*result, level.unwrap_aux(aux)) if has_aux else result
+        return [_zeros_like(o) if j is None else j for j, o in zip(jv, self.flat_out)]
 
 
 def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
@@ -458,66 +440,49 @@ def jacrev(
 def jacfwd(
     func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *, randomness: str = "error"
 ) -> Callable:
-    """``func`` -> a function computing its Jacobian by forward mode, laid out as
-    :func:`jacrev`'s: one evaluation of ``func`` per element of the differentiated arguments,
-    each giving a column. Inside an open dual level it is computed by reverse mode (same
-    values and shapes)."""
+    """``func`` -> a function computing its Jacobian column by column, laid out as
+    :func:`jacrev`'s: after one evaluation of ``func`` and one reverse pass, one more reverse
+    pass per element of the differentiated arguments (see the module's notes), the cheap way
+    for functions with few inputs and many outputs."""
     _check_randomness(randomness)
     api = "jacfwd(f, ...)(*args)"
-    by_reverse_mode = _jacobian(func, argnums, has_aux, api)
 
     @functools.wraps(func)
     def wrapper(*args: Any) -> Any:
-        if _dual_level_open():
-            return by_reverse_mode(*args)
-        return _forward_jacobian(func, args, argnums, has_aux, api)
+        _refuse_complex(api, args, "inputs")
+        level = _Level()
+        with enable_grad():
+            fresh, spec, rebuild = _prepare(level, args, argnums)
+            lin = _Linearization(level, lambda: func(*rebuild(fresh)), fresh, has_aux, api)
+            _refuse_complex(api, lin.flat_out, "outputs")
+            # columns[j][k]: the output columns along element k of input j.
+            columns: list[list[list]] = []
+            for j, x in enumerate(fresh):
+                columns.append([])
+                for k in range(x.numel()):
+                    basis = _C.zeros(x.numel(), dtype=x.dtype)
+                    basis[k] = 1
+                    directions: list = [None] * len(fresh)
+                    directions[j] = basis.reshape(x.shape)
+                    columns[j].append(lin.push(directions))
+        rows = [
+            _unflatten(
+                [
+                    (
+                        _C.stack([c[o] for c in cols], dim=-1)
+                        if cols
+                        else _C.zeros(*out.shape, 0, dtype=out.dtype)
+                    ).reshape(*out.shape, *x.shape)
+                    for cols, x in zip(columns, fresh)
+                ],
+                spec,
+            )
+            for o, out in enumerate(lin.flat_out)
+        ]
+        result = level.unwrap(_unflatten(rows, lin.out_spec))
+        return (result, level.unwrap_aux(lin.aux)) if has_aux else result
 
     return wrapper
-
-
-def _forward_jacobian(func: Callable, args: tuple, argnums: Any, has_aux: bool, api: str) -> Any:
-    """The Jacobian of ``func`` at ``args`` column by column, each the output tangents of one
-    evaluation with one input element's tangent set to one."""
-    _refuse_complex(api, args, "inputs")
-    level = _Level()
-    found: dict[str, Any] = {}
-    with enable_grad(), forward_ad._set_fwd_grad_enabled(True), forward_ad.dual_level():
-        fresh, spec, rebuild = _prepare(level, args, argnums)
-
-        def evaluate(inputs: list) -> list:
-            output, found["aux"] = _split_aux(func(*rebuild(inputs)), has_aux, api)
-            found["outputs"], found["spec"] = _tensor_outputs(output, api)
-            _refuse_complex(api, found["outputs"], "outputs")
-            return found["outputs"]
-
-        # columns[j][k]: the output tangents along element k of input j.
-        columns: list[list[list]] = []
-        for j, x in enumerate(fresh):
-            columns.append([])
-            for k in range(x.numel()):
-                basis = _C.zeros(x.numel(), dtype=x.dtype)
-                basis[k] = 1
-                inputs = list(fresh)
-                inputs[j] = forward_ad.make_dual(x, basis.reshape(x.shape))
-                columns[j].append([_tangent_or_zeros(o) for o in evaluate(inputs)])
-        # Without input elements, one evaluation gives the outputs' shapes.
-        outputs = found["outputs"] if "outputs" in found else evaluate(fresh)
-    rows = [
-        _unflatten(
-            [
-                (
-                    _C.stack([c[o] for c in cols], dim=-1)
-                    if cols
-                    else _C.zeros(*out.shape, 0, dtype=out.dtype)
-                ).reshape(*out.shape, *x.shape)
-                for cols, x in zip(columns, fresh)
-            ],
-            spec,
-        )
-        for o, out in enumerate(outputs)
-    ]
-    result = level.unwrap(_unflatten(rows, found["spec"]))
-    return (result, level.unwrap_aux(found["aux"])) if has_aux else result
 
 
 def hessian(func: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
