@@ -309,6 +309,23 @@ def test_linearize_matches_jvp():
     )
 
 
+def test_linearize_runs_the_function_once():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x.sin() * x
+
+    x, t1, t2 = tensors(fg, X3, Y3, rand(3))
+    out, jvp_fn = fg.func.linearize(f, x)
+    pushed = [jvp_fn(t).numpy() for t in (t1, t2, t1)]
+    assert len(calls) == 1
+    derivative = np.cos(X3) * X3 + np.sin(X3)
+    np.testing.assert_allclose(out.numpy(), np.sin(X3) * X3)
+    for got, t in zip(pushed, (t1, t2, t1)):
+        np.testing.assert_allclose(got, derivative * t.numpy())
+
+
 def test_grad_of_jvp_and_jvp_of_grad():
     def f(x):
         return (x.sin() * x).sum()
@@ -423,11 +440,17 @@ def test_jacfwd_evaluates_the_function_once_and_builds_columns():
     np.testing.assert_allclose(jac.numpy()[:, 1], np.full(40, -2.4))
 
 
-def test_jvp_of_an_integer_primal_raises_like_torch():
+def test_jvp_of_an_integer_primal_or_a_tangent_of_another_shape_raises_like_torch():
     raises_like_torch(
         lambda T: T.func.jvp(lambda x: x * 2, (T.arange(3),), (T.arange(3),)),
         ValueError,
         "Expected primal to be floating point or complex, but got: ",
+    )
+    raises_like_torch(
+        lambda T: T.func.jvp(lambda x: x * 2, tuple(tensors(T, X3)), tuple(tensors(T, W23))),
+        RuntimeError,
+        "Trying to set a forward gradient that has a different size than that of the original Tensor, this "
+        "is not supported. Tensor is of size [3] while the given forward gradient is of size [2, 3].",
     )
 
 

@@ -300,43 +300,6 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
 # --------------------------------------------------------------------------- jvp
 
 
-def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False) -> tuple:
-    """``(func(*primals), J @ tangents)`` (and ``aux`` with ``has_aux``); ``primals`` is a
-    tuple of arguments and ``tangents`` has its structure. Computed by two reverse passes
-    (the double-vjp identity)."""
-    api = "jvp(f, primals, tangents)"
-    if not isinstance(primals, tuple):
-        raise RuntimeError(
-            f"{api}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals)."
-        )
-    flat_p, p_spec = _flatten(primals)
-    flat_t, t_spec = _flatten(tangents)
-    if p_spec != t_spec:
-        raise RuntimeError(
-            f"{api}: Expected primals and tangents to have the same python structure. For example, if "
-            "primals is a tuple of 3 tensors, tangents also must be. Got primals with structure "
-            f"{p_spec} and tangents with structure {t_spec}"
-        )
-    for what, flat in (("primals", flat_p), ("tangents", flat_t)):
-        if not flat:
-            raise RuntimeError(f"{api}: Expected {what} to be a non-empty tuple of Tensors.")
-        for x in flat:
-            if not isinstance(x, Tensor):
-                raise RuntimeError(
-                    f"{api}: Expected {what} to be a tuple of Tensors, got a tuple with an element of type {type(x)}"
-                )
-    for x in flat_p:
-        if not (x.is_floating_point() or x.is_complex()):
-            raise ValueError(f"Expected primal to be floating point or complex, but got: {x.dtype}")
-    level = _Level()
-    with enable_grad():
-        fresh = [level.input(x) for x in flat_p]
-        lin = _Linearization(level, lambda: func(*_unflatten(fresh, p_spec)), fresh, has_aux, api)
-        jv = lin.push(flat_t)
-    result = level.unwrap((lin.output, _unflatten(jv, lin.out_spec)))
-    return (*result, level.unwrap_aux(lin.aux)) if has_aux else result
-
-
 class _Linearization:
     """``func`` evaluated at a level's fresh inputs, with ``u -> J^T u`` recorded for fresh
     cotangents ``u``: that map is linear, so its derivative with respect to ``u`` in a
@@ -361,11 +324,70 @@ class _Linearization:
         return [_zeros_like(o) if j is None else j for j, o in zip(jv, self.flat_out)]
 
 
+def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False) -> tuple:
+    """``(func(*primals), J @ tangents)`` (and ``aux`` with ``has_aux``); ``primals`` is a
+    tuple of arguments and ``tangents`` has its structure. Computed by two reverse passes
+    (the double-vjp identity)."""
+    api = "jvp(f, primals, tangents)"
+    flat_p, p_spec, flat_t = _flat_jvp_arguments(primals, tangents, api)
+    level, lin = _linearize_at(func, flat_p, p_spec, has_aux, api)
+    with enable_grad():
+        jv = lin.push(flat_t)
+    result = level.unwrap((lin.output, _unflatten(jv, lin.out_spec)))
+    return (*result, level.unwrap_aux(lin.aux)) if has_aux else result
+
+
+def _flat_jvp_arguments(primals: Any, tangents: Any, api: str) -> tuple[list, _Spec, list]:
+    """The flat primals, their structure and the flat tangents, with PyTorch's errors for
+    arguments ``jvp`` refuses."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError(
+            f"{api}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals)."
+        )
+    flat_p, p_spec = _flatten(primals)
+    flat_t, t_spec = _flatten(tangents)
+    if p_spec != t_spec:
+        raise RuntimeError(
+            f"{api}: Expected primals and tangents to have the same python structure. For example, if "
+            "primals is a tuple of 3 tensors, tangents also must be. Got primals with structure "
+            f"{p_spec} and tangents with structure {t_spec}"
+        )
+    for what, flat in (("primals", flat_p), ("tangents", flat_t)):
+        if not flat:
+            raise RuntimeError(f"{api}: Expected {what} to be a non-empty tuple of Tensors.")
+        for x in flat:
+            if not isinstance(x, Tensor):
+                raise RuntimeError(
+                    f"{api}: Expected {what} to be a tuple of Tensors, got a tuple with an element of type {type(x)}"
+                )
+    for x, t in zip(flat_p, flat_t):
+        if not (x.is_floating_point() or x.is_complex()):
+            raise ValueError(f"Expected primal to be floating point or complex, but got: {x.dtype}")
+        if x.shape != t.shape:
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the original Tensor, "
+                f"this is not supported. Tensor is of size {list(x.shape)} while the given forward gradient is "
+                f"of size {list(t.shape)}."
+            )
+    return flat_p, p_spec, flat_t
+
+
+def _linearize_at(
+    func: Callable, flat_p: list, p_spec: _Spec, has_aux: bool, api: str
+) -> tuple[_Level, _Linearization]:
+    """A level for ``func`` at the primals and its linearization there."""
+    level = _Level()
+    with enable_grad():
+        fresh = [level.input(x) for x in flat_p]
+        return level, _Linearization(level, lambda: func(*_unflatten(fresh, p_spec)), fresh, has_aux, api)
+
+
 def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
     """``(func(*primals), jvp_fn)`` with ``jvp_fn(*tangents)`` the jvp at ``primals``.
-    ferrograd traces nothing: each ``jvp_fn`` call runs ``jvp`` (and so ``func``) again."""
-    flat_p, p_spec = _flatten(primals)
-    output = jvp(func, primals, primals)[0]
+    ``func`` runs once: each ``jvp_fn`` call is one reverse pass through its linearization."""
+    api = "jvp(f, primals, tangents)"
+    flat_p, p_spec, _ = _flat_jvp_arguments(primals, primals, api)
+    level, lin = _linearize_at(func, flat_p, p_spec, False, api)
 
     def jvp_fn(*tangents: Any) -> Any:
         flat_t, t_spec = _flatten(tangents)
@@ -380,9 +402,11 @@ def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
                         f"tangent:{idx} with {what} {getattr(t, what)} in flattened pytree doesn't match the "
                         f"{what} {getattr(p, what)} of the corresponding primal."
                     )
-        return jvp(func, primals, tangents)[1]
+        with enable_grad():
+            jv = lin.push(flat_t)
+        return level.unwrap(_unflatten(jv, lin.out_spec))
 
-    return output, jvp_fn
+    return level.unwrap(lin.output), jvp_fn
 
 
 # --------------------------------------------------------------------------- Jacobians
