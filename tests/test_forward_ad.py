@@ -53,6 +53,8 @@ FUNCTIONS = {
     "where_and_clamp": lambda x, T, w: T.where(x > 0, x.clamp(max=0.7), x.sigmoid()),
     "linear_relu": lambda x, T, w: T.nn.functional.relu(T.nn.functional.linear(x, w.t(), w[0])),
     "max_values": lambda x, T, w: x.max(dim=1).values + x.min(dim=0).values.sum(),
+    # Floors its norms in place under no_grad.
+    "cosine_similarity": lambda x, T, w: T.nn.functional.cosine_similarity(x, x.flip(0) + 1.5, dim=1),
 }
 
 
@@ -310,6 +312,29 @@ def test_tangent_is_differentiable_forward_over_reverse():
     np.testing.assert_allclose(hvp_forward.detach().numpy(), 6 * x.detach().numpy() * v.numpy())
     (hvp_reverse,) = fg.autograd.grad(directional, x)
     np.testing.assert_allclose(hvp_reverse.numpy(), 6 * x.detach().numpy() * v.numpy())
+
+
+def test_in_place_op_under_no_grad_keeps_a_tangents_history():
+    # As PyTorch: the write changes the tangent's values and leaves its history as it was.
+    def run(T):
+        ad = T.autograd.forward_ad
+        x = T.tensor([0.5, 1.0, 2.0], dtype=T.float64, requires_grad=True)
+        t = T.tensor([1.0, -1.0, 0.5], dtype=T.float64)
+        with ad.dual_level():
+            y = ad.make_dual(x, t).sin()
+            with T.no_grad():
+                y.mul_(2.0)
+            tangent = ad.unpack_dual(y).tangent
+        (g,) = T.autograd.grad(tangent.sum(), x)
+        return tangent.detach().numpy(), g.numpy()
+
+    tangent, g = run(fg)
+    x, t = np.array([0.5, 1.0, 2.0]), np.array([1.0, -1.0, 0.5])
+    np.testing.assert_allclose(tangent, 2 * np.cos(x) * t)
+    np.testing.assert_allclose(g, -np.sin(x) * t)
+    if torch is not None:
+        for ours, theirs in zip((tangent, g), run(torch)):
+            np.testing.assert_allclose(ours, theirs)
 
 
 class ScaledSine(fg.autograd.Function):

@@ -269,7 +269,11 @@ pub(crate) fn assign_tangent(t: &Tensor, new: Option<Tensor>) -> Result<()> {
         (None, Some(old)) => ops::unary::zeros_like(old)?,
         (None, None) => return Ok(()),
     };
-    if let Some(old) = old.filter(|o| !o.requires_grad() && !new.requires_grad()) {
+    // Written in place when neither has history, and always outside grad
+    // mode: an in-place op under `no_grad` then leaves a differentiable
+    // tangent's history as it was, as it leaves its primal's.
+    let in_place = |o: &Tensor| !is_grad_enabled() || !(o.requires_grad() || new.requires_grad());
+    if let Some(old) = old.filter(in_place) {
         let _off = Suspend::new();
         let _no_grad = GradModeGuard::new(false);
         if old.shape() == new.shape() && ops::inplace::copy_(&old, &new).is_ok() {
