@@ -410,7 +410,7 @@ def test_forward_transforms_compose_and_nest_as_torch():
         x, v, w = tensors(T, X3, Y3, W23)
         x_rg = tensors(T, X3, requires_grad=True)[0]
         return (
-            T.func.jvp(lambda x: T.func.jvp(g, (x,), (v,))[1], (x,), (v,)),  # levels nest
+            T.func.jvp(lambda x: T.func.jvp(g, (x,), (v,))[1], (x,), (v,)),  # jvp of jvp
             # Along the tangent (values only: ferrograd's result keeps a graph here).
             T.func.grad(lambda v: T.func.jvp(g, (x,), (v,))[1].sum())(v).detach(),
             T.func.jvp(g, (x_rg,), (v,)),  # both results keep the outer graph
