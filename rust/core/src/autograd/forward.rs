@@ -396,7 +396,7 @@ pub(crate) fn propagate<S>(
                 inputs,
                 outputs,
                 &tangents,
-                recorded.filter(|_| differentiable),
+                recorded,
                 saved,
                 formula,
                 differentiable,
@@ -435,8 +435,8 @@ fn view_tangent(
 }
 
 /// `J·t` for each output, through the formula (see the module's notes).
-/// Saved outputs that the formula reads are the outputs of `recorded`
-/// when given (differentiable tangents of a recorded op).
+/// Differentiable tangents of a recorded op read the saved outputs as the
+/// outputs of `recorded`, so that their history reaches through them.
 #[allow(clippy::too_many_arguments)]
 fn jvp<S>(
     name: &'static str,
@@ -480,7 +480,7 @@ fn jvp<S>(
         .collect::<Result<_>>()?;
     let ctx = BackwardCtx {
         node: &node,
-        outputs_node: recorded.unwrap_or(&node),
+        outputs_node: recorded.filter(|_| differentiable).unwrap_or(&node),
         create_graph: true,
     };
     let vjps = formula(&ctx, saved, &cotangents)?;
