@@ -411,8 +411,10 @@ def test_forward_transforms_compose_and_nest_as_torch():
         x_rg = tensors(T, X3, requires_grad=True)[0]
         return (
             T.func.jvp(lambda x: T.func.jvp(g, (x,), (v,))[1], (x,), (v,)),  # jvp of jvp
-            # Along the tangent (values only: ferrograd's result keeps a graph here).
-            T.func.grad(lambda v: T.func.jvp(g, (x,), (v,))[1].sum())(v).detach(),
+            # Along the tangent: the inner level's cotangent leaves are the outer level's own.
+            T.func.grad(lambda v: T.func.jvp(g, (x,), (v,))[1].sum())(v),
+            T.func.grad(lambda v: T.func.jvp(g, (x_rg,), (v,))[1].sum())(v),  # keeps x_rg's graph
+            T.func.jacrev(lambda v: T.func.jvp(g, (x,), (v,))[1])(v),
             T.func.jvp(g, (x_rg,), (v,)),  # both results keep the outer graph
             T.func.vmap(lambda t: T.func.jvp(g, (x,), (t,))[1])(w),
             T.func.jacrev(T.func.jacfwd(g))(x),

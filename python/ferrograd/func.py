@@ -27,6 +27,7 @@ tensors; ``None`` is an empty node, as in PyTorch.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -96,17 +97,39 @@ def _name(func: Callable) -> str:
 # --------------------------------------------------------------------------- levels
 
 
+_running = threading.local()
+
+
+def _running_levels() -> list[_Level]:
+    """The levels whose transform calls are under way on this thread, outermost first."""
+    if not hasattr(_running, "levels"):
+        _running.levels = []
+    return _running.levels
+
+
 class _Level:
-    """One transform call: makes its differentiable inputs and unwraps its results."""
+    """One transform call: makes its differentiable inputs and unwraps its results. Used as a
+    context manager around the call, so that leaves made by the levels nested in it count as
+    its own (see :meth:`leaf`)."""
 
     def __init__(self) -> None:
         self.keep = _C.is_grad_enabled()
         self.stops: set = set()
 
+    def __enter__(self) -> _Level:
+        _running_levels().append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _running_levels().pop()
+
     def leaf(self, like: Tensor) -> Tensor:
-        """A fresh tensor with ``like``'s value that this level differentiates with respect to."""
+        """A fresh tensor with ``like``'s value that this level differentiates with respect to.
+        It is internal to every level running around this one too: a result of an outer
+        level that depends on it depends on nothing outside that level."""
         fresh = like.detach().requires_grad_().clone()
-        self.stops.add(fresh.grad_fn)
+        for level in {self, *_running_levels()}:
+            level.stops.add(fresh.grad_fn)
         return fresh
 
     def input(self, t: Any) -> Tensor:
@@ -231,8 +254,7 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        level = _Level()
-        with enable_grad():
+        with _Level() as level, enable_grad():
             fresh, spec, rebuild = _prepare(level, args, argnums)
             output, aux = _split_aux(func(*rebuild(fresh), **kwargs), has_aux, "grad_and_value(f)(*args)")
             if not isinstance(output, Tensor):
@@ -269,8 +291,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """``(func(*primals), vjp_fn)`` (and ``aux`` with ``has_aux``): ``vjp_fn(cotangents)``
     takes cotangents shaped as the output pytree and returns a tuple, one entry per primal,
     of the vector-Jacobian products. ``vjp_fn`` may be called several times."""
-    level = _Level()
-    with enable_grad():
+    with _Level() as level, enable_grad():
         fresh, spec, rebuild = _prepare(level, primals, tuple(range(len(primals))))
         output, aux = _split_aux(func(*rebuild(fresh)), has_aux, "vjp(f, *primals)")
         flat_out, out_spec = _tensor_outputs(output, "vjp(f, *primals)")
@@ -376,8 +397,7 @@ def _linearize_at(
     func: Callable, flat_p: list, p_spec: _Spec, has_aux: bool, api: str
 ) -> tuple[_Level, _Linearization]:
     """A level for ``func`` at the primals and its linearization there."""
-    level = _Level()
-    with enable_grad():
+    with _Level() as level, enable_grad():
         fresh = [level.input(x) for x in flat_p]
         return level, _Linearization(level, lambda: func(*_unflatten(fresh, p_spec)), fresh, has_aux, api)
 
@@ -426,7 +446,6 @@ def _jacobian(func: Callable, argnums: Any, has_aux: bool, api: str) -> Callable
     @functools.wraps(func)
     def wrapper(*args: Any) -> Any:
         _refuse_complex(api, args, "inputs")
-        level = _Level()
         found: dict[str, Any] = {}
 
         def flat_func(*flat_inputs: Tensor) -> tuple:
@@ -435,7 +454,7 @@ def _jacobian(func: Callable, argnums: Any, has_aux: bool, api: str) -> Callable
             _refuse_complex(api, flat_out, "outputs")
             return tuple(flat_out)
 
-        with enable_grad():
+        with _Level() as level, enable_grad():
             fresh, spec, rebuild = _prepare(level, args, argnums)
             rows = jacobian(flat_func, tuple(fresh), create_graph=True)
         jac = _unflatten([_unflatten(list(row), spec) for row in rows], found["spec"])
@@ -474,8 +493,7 @@ def jacfwd(
     @functools.wraps(func)
     def wrapper(*args: Any) -> Any:
         _refuse_complex(api, args, "inputs")
-        level = _Level()
-        with enable_grad():
+        with _Level() as level, enable_grad():
             fresh, spec, rebuild = _prepare(level, args, argnums)
             lin = _Linearization(level, lambda: func(*rebuild(fresh)), fresh, has_aux, api)
             _refuse_complex(api, lin.flat_out, "outputs")
