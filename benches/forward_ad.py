@@ -58,6 +58,23 @@ def tangent_gradient_chain(T):
     return lambda: T.autograd.grad(T.func.jvp(chain, (x,), (v,))[1].sum(), x)
 
 
+def dual_xlogy_chain(T):
+    """Dual tensors through 200 ``xlogy`` (a Function of ferrograd's own, whose tangent comes
+    from its backward) with a primal that requires grad: each tangent's walk must stop at
+    the op, not revisit the chain before it."""
+    x, v = T.rand(16, requires_grad=True), T.randn(16)
+    ad = T.autograd.forward_ad
+
+    def step():
+        with ad.dual_level():
+            u = ad.make_dual(x, v)
+            for _ in range(200):
+                u = T.special.xlogy(u, u + 1.0) * 0.01 + u
+            return ad.unpack_dual(u).tangent
+
+    return step
+
+
 def jacfwd_wide(T):
     """A Jacobian with 8 columns and 2000 rows: forward mode's case."""
     a, z = T.randn(2000, 8), T.randn(8)
@@ -74,6 +91,7 @@ CASES = {
     "func.jvp_mlp": jvp_mlp,
     "func.jvp_chain200": jvp_chain,
     "tangent_gradient_chain200": tangent_gradient_chain,
+    "dual_xlogy_chain200": dual_xlogy_chain,
     "func.jacfwd_8_to_2000": jacfwd_wide,
     "func.hessian_32": hessian_32,
 }

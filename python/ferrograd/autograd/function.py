@@ -196,6 +196,8 @@ def _jvp_through_backward(cls: type, ctx: FunctionCtx, args: tuple, tangents: li
     """The outputs' tangents of a Function of ferrograd's own from its backward, as the core
     computes those of built-in ops: the gradient, with respect to the output gradients ``u``, of
     the real inner product of ``backward(u)`` with the input tangents."""
+    # Nodes made from here on are the only ones that can reach the cotangents.
+    since = _C._node_mark()
     cotangents = [
         o.new_zeros(o.shape).requires_grad_()
         if isinstance(o, Tensor) and (o.is_floating_point() or o.is_complex())
@@ -217,7 +219,7 @@ def _jvp_through_backward(cls: type, ctx: FunctionCtx, args: tuple, tangents: li
             ]
             total = sum(terms[1:], terms[0]) if terms else None
             found = (
-                _C._grad([total], live, None, None, differentiable, True)
+                _C._grad_since([total], live, differentiable, since)
                 if total is not None and total.requires_grad and live
                 else [None] * len(live)
             )

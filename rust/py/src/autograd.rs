@@ -4,7 +4,7 @@
 use crate::errors::IntoPyResult;
 use crate::node::PyNode;
 use crate::tensor::PyTensor;
-use ferrograd_core::autograd::{engine, forward, grad_mode};
+use ferrograd_core::autograd::{self, engine, forward, grad_mode};
 use ferrograd_core::Tensor;
 use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
@@ -147,6 +147,37 @@ fn _grad(
     Ok(result.into_iter().map(|g| g.map(PyTensor::from)).collect())
 }
 
+/// Where this thread's graph stands: every node it makes from now on comes
+/// after the mark (see `_grad_since`).
+#[pyclass(name = "NodeMark", module = "ferrograd._C", frozen)]
+pub struct PyNodeMark(autograd::NodeMark);
+
+#[pyfunction]
+fn _node_mark() -> PyNodeMark {
+    PyNodeMark(autograd::NodeMark::next())
+}
+
+/// The gradients of one-element `outputs` (seeded with ones) with respect to
+/// `inputs` made on this thread after `since`, `None` for an unused input:
+/// the walk skips the nodes made before the mark, which cannot reach them.
+#[pyfunction]
+fn _grad_since(
+    py: Python<'_>,
+    outputs: &Bound<'_, PyAny>,
+    inputs: &Bound<'_, PyAny>,
+    create_graph: bool,
+    since: PyRef<'_, PyNodeMark>,
+) -> PyResult<Vec<Option<PyTensor>>> {
+    let outputs = tensor_list(Some(outputs))?.unwrap_or_default();
+    let inputs = tensor_list(Some(inputs))?.unwrap_or_default();
+    let since = since.0;
+    let result = crate::gil::detach(py, || {
+        autograd::grad_since(&outputs, &inputs, create_graph, since)
+    })
+    .py()?;
+    Ok(result.into_iter().map(|g| g.map(PyTensor::from)).collect())
+}
+
 /// `forward_ad.enter_dual_level()`.
 #[pyfunction]
 fn _enter_dual_level() -> PyResult<u64> {
@@ -235,6 +266,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_inference_mode_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_grad, m)?)?;
+    m.add_class::<PyNodeMark>()?;
+    m.add_function(wrap_pyfunction!(_node_mark, m)?)?;
+    m.add_function(wrap_pyfunction!(_grad_since, m)?)?;
     m.add_function(wrap_pyfunction!(_enter_dual_level, m)?)?;
     m.add_function(wrap_pyfunction!(_exit_dual_level, m)?)?;
     m.add_function(wrap_pyfunction!(_make_dual, m)?)?;

@@ -90,7 +90,7 @@ pub fn grad(
 /// reach them. A tangent's products (see `forward`) reach the whole
 /// history of the op's inputs, which the walk would otherwise visit once
 /// per op. `None` for an input that was not used.
-pub(crate) fn grad_since(
+pub fn grad_since(
     outputs: &[Tensor],
     inputs: &[Tensor],
     create_graph: bool,

@@ -10,11 +10,11 @@ pub mod node;
 pub mod saved;
 pub mod views;
 
-pub use engine::{backward, grad};
+pub use engine::{backward, grad, grad_since};
 pub use grad_mode::{is_grad_enabled, is_inference_mode_enabled, set_grad_enabled, GradModeGuard};
 pub use node::{
     any_requires_grad, needs_input_grad, record, record_multi, BackwardCtx, BackwardFn, Edge,
-    Grads, Node, NodeWith,
+    Grads, Node, NodeMark, NodeWith,
 };
 pub use saved::{PackedSaved, SavedTensor, SavedTensorsHooks};
 

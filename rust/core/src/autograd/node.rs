@@ -103,7 +103,7 @@ pub type PostAccumulateHook = Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>;
 /// nodes made before. Nodes are made after their inputs' nodes, so a node
 /// made before a mark of its own thread cannot reach a node made after it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) struct NodeMark {
+pub struct NodeMark {
     thread: u32,
     count: u64,
 }
@@ -121,7 +121,7 @@ thread_local! {
 
 impl NodeMark {
     /// The mark the next node made on this thread gets.
-    pub(crate) fn next() -> NodeMark {
+    pub fn next() -> NodeMark {
         NEXT_MARK.get()
     }
 
