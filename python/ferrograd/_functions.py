@@ -13,6 +13,7 @@ import inspect
 import itertools
 import math
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -29,6 +30,7 @@ from ._C import (
 )
 from ._C import bool as _bool
 from ._dtype_info import result_type
+from ._size import Size
 from .autograd.function import Function
 from .autograd.grad_mode import no_grad
 
@@ -235,7 +237,7 @@ def _dtype_name(dt) -> str:
     return dt._scalar_type_name
 
 
-def broadcast_shapes(*shapes) -> tuple[int, ...]:
+def broadcast_shapes(*shapes) -> Size:
     """The shape that tensors of the given shapes broadcast to."""
     shapes = tuple((x,) if isinstance(x, int) else x for x in shapes if x is not None)
     for shape in shapes:
@@ -260,12 +262,26 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
                 f"Mismatching argument at index {arg_idx} had {shape}; but expected shape "
                 f"should be broadcastable to {common}"
             )
-    return tuple(int(v) for v in common)
+    return Size(int(v) for v in common)
 
 
 def broadcast_to(input: Tensor, size) -> Tensor:
     """A view of ``input`` expanded to ``size`` (``-1`` keeps a dimension)."""
     return input.expand(*size) if _is_seq(size) else input.expand(size)
+
+
+def _broadcast_pair(a: Sequence[int], b: Sequence[int]) -> list[int]:
+    """The shape ``a`` and ``b`` broadcast to, with PyTorch's error when they do not, which
+    names the last mismatched dimension (dimensions are matched from the right)."""
+    n = builtins.max(len(a), len(b))
+    a, b = [1] * (n - len(a)) + list(a), [1] * (n - len(b)) + list(b)
+    for d in reversed(range(n)):
+        if a[d] != b[d] and a[d] != 1 and b[d] != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({a[d]}) must match the size of tensor b ({b[d]}) "
+                f"at non-singleton dimension {d}"
+            )
+    return [y if x == 1 else x for x, y in zip(a, b)]
 
 
 def broadcast_tensors(*tensors) -> tuple[Tensor, ...]:
@@ -274,19 +290,7 @@ def broadcast_tensors(*tensors) -> tuple[Tensor, ...]:
         tensors = tuple(tensors[0])
     common: list[int] = []
     for t in tensors:
-        shape = list(t.shape)
-        nd = builtins.max(len(common), len(shape))
-        common = [1] * (nd - len(common)) + common
-        shape = [1] * (nd - len(shape)) + shape
-        for d in range(nd):
-            if common[d] == shape[d] or shape[d] == 1:
-                continue
-            if common[d] != 1:
-                raise RuntimeError(
-                    f"The size of tensor a ({common[d]}) must match the size of tensor b ({shape[d]}) "
-                    f"at non-singleton dimension {d}"
-                )
-            common[d] = shape[d]
+        common = _broadcast_pair(common, t.shape)
     return tuple(t.expand(*common) for t in tensors)
 
 
@@ -545,7 +549,9 @@ def combinations(input: Tensor, r: int = 2, with_replacement: builtins.bool = Fa
 
 
 def subtract(input, other, *, alpha=1) -> Tensor:
-    """``input - alpha * other``; alias of :func:`sub`."""
+    """``input - alpha * other``; alias of :func:`sub`, ``input`` may be a Python number as there."""
+    if not isinstance(input, Tensor):
+        input = _number_as_tensor(input, other)
     return input.sub(other, alpha=alpha) if alpha != 1 else input.sub(other)
 
 

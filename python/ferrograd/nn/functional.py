@@ -26,6 +26,7 @@ import numpy as np
 
 import ferrograd
 from ferrograd import _C
+from ferrograd._functions import _broadcast_pair
 
 from .attention.bias import CausalBias
 
@@ -1968,20 +1969,6 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 # ---- distances -------------------------------------------------------------------------
 
 
-def _broadcast_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
-    """The shape ``a`` and ``b`` broadcast to, with PyTorch's error when they do not."""
-    n = max(len(a), len(b))
-    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
-    out = []
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y and x != 1 and y != 1:
-            raise RuntimeError(
-                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {i}"
-            )
-        out.append(y if x == 1 else x)
-    return tuple(out)
-
-
 def _vector_norm(x: Tensor, p: float, dim: int, keepdim: bool) -> Tensor:
     """The ``p``-norm along ``dim``: 2 by ``Tensor.norm``, the others composed."""
     if p == 2:
@@ -2002,7 +1989,7 @@ def _vector_norm(x: Tensor, p: float, dim: int, keepdim: bool) -> Tensor:
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps))`` along ``dim``, the inputs broadcast
     together; each norm is floored at ``eps`` (the floor itself passes the gradient through)."""
-    shape = _broadcast_shape(x1.shape, x2.shape)
+    shape = tuple(_broadcast_pair(x1.shape, x2.shape))
     x1, x2 = x1.expand(shape), x2.expand(shape)
 
     def unit(x: Tensor) -> Tensor:

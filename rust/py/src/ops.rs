@@ -447,13 +447,12 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let args = dim_args("sum", dim, keepdim, numpy)?;
         let (d, keepdim) = (args.dims()?.unwrap_or_default(), args.keepdim);
-        let t = match crate::convert::optional_dtype(dtype)? {
-            Some(dt) => ferrograd_core::ops::copy::to_dtype(&self.tensor(), dt).py()?,
-            None => self.tensor(),
-        };
-        Ok(maybe_detach(py, t.numel(), || reduce::sum(&t, &d, keepdim))
-            .py()?
-            .into())
+        let (t, dtype) = (self.tensor(), crate::convert::optional_dtype(dtype)?);
+        Ok(
+            maybe_detach(py, t.numel(), || reduce::sum_as(&t, &d, keepdim, dtype))
+                .py()?
+                .into(),
+        )
     }
     #[pyo3(signature = (dim=None, keepdim=None, *, dtype=None, **numpy))]
     fn mean(

@@ -326,6 +326,7 @@ impl PyTensor {
         let items = parse(key)?;
         let (x, adv) = apply_basic(&self.tensor(), &items, true)?;
         if adv.iter().all(|a| a.is_none()) {
+            shape::check_expandable(&value, x.shape()).py()?;
             value.layout().broadcast_to(x.shape()).py()?;
             return inplace::copy_(&x, &value).py();
         }
@@ -633,11 +634,12 @@ impl PyTensor {
         mask: PyRef<'_, PyTensor>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
-        Ok(
-            index::masked_fill(&self.tensor(), &mask.tensor(), scalar(value)?)
-                .py()?
-                .into(),
-        )
+        let (t, m) = (self.tensor(), mask.tensor());
+        let out = match value.downcast::<PyTensor>() {
+            Ok(v) => index::masked_fill_tensor(&t, &m, &v.get().tensor()),
+            Err(_) => index::masked_fill(&t, &m, scalar(value)?),
+        };
+        Ok(out.py()?.into())
     }
 }
 

@@ -164,18 +164,19 @@ impl PyTensor {
         mask: PyRef<'_, PyTensor>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<Slf<'py>> {
+        let m = mask.tensor();
         if let Ok(v) = value.downcast::<PyTensor>() {
-            let n = v.get().tensor().ndim();
-            if n != 0 {
-                return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
-                    "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {n} dimension(s)."
-                )));
-            }
+            let v = v.get().tensor();
+            return run(slf, |t| inplace::masked_fill_tensor_(t, &m, &v));
         }
-        let (m, v) = (mask.tensor(), scalar(value)?);
+        let v = scalar(value)?;
         run(slf, |t| inplace::masked_fill_(t, &m, v))
     }
     fn fill_<'py>(slf: &Slf<'py>, value: &Bound<'_, PyAny>) -> PyResult<Slf<'py>> {
+        if let Ok(v) = value.downcast::<PyTensor>() {
+            let v = v.get().tensor();
+            return run(slf, |t| inplace::fill_tensor_(t, &v));
+        }
         let v = scalar(value)?;
         run(slf, |t| inplace::fill_(t, v))
     }

@@ -869,6 +869,7 @@ pub fn update<D: Element, S: Element>(
             return update(dst, &copy, f);
         }
     }
+    super::shape::check_expandable(src, dst.shape())?;
     let lsrc = src.layout().broadcast_to(dst.shape())?;
     let ld = dst.layout();
     // Views of one buffer may hold different storages (`z.real`, `z.imag`).

@@ -1050,6 +1050,39 @@ pub fn masked_fill(t: &Tensor, mask: &Tensor, value: crate::Scalar) -> Result<Te
     Ok(out)
 }
 
+/// The value of a 0-d tensor given to `masked_fill`.
+pub fn masked_fill_value(value: &Tensor) -> Result<crate::Scalar> {
+    if value.ndim() != 0 {
+        bail!(
+            Runtime,
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+            value.ndim()
+        );
+    }
+    value.item()
+}
+
+/// `masked_fill(mask, value)` with a 0-d tensor `value`, which gets the sum
+/// of the gradient where `mask` holds (`MaskedFillBackward1`).
+pub fn masked_fill_tensor(t: &Tensor, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
+    let out = masked_fill(&t.detach(), mask, masked_fill_value(value)?)?;
+    record(
+        "MaskedFillBackward1",
+        &[t, value],
+        &out,
+        || mask.clone(),
+        |_, m, g| {
+            let zero = super::unary::zero_of(g);
+            let to_value = super::unary::where_(m, g, &zero)?;
+            Ok(grads![
+                Some(super::unary::where_(m, &zero, g)?),
+                Some(super::reduce::sum(&to_value, &[], false)?)
+            ])
+        },
+    );
+    Ok(out)
+}
+
 /// `flip(dims)`: a reversed copy (`FlipBackward0`).
 pub fn flip(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
     let dims = super::reduce::reduce_dims_exact(dims, t.ndim())?;

@@ -401,6 +401,38 @@ pub fn fill_(t: &Tensor, value: Scalar) -> Result<()> {
     apply(t, &[], |s| filled(s, value, "FillBackward2"))
 }
 
+/// `t.fill_(value)` with a 0-d tensor `value`, which gets the sum of the
+/// gradient (`FillBackward3`).
+pub fn fill_tensor_(t: &Tensor, value: &Tensor) -> Result<()> {
+    if value.ndim() != 0 {
+        bail!(
+            Runtime,
+            "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.",
+            value.ndim()
+        );
+    }
+    let scalar = value.item()?;
+    if !must_record(t, &[value])? {
+        return fill_direct(t, scalar);
+    }
+    apply(t, &[value], |s| {
+        let out = Tensor::full(s.shape(), scalar, s.dtype())?;
+        record(
+            "FillBackward3",
+            &[s, value],
+            &out,
+            || (),
+            |_, _, g| {
+                Ok(grads![
+                    Some(zeros_like(g)?),
+                    Some(super::reduce::sum(g, &[], false)?)
+                ])
+            },
+        );
+        Ok(out)
+    })
+}
+
 /// `t.zero_()`.
 pub fn zero_(t: &Tensor) -> Result<()> {
     if !must_record(t, &[])? {
@@ -453,6 +485,19 @@ pub fn masked_fill_(t: &Tensor, mask: &Tensor, value: Scalar) -> Result<()> {
             |_, m, g| Ok(grads![Some(where_(m, &zero_of(g), g)?)]),
         );
         Ok(out)
+    })
+}
+
+/// `t.masked_fill_(mask, value)` with a 0-d tensor `value`
+/// (`MaskedFillBackward1`, see `index::masked_fill_tensor`).
+pub fn masked_fill_tensor_(t: &Tensor, mask: &Tensor, value: &Tensor) -> Result<()> {
+    let scalar = super::index::masked_fill_value(value)?;
+    if !must_record(t, &[value])? {
+        return masked_fill_(t, mask, scalar);
+    }
+    check_result(t, &broadcast_shapes(t.shape(), mask.shape())?, t.dtype())?;
+    apply(t, &[value], |s| {
+        super::index::masked_fill_tensor(s, mask, value)
     })
 }
 

@@ -324,6 +324,20 @@ pub fn sum(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     Ok(out)
 }
 
+/// `sum(dim, keepdim, dtype=...)`: the input cast to `dtype` and summed, the
+/// result in `dtype` too (an integer sum is otherwise widened to int64, and
+/// with `dtype` it wraps as PyTorch's does).
+pub fn sum_as(t: &Tensor, dims: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    let Some(dtype) = dtype else {
+        return sum(t, dims, keepdim);
+    };
+    let out = sum(&super::copy::to_dtype(t, dtype)?, dims, keepdim)?;
+    match out.dtype() == dtype {
+        true => Ok(out),
+        false => super::copy::to_dtype(&out, dtype),
+    }
+}
+
 /// `g` (shaped like a reduction's result) with reduced dims put back as 1s.
 pub fn unsqueeze_reduced(
     g: &Tensor,
@@ -989,13 +1003,21 @@ wide_loop!(log_softmax_backward_row<T>(_row: usize, y: &[T], g: &[T], out: &mut 
 
 /// `logsumexp(dim, keepdim)` (`LogsumexpBackward0`).
 pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-    let x = if t.dtype().is_floating_point() {
+    let x = if t.dtype().is_floating_point() || t.dtype().is_complex() {
         t.detach()
     } else {
         try_cast(t, DType::default_float())?
     };
     let dims = reduce_dims(dims, t.ndim())?;
-    let (z, m) = shifted(&x, &dims)?;
+    let (z, m) = match x.dtype().is_complex() {
+        // Shifted by the largest real part, which bounds the exponentials' moduli.
+        true => {
+            let (_, m) = shifted(&super::complex::real(&x)?, &dims)?;
+            let m = super::copy::to_dtype(&m, x.dtype())?;
+            (super::binary::sub(&x, &m)?, m)
+        }
+        false => shifted(&x, &dims)?,
+    };
     let lse = super::unary::log(&sum_raw(&super::unary::exp(&z)?, &dims, true)?)?;
     let out = super::binary::add(&lse, &m)?;
     let out = if keepdim {
@@ -1013,7 +1035,8 @@ pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
             let (x, out) = (sx.unpack(ctx)?, so.unpack(ctx)?);
             let out = unsqueeze_reduced(&out, &in_shape, &dims, keepdim)?;
             let g = unsqueeze_reduced(g, &in_shape, &dims, keepdim)?;
-            let w = super::unary::exp(&super::binary::sub(&x, &out)?)?;
+            // The derivative's conjugate, as for every holomorphic function.
+            let w = super::unary::conj(&super::unary::exp(&super::binary::sub(&x, &out)?)?)?;
             Ok(grads![Some(super::binary::mul(&g, &w)?)])
         },
     );

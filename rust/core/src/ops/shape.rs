@@ -205,16 +205,10 @@ pub fn reshape(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
 
 /// `expand`: size-1 dimensions repeated with stride 0; `-1` keeps a size.
 pub fn expand(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
-    let lead = sizes.len().checked_sub(t.ndim()).ok_or_else(|| {
-        crate::Error::Runtime(format!(
-            "expand(ferrograd.{}{{{}}}, size=[{}]): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
-            t.dtype().legacy_name(),
-            fmt_shape(t.shape()),
-            sizes.len(),
-            sizes.len(),
-            t.ndim()
-        ))
-    })?;
+    let lead = sizes
+        .len()
+        .checked_sub(t.ndim())
+        .ok_or_else(|| too_few_sizes(t, sizes))?;
     let mut shape = Shape::new();
     for (i, &s) in sizes.iter().enumerate() {
         if s == -1 {
@@ -236,10 +230,33 @@ pub fn expand(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
     expand_to(t, &shape)
 }
 
+/// PyTorch's error for expanding `t` to fewer dimensions than it has.
+pub(crate) fn too_few_sizes(t: &Tensor, sizes: &[i64]) -> crate::Error {
+    let listed: Vec<String> = sizes.iter().map(i64::to_string).collect();
+    crate::Error::Runtime(format!(
+        "expand(ferrograd.{}{{{}}}, size=[{}]): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+        t.dtype().legacy_name(),
+        fmt_shape(t.shape()),
+        listed.join(", "),
+        sizes.len(),
+        t.ndim()
+    ))
+}
+
+/// PyTorch's error unless `shape` has at least `t`'s number of dimensions.
+pub fn check_expandable(t: &Tensor, shape: &[usize]) -> Result<()> {
+    if shape.len() < t.ndim() {
+        let sizes: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+        return Err(too_few_sizes(t, &sizes));
+    }
+    Ok(())
+}
+
 pub fn expand_to(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
     if t.shape() == shape {
         return Ok(make_view_recorded(t, t.layout().clone(), "ExpandBackward0"));
     }
+    check_expandable(t, shape)?;
     let layout = t.layout().broadcast_to(shape)?;
     let out = make_view(t, layout);
     let in_shape: Shape = t.shape().into();
@@ -627,10 +644,10 @@ pub fn select(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
 }
 
 pub fn flatten(t: &Tensor, start: i64, end: i64) -> Result<Tensor> {
+    let (s, e) = (wrap_dim(start, t.ndim())?, wrap_dim(end, t.ndim())?);
     if t.ndim() == 0 {
         return reshape(t, &[1]);
     }
-    let (s, e) = (wrap_dim(start, t.ndim())?, wrap_dim(end, t.ndim())?);
     if s > e {
         bail!(
             Runtime,

@@ -63,11 +63,12 @@ pub fn fmt_shape(shape: &[usize]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
-/// The broadcast shape of two shapes, or PyTorch's error.
+/// The broadcast shape of two shapes, or PyTorch's error, which names the
+/// last mismatched dimension: dimensions are matched from the right.
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Shape> {
     let n = a.len().max(b.len());
     let mut out: Shape = smallvec::smallvec![0; n];
-    for i in 0..n {
+    for i in (0..n).rev() {
         let da = if i + a.len() >= n {
             a[i + a.len() - n]
         } else {
@@ -484,6 +485,10 @@ mod tests {
         assert_eq!(broadcast_shapes(&[], &[2, 2]).unwrap().as_slice(), &[2, 2]);
         let e = broadcast_shapes(&[3], &[4]).unwrap_err().to_string();
         assert!(e.contains("The size of tensor a (3) must match the size of tensor b (4)"));
+        let e = broadcast_shapes(&[3, 4], &[4, 3]).unwrap_err().to_string();
+        assert!(e.ends_with(
+            "tensor a (4) must match the size of tensor b (3) at non-singleton dimension 1"
+        ));
     }
 
     #[test]
