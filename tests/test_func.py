@@ -766,3 +766,57 @@ def test_functionalize_and_batch_norm_replacement():
     model.eval()  # still the batch's own statistics
     out = model(fg.randn(8, 3))
     np.testing.assert_allclose(out.mean(0).detach().numpy(), np.zeros(3), atol=1e-5)
+
+
+def make_numpy_cube(lib, with_jvp=True):
+    """x**3 computed with numpy: its backward is not differentiable, so only its jvp gives the
+    forward derivative."""
+
+    def forward(x):
+        return lib.tensor(x.detach().numpy() ** 3)
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.save_for_forward(inputs[0])
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return lib.tensor(3 * x.detach().numpy() ** 2 * g.detach().numpy())
+
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return 3 * x**2 * t
+
+    methods = {"forward": forward, "setup_context": setup_context, "backward": backward}
+    if with_jvp:
+        methods["jvp"] = jvp
+    return type("Cube", (lib.autograd.Function,), {k: staticmethod(v) for k, v in methods.items()})
+
+
+@pytest.mark.parametrize("lib", [fg] + ([torch] if has_torch else []), ids=lambda m: m.__name__)
+def test_forward_transforms_use_a_custom_functions_jvp(lib):
+    x_np = np.array([1.0, 2.0, 3.0])
+    # d/dx sin(x**3) * x = 3 x**3 cos(x**3) + sin(x**3)
+    expected = 3 * x_np**3 * np.cos(x_np**3) + np.sin(x_np**3)
+    Cube = make_numpy_cube(lib)
+    x, t = lib.tensor(x_np), lib.ones(3, dtype=lib.float64)
+
+    def f(x):
+        return Cube.apply(x).sin() * x
+
+    np.testing.assert_allclose(lib.func.jvp(f, (x,), (t,))[1].numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(lib.func.linearize(f, x)[1](t).numpy(), expected, rtol=1e-12)
+    # The tangent is differentiable through the jvp: d/dx sum(3 x**2) = 6 x.
+    grad = lib.func.grad(lambda x: lib.func.jvp(Cube.apply, (x,), (t,))[1].sum())(x)
+    np.testing.assert_allclose(grad.numpy(), 6 * x_np, rtol=1e-12)
+    xr = x.clone().requires_grad_()
+    lib.func.jvp(Cube.apply, (xr,), (t,))[1].sum().backward()
+    np.testing.assert_allclose(xr.grad.numpy(), 6 * x_np, rtol=1e-12)
+    message = (
+        "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
+    )
+    with pytest.raises(NotImplementedError, match=re.escape(message)):
+        lib.func.jvp(make_numpy_cube(lib, with_jvp=False).apply, (x,), (t,))
+    if lib is fg:
+        # torch.func's jacfwd needs a vmap rule of the Function; ferrograd's takes a jvp per column.
+        np.testing.assert_allclose(lib.func.jacfwd(f)(x).numpy(), np.diag(expected), rtol=1e-12)

@@ -179,3 +179,210 @@ def test_gradient_errors_match_torch():
         return out
 
     assert messages(fg) == messages(ref_torch)
+
+
+def libs():
+    """ferrograd, and torch when installed: the same program must behave the same on both."""
+    return [fg] + ([ref_torch] if has_torch else [])
+
+
+def make_mul_two_(lib):
+    class MulTwo_(lib.autograd.Function):
+        """Doubles its input in place."""
+
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    return MulTwo_
+
+
+@pytest.mark.parametrize("lib", libs(), ids=lambda m: m.__name__)
+def test_mark_dirty_on_a_view_rewrites_the_base_history(lib):
+    x0 = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    x = x0.clone()
+    v = x[:2]
+    y = make_mul_two_(lib).apply(v)
+    assert y is v
+    assert type(x.grad_fn).__name__ == "CopySlices"
+    assert type(y.grad_fn).__name__ == "AsStridedBackward0"
+    (x * lib.tensor([1.0, 10.0, 100.0], dtype=lib.float64)).sum().backward()
+    assert x.tolist() == [2.0, 4.0, 3.0]
+    assert x0.grad.tolist() == [2.0, 20.0, 100.0]
+
+
+@pytest.mark.parametrize("lib", libs(), ids=lambda m: m.__name__)
+def test_mark_dirty_on_a_view_through_the_view_and_its_errors(lib):
+    x0 = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    x = x0.clone()
+    y = make_mul_two_(lib).apply(x[1:])
+    (y * y).sum().backward()
+    # d/dx0 of (2 x0[1:])**2 = 8 x0[1:]
+    assert x0.grad.tolist() == [0.0, 16.0, 24.0]
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used"):
+        make_mul_two_(lib).apply(lib.ones(3, requires_grad=True)[:2])
+
+    class Two(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x, x * 3
+
+        @staticmethod
+        def backward(ctx, g, h):
+            return g * 2 + h * 6
+
+    with pytest.raises(RuntimeError, match="cannot return more than one Tensor"):
+        Two.apply(x0.clone()[:2])
+
+
+@pytest.mark.parametrize("lib", libs(), ids=lambda m: m.__name__)
+def test_mark_dirty_on_an_input_not_returned_raises(lib):
+    class F(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    message = "Some elements marked as dirty during the forward method were not returned as output"
+    for x in (lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True).clone(), lib.ones(2)):
+        with pytest.raises(RuntimeError, match=message):
+            F.apply(x)
+    with lib.no_grad(), pytest.raises(RuntimeError, match=message):
+        F.apply(lib.ones(2))
+
+
+def make_cube_once(lib):
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        @lib.autograd.function.once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x * x * g
+
+    return Cube
+
+
+@pytest.mark.parametrize("lib", libs(), ids=lambda m: m.__name__)
+def test_once_differentiable_gradient_refuses_a_second_derivative(lib):
+    x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    Cube = make_cube_once(lib)
+    (g,) = lib.autograd.grad((Cube.apply(x) ** 2).sum(), x, create_graph=True)
+    # d/dx x**6 = 6 x**5
+    assert g.tolist() == [6.0, 192.0, 1458.0]
+    assert g.requires_grad and type(g.grad_fn).__name__ == "Error"
+    assert g.grad_fn.name() == "torch::autograd::Error"
+    with pytest.raises(
+        RuntimeError,
+        match="trying to differentiate twice a function that was marked with @once_differentiable",
+    ):
+        g.sum().backward()
+    # Gradients that do not require grad stay as they are.
+    (g,) = lib.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
+    assert not g.requires_grad and g.tolist() == [3.0, 12.0, 27.0]
+
+
+@pytest.mark.parametrize("lib", libs(), ids=lambda m: m.__name__)
+def test_an_input_returned_as_is_comes_back_as_a_view(lib):
+    class Ident(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 5
+
+    class NonDiffIdent(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_non_differentiable(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x0 = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    x = x0.clone()
+    y = Ident.apply(x)
+    assert y is not x and y._base is x
+    assert type(y.grad_fn).__name__ == "IdentBackward"
+    y.sum().backward()
+    assert x0.grad.tolist() == [5.0, 5.0]
+    with pytest.raises(
+        RuntimeError,
+        match="Output 0 of Ident is a view and is being modified inplace. This view was created inside a custom Function",
+    ):
+        y.mul_(2)
+    z = NonDiffIdent.apply(x)
+    assert z is not x and not z.requires_grad and z.grad_fn is None and x.requires_grad
+    plain = lib.ones(2)
+    w = Ident.apply(plain)
+    assert w is not plain and w._base is plain and not w.requires_grad
+
+
+@pytest.mark.parametrize("lib", libs(), ids=lambda m: m.__name__)
+def test_a_view_made_in_forward_refuses_in_place_writes(lib):
+    class Halves(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[:2], x[2:]
+
+        @staticmethod
+        def backward(ctx, g, h):
+            return lib.cat([g, h])
+
+    class Head(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[:2]
+
+        @staticmethod
+        def backward(ctx, g):
+            return lib.cat([g, g.new_zeros(1)])
+
+    x = lib.ones(3, requires_grad=True).clone()
+    with pytest.raises(
+        RuntimeError,
+        match="Output 1 of Halves is a view and is being modified inplace. This view is the output of a function that returns multiple views",
+    ):
+        Halves.apply(x)[1].add_(1)
+    with pytest.raises(
+        RuntimeError,
+        match="Output 0 of Head is a view and is being modified inplace. This view was created inside a custom Function",
+    ):
+        Head.apply(x).add_(1)
+
+
+@pytest.mark.parametrize("lib", libs(), ids=lambda m: m.__name__)
+@pytest.mark.parametrize("value", [3.0, [1.0]], ids=["float", "list"])
+def test_backward_returning_a_non_tensor_raises(lib, value):
+    class F(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return value
+
+    x = lib.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=rf"^expected Variable or None \(got {type(value).__name__}\)$"):
+        F.apply(x).sum().backward()

@@ -50,7 +50,8 @@ class _ZeroGradSample(Function):
 
     @staticmethod
     def forward(ctx, param, sample):
-        return sample
+        # A new tensor, as a sampling op's result is (an input returned as-is would be a view).
+        return sample.detach()
 
     @staticmethod
     def backward(ctx, grad):
@@ -480,13 +481,6 @@ def is_inference(input: Tensor) -> builtins.bool:
 def fill(input: Tensor, value) -> Tensor:
     """A new tensor of ``input``'s shape and dtype holding ``value`` (a number or a 0-d tensor,
     through which gradients flow)."""
-    if isinstance(value, Tensor):
-        if value.dim() != 0:
-            raise RuntimeError(
-                f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions."
-            )
-        if value.requires_grad and _C.is_grad_enabled():
-            return input.clone().fill_(0) + value.to(input.dtype).expand(*input.shape)
     return input.clone().fill_(value)
 
 

@@ -15,7 +15,10 @@ Everything is built on ferrograd's reverse-mode autograd:
   each direction then costs one reverse pass through it: ``jacfwd`` takes one per input
   element (its columns) where ``jacrev`` takes one per output element (its rows). This
   needs no dual level, so forward transforms nest freely, and it is what ferrograd's
-  forward-mode AD does op by op, so running on dual tensors would not be faster.
+  forward-mode AD does op by op, so running on dual tensors would not be faster. The
+  exception is a graph holding a user's custom Function: torch.func differentiates it by its
+  ``jvp`` (its backward need not be differentiable), so each direction then evaluates
+  ``func`` again on dual tensors (see ``_Linearization``).
 - ``vmap`` runs the function **once per slice** of the mapped dimension and stacks the
   results: it has PyTorch's semantics (nesting, composition with ``grad``, ``in_dims`` /
   ``out_dims`` pytrees, the randomness modes), not its speed.
@@ -33,6 +36,7 @@ from typing import Any
 
 from . import _C
 from ._C import Tensor
+from .autograd import forward_ad
 from .autograd import grad as _autograd_grad
 from .autograd.functional import _grads, jacobian
 from .autograd.grad_mode import enable_grad
@@ -325,24 +329,64 @@ class _Linearization:
     """``func`` evaluated at a level's fresh inputs, with ``u -> J^T u`` recorded for fresh
     cotangents ``u``: that map is linear, so its derivative with respect to ``u`` in a
     direction ``v`` is ``J v`` (the double-vjp identity). One evaluation and one reverse pass
-    serve any number of directions, each one more reverse pass through the recorded vjp."""
+    serve any number of directions, each one more reverse pass through the recorded vjp.
 
-    def __init__(self, level: _Level, evaluate: Callable[[], Any], fresh: list, has_aux: bool, api: str):
-        self.output, self.aux = _split_aux(evaluate(), has_aux, api)
+    When the graph holds a custom Function of the user's, whose backward may not be
+    differentiable and whose ``jvp`` torch.func uses, each direction is instead one evaluation
+    on dual tensors (forward AD, which calls ``Function.jvp``), unless a dual level is already
+    open: levels do not nest."""
+
+    def __init__(self, level: _Level, evaluate: Callable[[list], Any], fresh: list, has_aux: bool, api: str):
+        self.evaluate, self.fresh, self.has_aux, self.api = evaluate, fresh, has_aux, api
+        self.output, self.aux = _split_aux(evaluate(fresh), has_aux, api)
         self.flat_out, self.out_spec = _tensor_outputs(self.output, api)
-        self.us = [level.leaf(_zeros_like(o)) for o in self.flat_out]
-        self.vjps = _grads(self.flat_out, fresh, self.us, True, False, "computing jvp")
+        self.dual = forward_ad._current_level < 0 and _has_user_function(self.flat_out, fresh)
+        if not self.dual:
+            self.us = [level.leaf(_zeros_like(o)) for o in self.flat_out]
+            self.vjps = _grads(self.flat_out, fresh, self.us, True, False, "computing jvp")
 
     def push(self, directions: list) -> list:
         """``J v`` for ``v`` given by ``directions`` (one per fresh input, None for zeros),
         one tensor per flat output."""
-        linked = [(g, v) for g, v in zip(self.vjps, directions) if v is not None and g.requires_grad]
-        jv: tuple = (None,) * len(self.us)
-        if linked:
-            jv = _autograd_grad(
-                [g for g, _ in linked], self.us, [v for _, v in linked], create_graph=True, allow_unused=True
-            )
+        if self.dual:
+            jv = self._push_dual(directions)
+        else:
+            linked = [(g, v) for g, v in zip(self.vjps, directions) if v is not None and g.requires_grad]
+            jv = (None,) * len(self.us)
+            if linked:
+                jv = _autograd_grad(
+                    [g for g, _ in linked],
+                    self.us,
+                    [v for _, v in linked],
+                    create_graph=True,
+                    allow_unused=True,
+                )
         return [_zeros_like(o) if j is None else j for j, o in zip(jv, self.flat_out)]
+
+    def _push_dual(self, directions: list) -> list:
+        with forward_ad.dual_level():
+            inputs = [x if v is None else forward_ad.make_dual(x, v) for x, v in zip(self.fresh, directions)]
+            output, _ = _split_aux(self.evaluate(inputs), self.has_aux, self.api)
+            return [forward_ad.unpack_dual(o).tangent for o in _tensor_outputs(output, self.api)[0]]
+
+
+def _has_user_function(outputs: list, inputs: list) -> bool:
+    """Whether the graph of ``outputs`` back to ``inputs`` holds a node of a custom Function
+    other than ferrograd's own (those whose tangents come from their backward)."""
+    stops = {x.grad_fn for x in inputs}
+    todo = [o.grad_fn for o in outputs if o.grad_fn is not None]
+    seen: set = set()
+    while todo:
+        node = todo.pop()
+        if node in seen or node in stops:
+            continue
+        seen.add(node)
+        # A custom Function's node reads the attributes of its ctx.
+        cls = getattr(node, "_forward_cls", None)
+        if cls is not None and not cls._jvp_from_backward:
+            return True
+        todo.extend(f for f, _ in node.next_functions if f is not None)
+    return False
 
 
 def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False) -> tuple:
@@ -399,7 +443,7 @@ def _linearize_at(
     """A level for ``func`` at the primals and its linearization there."""
     with _Level() as level, enable_grad():
         fresh = [level.input(x) for x in flat_p]
-        return level, _Linearization(level, lambda: func(*_unflatten(fresh, p_spec)), fresh, has_aux, api)
+        return level, _Linearization(level, lambda xs: func(*_unflatten(xs, p_spec)), fresh, has_aux, api)
 
 
 def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
@@ -495,7 +539,7 @@ def jacfwd(
         _refuse_complex(api, args, "inputs")
         with _Level() as level, enable_grad():
             fresh, spec, rebuild = _prepare(level, args, argnums)
-            lin = _Linearization(level, lambda: func(*rebuild(fresh)), fresh, has_aux, api)
+            lin = _Linearization(level, lambda xs: func(*rebuild(xs)), fresh, has_aux, api)
             _refuse_complex(api, lin.flat_out, "outputs")
             # columns[j][k]: the output columns along element k of input j.
             columns: list[list[list]] = []

@@ -167,6 +167,11 @@ class Function:
             cls.setup_context(ctx, args, output)
         is_tuple = isinstance(output, tuple)
         outputs = output if is_tuple else (output,)
+        if any(all(t is not o for o in outputs) for t in ctx._dirty):
+            raise RuntimeError(
+                "Some elements marked as dirty during the forward method were not returned as output. "
+                "The inputs that are modified inplace must all be outputs of the Function."
+            )
         if _C.is_grad_enabled() and any(t.is_leaf and t.requires_grad for t in ctx._dirty):
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         # The node has an output per tensor output; other outputs are returned as they are.
@@ -249,14 +254,43 @@ def _with_all_output_grads(name: str) -> type:
 
 
 def once_differentiable(fn):
-    """Marks a ``backward`` that is not itself differentiable: it runs without recording."""
+    """Marks a ``backward`` that is not itself differentiable: it runs without recording, and when
+    its gradients would otherwise be differentiated they raise instead, as in PyTorch."""
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):
         with no_grad():
-            return fn(ctx, *args)
+            outputs = fn(ctx, *args)
+        if not _C.is_grad_enabled() or not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            return outputs
+        # The gradients require grad through a node that raises, whose inputs are throwaway
+        # leaves (PyTorch's DelayedError): nothing else is reachable from them.
+        is_tuple = isinstance(outputs, tuple)
+        leaves = [
+            o.detach().requires_grad_() if isinstance(o, Tensor) else o
+            for o in (outputs if is_tuple else (outputs,))
+        ]
+        return _DelayedError.apply(*leaves)
 
     return wrapper
+
+
+class _DelayedError(Function):
+    _jvp_from_backward = True
+    # PyTorch's node for it is named so.
+    _backward_node_name = "Error"
+
+    @staticmethod
+    def forward(ctx, *args):
+        # New tensors (inputs returned as-is would be views of them).
+        outputs = tuple(a.detach() if isinstance(a, Tensor) else a for a in args)
+        return outputs if len(outputs) > 1 else outputs[0]
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(
+            "trying to differentiate twice a function that was marked with @once_differentiable"
+        )
 
 
 def _no_derivative(name: str, message: str, outputs: int = 1) -> type[Function]:
@@ -269,7 +303,8 @@ def _no_derivative(name: str, message: str, outputs: int = 1) -> type[Function]:
 
         @staticmethod
         def forward(ctx, *args):
-            results = args[-outputs:]
+            # New tensors, as the results of built-in ops are (returned inputs would be views).
+            results = tuple(r.detach() for r in args[-outputs:])
             return results if outputs > 1 else results[0]
 
         @staticmethod

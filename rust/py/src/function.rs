@@ -5,10 +5,11 @@ use crate::errors::{external, IntoPyResult};
 use crate::tensor::PyTensor;
 use ferrograd_core::autograd::node::OutputMeta;
 use ferrograd_core::autograd::{
-    any_requires_grad, grad_mode, saved, BackwardCtx, BackwardFn, Grads, Node, NodeWith,
+    any_requires_grad, grad_mode, saved, views, BackwardCtx, BackwardFn, Grads, Node, NodeWith,
 };
 use ferrograd_core::{bail, Result, Scalar, Tensor};
 use pyo3::exceptions::PyRuntimeError;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
@@ -112,10 +113,15 @@ impl PyFunctionBackward {
                 }
                 continue;
             }
-            if r.is_none() {
-                out.push(None);
-            } else {
-                out.push(Some(crate::convert::tensor_arg(r, "backward output")?));
+            match r.downcast::<PyTensor>() {
+                Ok(t) => out.push(Some(t.get().tensor())),
+                Err(_) if r.is_none() => out.push(None),
+                Err(_) => {
+                    return Err(PyRuntimeError::new_err(format!(
+                        "expected Variable or None (got {})",
+                        r.get_type().fully_qualified_name()?
+                    )))
+                }
             }
         }
         Ok(Ok(out))
@@ -170,6 +176,8 @@ pub fn traverse_node(node: &Node, visit: &PyVisit<'_>) -> std::result::Result<()
     Ok(())
 }
 
+const VIEW_INPLACE_MULTIPLE_OUTPUTS: &str = "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot return more than one Tensor. This is not supported by the current autograd engine. You should either make sure the input is not a view (using .clone() for example) or make your Function only return one Tensor (potentially splitting it into two Functions: one doing the inplace that returns a single Tensor and a second one that does the other operations). You can ask on the forum https://discuss.pytorch.org/ if you need help to do this change.";
+
 /// Wires the outputs of a custom Function's forward into the graph.
 /// `args` are the forward arguments; returns the outputs to give the user.
 #[pyfunction]
@@ -189,51 +197,99 @@ fn _function_record<'py>(
         .collect();
     let input_refs: Vec<&Tensor> = inputs.iter().flatten().collect();
     let recording = any_requires_grad(&input_refs);
+    // Taken before the versions of dirty outputs are bumped, so that a view
+    // written in place regenerates its history from its base's new one.
+    let edges: smallvec::SmallVec<_> = match recording {
+        true => inputs.iter().flatten().map(|t| t.gradient_edge()).collect(),
+        false => smallvec::SmallVec::new(),
+    };
     let is_in = |obj: &Bound<'py, PyAny>, set: &[Bound<'py, PyAny>]| set.iter().any(|d| d.is(obj));
-    let mut result = Vec::with_capacity(outputs.len());
-    let mut wired: Vec<(Tensor, u32)> = Vec::new();
-    let mut metas = smallvec::SmallVec::new();
-    for (nr, out) in outputs.iter().enumerate() {
+    // (tensor, returned input, dirty, differentiable) per tensor output.
+    let mut kinds = Vec::with_capacity(outputs.len());
+    for out in outputs.iter() {
         let Ok(t) = out.downcast::<PyTensor>() else {
-            result.push(out);
+            kinds.push(None);
             continue;
         };
         let tensor = t.get().tensor();
+        let differentiable =
+            recording && !is_in(&out, &non_differentiable) && tensor.dtype().is_differentiable();
+        let dirty = is_in(&out, &dirty);
+        if differentiable && dirty && tensor.view_base().is_some() {
+            if outputs.len() > 1 {
+                return Err(PyRuntimeError::new_err(VIEW_INPLACE_MULTIPLE_OUTPUTS));
+            }
+            views::check_inplace(&tensor).py()?;
+        }
+        let returned_input = args.iter().any(|a| a.is(&out));
+        kinds.push(Some((tensor, returned_input, dirty, differentiable)));
+    }
+    let multiple = kinds.iter().flatten().filter(|k| k.3).count() > 1;
+    let mut result = Vec::with_capacity(outputs.len());
+    // (tensor, output number, written in place)
+    let mut wired: Vec<(Tensor, u32, bool)> = Vec::new();
+    let mut metas = smallvec::SmallVec::new();
+    for (nr, (out, kind)) in outputs.iter().zip(kinds).enumerate() {
+        let Some((tensor, returned_input, dirty, differentiable)) = kind else {
+            result.push(out);
+            continue;
+        };
         metas.push(OutputMeta {
             shape: tensor.shape().into(),
             dtype: tensor.dtype(),
         });
-        let returned_input = args.iter().any(|a| a.is(&out));
-        let dirty_output = is_in(&out, &dirty);
-        if dirty_output {
+        if dirty {
             tensor.bump_version();
         }
-        let differentiable =
-            recording && !is_in(&out, &non_differentiable) && tensor.dtype().is_differentiable();
-        if differentiable && dirty_output {
+        let input_is_view = tensor.view_base().is_some();
+        let nr = nr as u32;
+        let new = if dirty {
             // In place: the input itself becomes an output of this node.
-            wired.push((tensor, nr as u32));
-            result.push(out);
+            if differentiable {
+                wired.push((tensor, nr, true));
+            }
+            None
         } else if differentiable {
-            // An input returned unchanged is returned as a new alias.
-            let target = if returned_input {
-                tensor.detach()
-            } else {
-                tensor
+            // An input returned unchanged is returned as a new view of it.
+            let target = match returned_input {
+                true => views::view_as_self(&tensor),
+                false => tensor,
             };
-            wired.push((target.clone(), nr as u32));
-            result.push(if returned_input {
-                Bound::new(py, PyTensor::from(target))?.into_any()
-            } else {
-                out
-            });
+            views::mark_custom_function_output(&target, nr, multiple);
+            wired.push((target.clone(), nr, false));
+            returned_input.then_some(target)
+        } else if returned_input {
+            // As in PyTorch: an input that requires grad comes back detached
+            // (a view of it would require grad), one that does not as a view.
+            Some(match tensor.requires_grad() {
+                true => tensor.detach(),
+                false => views::view_as_self(&tensor),
+            })
         } else {
-            result.push(out);
-        }
+            None
+        };
+        result.push(match new {
+            Some(t) => {
+                let viewed = t.view_base().is_some();
+                let obj = Bound::new(py, PyTensor::from(t))?;
+                if viewed {
+                    // Its `_base` is the input (or the input's base) object.
+                    let base = match input_is_view {
+                        true => out.getattr(intern!(py, "_base"))?,
+                        false => out,
+                    };
+                    obj.get().remember_base(&base)?;
+                }
+                obj.into_any()
+            }
+            None => out,
+        });
     }
     if recording && !wired.is_empty() {
-        let name = format!("{}Backward", cls.name()?);
-        let edges = inputs.iter().flatten().map(|t| t.gradient_edge()).collect();
+        let name = match cls.getattr_opt(intern!(py, "_backward_node_name"))? {
+            Some(name) => name.extract()?,
+            None => format!("{}Backward", cls.name()?),
+        };
         let backward = PyFunctionBackward {
             name: name.clone(),
             class: cls.clone().unbind(),
@@ -241,8 +297,11 @@ fn _function_record<'py>(
             tensor_args: inputs.iter().map(|i| i.is_some()).collect(),
         };
         let node: Arc<Node> = Arc::new(NodeWith::new(name, edges, metas, backward));
-        for (t, nr) in wired {
-            t.set_grad_fn(node.clone(), nr);
+        for (t, nr, dirty) in wired {
+            match dirty {
+                true => views::rebase_history(&t, node.clone(), nr).py()?,
+                false => t.set_grad_fn(node.clone(), nr),
+            }
         }
         // The node holds the ctx: the ctx keeps only the name, never the node.
         ctx.setattr("_node_name", node.name())?;

@@ -133,7 +133,8 @@ impl PyNode {
     /// qualified C++ names, which code written for it may compare against.
     fn name(&self) -> String {
         match self.node.name() {
-            name @ ("AccumulateGrad" | "CopyBackwards" | "CopySlices" | "NotImplemented") => {
+            name @ ("AccumulateGrad" | "CopyBackwards" | "CopySlices" | "Error"
+            | "NotImplemented") => {
                 format!("torch::autograd::{name}")
             }
             name => name.to_string(),

@@ -35,6 +35,15 @@ pub struct PyTensor {
     handed_out: HandedOut,
 }
 
+impl PyTensor {
+    /// Makes `base`, a Python object of this tensor's view base, the one
+    /// `._base` gives (a custom Function's input returned as-is comes back
+    /// as a view whose `_base` is that input object, as in PyTorch).
+    pub(crate) fn remember_base(&self, base: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.handed_out.base.remember(Some(base))
+    }
+}
+
 impl From<Tensor> for PyTensor {
     fn from(t: Tensor) -> Self {
         PyTensor {

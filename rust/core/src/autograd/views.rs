@@ -36,6 +36,11 @@ pub enum CreationMeta {
     /// Output `nr` of an op returning several views (`unbind`, `split`,
     /// `chunk`), named as PyTorch names the op in its message.
     MultipleOutputs { op: &'static str, nr: u32 },
+    /// Output `nr` of a custom Function (a view made in its forward, or an
+    /// input it returned as-is): an in-place write would rebase its history
+    /// past the Function's backward. `multiple`: the Function has several
+    /// differentiable outputs, refused as for `MultipleOutputs`.
+    InCustomFunction { nr: u32, multiple: bool },
 }
 
 /// Marks `v` as a view of `base` (of `base`'s root when `base` is a view).
@@ -332,9 +337,11 @@ pub(crate) fn record_as_strided(input: &Tensor, out: &Tensor) -> Result<()> {
     Ok(())
 }
 
+const MULTIPLE_VIEWS: &str = "This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one.";
+
 /// The errors PyTorch raises before an in-place op that records history on
 /// `t`.
-pub(crate) fn check_inplace(t: &Tensor) -> Result<()> {
+pub fn check_inplace(t: &Tensor) -> Result<()> {
     let (base, creation) = {
         match &t.meta().view {
             Some(view) => (Some(view.base.clone()), view.creation),
@@ -346,12 +353,25 @@ pub(crate) fn check_inplace(t: &Tensor) -> Result<()> {
             CreationMeta::Default => {}
             CreationMeta::MultipleOutputs { op, nr } => bail!(
                 Runtime,
-                "Output {nr} of {op} is a view and is being modified inplace. This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one."
+                "Output {nr} of {op} is a view and is being modified inplace. {MULTIPLE_VIEWS}"
             ),
             CreationMeta::NoGradMode => bail!(
                 Runtime,
                 "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked)."
             ),
+            CreationMeta::InCustomFunction { nr, multiple } => {
+                // PyTorch names the Function, not its node.
+                let node = t.meta().grad_fn.clone();
+                let name = node.as_ref().map_or("", |n| n.name());
+                let name = name.strip_suffix("Backward").unwrap_or(name);
+                if multiple {
+                    bail!(Runtime, "Output {nr} of {name} is a view and is being modified inplace. {MULTIPLE_VIEWS}");
+                }
+                bail!(
+                    Runtime,
+                    "Output {nr} of {name} is a view and is being modified inplace. This view was created inside a custom Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom backward associated with the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function."
+                )
+            }
         }
         // The view's own flag: a view of a tensor without grad that was
         // itself made to require grad is refused too.
@@ -389,4 +409,40 @@ pub(crate) fn copy_slices(base: &Tensor, v: &Tensor, out: &Tensor) -> Result<()>
         },
     );
     Ok(())
+}
+
+/// An input a custom Function returned as-is, as PyTorch returns it: a new
+/// alias that is a view of the input.
+pub fn view_as_self(input: &Tensor) -> Tensor {
+    let v = input.detach();
+    mark_view(&v, input);
+    v
+}
+
+/// Output `nr` of a custom Function with `multiple` differentiable outputs,
+/// when it is a view: writing it in place is refused (see
+/// [`CreationMeta::InCustomFunction`]).
+pub fn mark_custom_function_output(v: &Tensor, nr: u32, multiple: bool) {
+    if let Some(view) = &mut v.meta().view {
+        view.creation = CreationMeta::InCustomFunction { nr, multiple };
+    }
+}
+
+/// Makes output `nr` of a custom Function's `node` the history of `t`, an
+/// input its forward wrote in place. On a view, as for built-in in-place
+/// ops, the base's history becomes `CopySlices` (the view's is regenerated
+/// from it, the write having bumped the version); the Function's tangents
+/// are set apart from this.
+pub fn rebase_history(
+    t: &Tensor,
+    node: std::sync::Arc<crate::autograd::Node>,
+    nr: u32,
+) -> Result<()> {
+    let Some(base) = t.view_base() else {
+        t.set_grad_fn(node, nr);
+        return Ok(());
+    };
+    let out = t.detach();
+    out.set_grad_fn(node, nr);
+    super::forward::without_tangents(|| copy_slices(&base, t, &out))
 }
