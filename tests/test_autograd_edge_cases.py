@@ -69,6 +69,21 @@ def test_decorating_a_generator_with_set_grad_enabled_leaves_the_mode_alone(lib)
 
 
 @pytest.mark.parametrize("lib", LIBS)
+def test_set_grad_enabled_made_earlier_sets_its_mode_when_entered(lib):
+    x = lib.ones(2, requires_grad=True)
+    ctx = lib.set_grad_enabled(False)  # as in `ctx = set_grad_enabled(phase == "train")`
+    assert not lib.is_grad_enabled()
+    lib.set_grad_enabled(True)
+    with ctx as entered:
+        assert entered is None and not lib.is_grad_enabled()
+        assert not (x * 2).requires_grad
+    # Leaving restores the mode from before the object was made.
+    assert lib.is_grad_enabled()
+    assert repr(ctx) == f"{lib.__name__}.autograd.grad_mode.set_grad_enabled(mode=False)"
+    assert (ctx.mode, ctx.prev) == (False, True)
+
+
+@pytest.mark.parametrize("lib", LIBS)
 def test_send_reaches_the_body_in_the_mode(lib):
     @lib.no_grad()
     def echo():

@@ -231,6 +231,92 @@ def test_pow_with_a_number_base():
 @pytest.mark.parametrize(
     "call, expected",
     [
+        (lambda T: T.add(1, T.tensor([1, 2])), ("int64", [2, 3])),
+        (lambda T: T.add(2.5, T.tensor([1.0, 2.0]), alpha=2), ("float32", [4.5, 6.5])),
+        (lambda T: T.add(2, 3.5), ("float32", 5.5)),
+        (lambda T: T.mul(2.5, T.tensor([1, 2])), ("float32", [2.5, 5.0])),
+        (lambda T: T.multiply(2, T.tensor([1, 2], dtype=T.int32)), ("int32", [2, 4])),
+        (lambda T: T.sub(1, T.tensor([1, 2])), ("int64", [0, -1])),
+        (lambda T: T.sub(1, T.tensor([1.0, 2.0]), alpha=2), ("float32", [-1.0, -3.0])),
+        (lambda T: T.subtract(3, T.tensor([1, 2], dtype=T.uint8), alpha=2), ("uint8", [1, 255])),
+        (lambda T: T.true_divide(1, T.tensor([2])), ("float32", [0.5])),
+        (lambda T: T.div(1, T.tensor([2])), ("float32", [0.5])),
+        (lambda T: T.floor_divide(7, T.tensor([2])), ("int64", [3])),
+        (lambda T: T.remainder(-3, T.tensor([2, 5])), ("int64", [1, 2])),
+        # The number takes the tensor's dtype first: -3 next to uint8 is 253.
+        (lambda T: T.remainder(-3, T.tensor([2, 5], dtype=T.uint8)), ("uint8", [1, 3])),
+        (lambda T: T.bitwise_and(1, T.tensor([1, 3])), ("int64", [1, 1])),
+        (lambda T: T.bitwise_or(True, T.tensor([False])), ("bool", [True])),
+        (lambda T: T.bitwise_xor(1, T.tensor([1, 2])), ("int64", [0, 3])),
+        (lambda T: T.bitwise_left_shift(1, T.tensor([1, 2])), ("int64", [2, 4])),
+        (lambda T: T.pow(2, T.tensor([1, 2])), ("int64", [2, 4])),
+        (lambda T: T.add(2, T.tensor([1.0, 2.0]), out=T.empty(2)), ("float32", [3.0, 4.0])),
+    ],
+)
+def test_functions_take_a_python_number_first(call, expected):
+    assert same_outcome(call) == ("value", expected)
+
+
+def test_a_python_number_first_keeps_the_gradient_of_the_tensor():
+    for T in modules():
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        T.sub(1, x, alpha=3).sum().backward()
+        assert x.grad.tolist() == [-3.0, -3.0]
+
+
+@pytest.mark.parametrize(
+    "call, expected",
+    [
+        (
+            lambda T: T.maximum(1, T.tensor([2])),
+            "maximum(): argument 'input' (position 1) must be Tensor, not int",
+        ),
+        (
+            lambda T: T.atan2(1.5, T.tensor([2.0])),
+            "atan2(): argument 'input' (position 1) must be Tensor, not float",
+        ),
+        (lambda T: T.exp(2), "exp(): argument 'input' (position 1) must be Tensor, not int"),
+        (
+            lambda T: T.add(None, T.tensor([2])),
+            "add(): argument 'input' (position 1) must be Tensor, not NoneType",
+        ),
+        (lambda T: T.add("a", T.tensor([2])), "add(): argument 'input' (position 1) must be Tensor, not str"),
+        (
+            lambda T: T.eq(1, T.tensor([2])),
+            "eq() received an invalid combination of arguments - got (int, Tensor), but expected one of:",
+        ),
+        (
+            lambda T: T.fmod(True, other=T.tensor([2])),
+            "fmod() received an invalid combination of arguments - got (bool, other=Tensor), but expected one of:",
+        ),
+        (
+            lambda T: T.copysign(1, T.tensor([2.0])),
+            "copysign() received an invalid combination of arguments - got (int, Tensor), but expected one of:",
+        ),
+    ],
+)
+def test_functions_refuse_a_python_number_first_where_torch_does(call, expected):
+    assert same_outcome(call) == ("TypeError", expected)
+
+
+@pytest.mark.parametrize("name", ["eq", "lt", "fmod", "copysign"])
+def test_refusal_of_a_number_first_lists_the_forms_torch_offers(name):
+    with pytest.raises(TypeError) as ours:
+        getattr(fg, name)(1, fg.tensor([2.0]))
+    assert str(ours.value).endswith(
+        "expected one of:\n"
+        " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+        " * (Tensor input, Number other, *, Tensor out = None)\n"
+    )
+    if has_torch:
+        with pytest.raises(TypeError) as theirs:
+            getattr(torch, name)(1, torch.tensor([2.0]))
+        assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize(
+    "call, expected",
+    [
         (lambda T, x: T.var_mean(x, 1, unbiased=False), lambda a: (a.var(1), a.mean(1))),
         (
             lambda T, x: T.var_mean(x, dim=0, unbiased=True, keepdim=True),
@@ -497,6 +583,42 @@ def test_round_to_decimals(decimals):
     assert x.grad.tolist() == [0.0] * len(values)
     kind, message = same_outcome(lambda T: T.tensor([1, 2]).round(decimals=decimals))
     assert kind == "NotImplementedError" and message == "\"round_cpu\" not implemented for 'Long'"
+
+
+@pytest.mark.parametrize(
+    "make, spec, expected",
+    [
+        (lambda T: (T.ones(3, requires_grad=True) * 2).sum(), "", "6.0"),
+        (lambda T: T.tensor(0.01), "", "0.009999999776482582"),
+        (lambda T: T.tensor(2.0, dtype=T.float64), ".3f", "2.000"),
+        (lambda T: T.tensor(7), "03d", "007"),
+        (lambda T: T.tensor(True), "", "True"),
+        (lambda T: T.tensor([1.5]), "", "tensor([1.5000])"),
+        (
+            lambda T: T.nn.Parameter(T.tensor(0.5)),
+            "",
+            "Parameter containing:\ntensor(0.5000, requires_grad=True)",
+        ),
+    ],
+)
+def test_format_of_a_zero_dim_tensor_is_its_value(make, spec, expected):
+    # Only a plain 0-d tensor formats as its value; others (Parameter too) as str().
+    for T in modules():
+        assert format(make(T), spec) == expected
+
+
+@pytest.mark.parametrize("make", [lambda T: T.tensor([1.5]), lambda T: T.nn.Parameter(T.tensor(0.5))])
+def test_format_spec_for_a_tensor_that_is_not_a_plain_scalar_raises(make):
+    kind, message = same_outcome(lambda T: format(make(T), ".3f"))
+    assert kind == "TypeError" and re.fullmatch(
+        r"unsupported format string passed to \w+\.__format__", message
+    )
+
+
+def test_optimizer_repr_shows_a_tensor_learning_rate_as_its_value():
+    for T in modules():
+        opt = T.optim.Adam([T.nn.Parameter(T.tensor(0.5))], lr=T.tensor(0.01))
+        assert "    lr: 0.009999999776482582" in repr(opt).splitlines()
 
 
 # ----------------------------------------------------------------------------- grad modes

@@ -134,8 +134,125 @@ def test_weights_only_rejects_arbitrary_globals():
     buf = io.BytesIO()
     fg.save({"x": Evil()}, buf)
     buf.seek(0)
-    with pytest.raises(pickle.UnpicklingError, match="Unsupported global: GLOBAL builtins.print"):
+    # PyTorch names builtins without their module.
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global: GLOBAL print was not an allowed"):
         fg.load(buf)
+
+
+def _save_and_load(T, obj):
+    buf = io.BytesIO()
+    T.save(obj, buf)
+    buf.seek(0)
+    return T.load(buf)
+
+
+def _devices_and_sizes(T):
+    """A checkpoint holding a device and shapes (``Size``), loaded with the default weights_only."""
+    back = _save_and_load(T, {"device": T.device("cpu"), "shape": T.ones(2, 3).shape, "size": T.Size([4])})
+    return {k: (type(v).__name__, repr(v)) for k, v in back.items()}
+
+
+def test_weights_only_load_accepts_devices_and_sizes_like_torch():
+    ours = _devices_and_sizes(fg)
+    assert ours == {
+        "device": ("device", "device(type='cpu')"),
+        "shape": ("Size", "torch.Size([2, 3])"),
+        "size": ("Size", "torch.Size([4])"),
+    }
+    if has_torch:
+        assert ours == _devices_and_sizes(torch)
+
+
+class _Config:
+    """A class a checkpoint refers to by its path (tests/test_serialization._Config)."""
+
+    def __init__(self, lr=0.1):
+        self.lr = lr
+
+
+def _config_path():
+    return f"{_Config.__module__}.{_Config.__qualname__}"
+
+
+def _safe_globals_story(T):
+    """What a weights_only load of a checkpoint holding a ``_Config`` does as globals are
+    allowed and forgotten through ``T.serialization``."""
+    ser = T.serialization
+    ser.clear_safe_globals()
+    buf = io.BytesIO()
+    T.save({"cfg": _Config(0.5)}, buf)
+
+    def load():
+        buf.seek(0)
+        try:
+            return T.load(buf)["cfg"].lr
+        except pickle.UnpicklingError as e:
+            return type(e).__name__
+
+    story = [load()]
+    with ser.safe_globals([_Config]):
+        story += [load(), ser.get_safe_globals() == [_Config]]
+    story += [load(), ser.get_safe_globals()]
+    ser.add_safe_globals([_Config])
+    # Leaving a block removes its globals even when they were allowed before it.
+    with ser.safe_globals([_Config]):
+        pass
+    story += [load(), ser.get_safe_globals()]
+    ser.add_safe_globals([(_Config, _config_path())])
+    story.append(load())
+    ser.clear_safe_globals()
+    story += [load(), ser.get_safe_globals()]
+    ser.add_safe_globals([(_Config, 1)])
+    try:
+        load()
+    except TypeError as e:
+        story.append(str(e))
+    finally:
+        ser.clear_safe_globals()
+    return story
+
+
+def test_safe_globals_allow_classes_like_torch():
+    ours = _safe_globals_story(fg)
+    assert ours == [
+        "UnpicklingError",
+        0.5,
+        True,
+        "UnpicklingError",
+        [],
+        "UnpicklingError",
+        [],
+        0.5,
+        "UnpicklingError",
+        [],
+        "Expected second item in tuple to be str of callable full path, but got: <class 'int'>",
+    ]
+    if has_torch:
+        assert ours == _safe_globals_story(torch)
+
+
+def _refusal(T, data):
+    try:
+        T.load(io.BytesIO(data))
+    except pickle.UnpicklingError as e:
+        return str(e).replace("ferrograd", "torch")
+
+
+def test_weights_only_refusal_message_matches_torch():
+    buf = io.BytesIO()
+    fg.save({"cfg": _Config()}, buf)
+    ours = _refusal(fg, buf.getvalue())
+    path = _config_path()
+    assert f"Unsupported global: GLOBAL {path} was not an allowed global by default. " in ours
+    assert f"`torch.serialization.add_safe_globals([{path}])`" in ours
+    assert _refusal(fg, b"garbage").startswith("Weights only load failed. In PyTorch 2.6, we changed")
+    if has_torch:
+        buf = io.BytesIO()
+        torch.save({"cfg": _Config()}, buf)
+        assert ours == _refusal(torch, buf.getvalue())
+        # The inner error comes from a different unpickler; the explanation around it is PyTorch's.
+        theirs = _refusal(torch, b"garbage")
+        assert _refusal(fg, b"garbage").split("\n\n")[0] == theirs.split("\n\n")[0]
 
 
 @pytest.mark.skipif(not has_torch, reason="torch not installed")

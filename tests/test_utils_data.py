@@ -187,6 +187,49 @@ def test_dataloader_generator_and_workers():
     assert sorted(sum(a, [])) == ds
 
 
+def _iterator_lengths(T):
+    """``len`` of a DataLoader's iterator as batches are taken, and whether it iterates itself."""
+    D = T.utils.data
+    it = iter(D.DataLoader(D.TensorDataset(T.arange(10)), batch_size=3))
+    lengths = [len(it)]
+    next(it)
+    lengths.append(len(it))
+    rest = len(list(it))
+    unbatched = iter(D.DataLoader(list(range(7)), batch_size=None))
+    return lengths, rest, iter(it) is it, len(unbatched), type(it).__name__
+
+
+def test_dataloader_iterator_has_the_number_of_batches_as_len():
+    ours = _iterator_lengths(fg)
+    assert ours == ([4, 4], 3, True, 7, "_SingleProcessDataLoaderIter")
+    if has_torch:
+        assert ours == _iterator_lengths(torch)
+
+
+def _iterable_loader_iterator(T, batch_size):
+    """The error of ``len`` of the iterator of a loader of an IterableDataset, and its batches."""
+
+    class Stream(T.utils.data.IterableDataset):
+        def __iter__(self):
+            return iter(range(5))
+
+        def __len__(self):  # the loader has a len; its iterator has none all the same
+            return 5
+
+    it = iter(T.utils.data.DataLoader(Stream(), batch_size=batch_size))
+    with pytest.raises(TypeError) as error:
+        len(it)
+    return str(error.value), len(list(it))
+
+
+@pytest.mark.parametrize("batch_size", [None, 2])
+def test_dataloader_iterator_of_an_iterable_dataset_has_no_len(batch_size):
+    ours = _iterable_loader_iterator(fg, batch_size)
+    assert ours == ("object of type '_InfiniteConstantSampler' has no len()", 5 if batch_size is None else 3)
+    if has_torch:
+        assert ours == _iterable_loader_iterator(torch, batch_size)
+
+
 def test_dataloader_no_batching_and_custom_collate():
     loader = data.DataLoader([np.ones(2), np.zeros(2)], batch_size=None)
     items = list(loader)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins as _builtins
 import functools as _functools
 import math as _math
+import numbers as _numbers
 import types as _types
 
 import numpy as _np
@@ -383,14 +384,45 @@ def numel(input: Tensor) -> int:
     return input.numel()
 
 
-def _method_function(name: str):
-    def method(input, *args, **kwargs):
-        return getattr(input, name)(*args, **kwargs)
+# Functional forms PyTorch also offers with a Number first (``sub(1, x)`` is ``1 - x``).
+_NUMBER_FIRST = frozenset(
+    "add sub mul multiply true_divide remainder floor_divide "
+    "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift".split()
+)
+# Those PyTorch offers with a Number second only, whose refusal of a Number first lists both forms.
+_NUMBER_SECOND = frozenset("eq ne lt le gt ge fmod copysign".split())
 
+
+def _number_first(name: str, input, args: tuple, kwargs: dict):
+    """``ferrograd.name(input, *args, **kwargs)`` for an ``input`` without the method ``name``:
+    for a Python number where PyTorch takes one, the method of the 0-d tensor PyTorch makes of
+    it (ranking lowest in type promotion); otherwise PyTorch's TypeError."""
+    if name in _NUMBER_FIRST and isinstance(input, _numbers.Number):
+        other = args[0] if args else kwargs.get("other")
+        return getattr(_functions._number_as_tensor(input, other), name)(*args, **kwargs)
+    if name in _NUMBER_SECOND:
+        got = [type(a).__name__ for a in (input, *args)]
+        got += [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got ({', '.join(got)}), but expected one of:\n"
+            " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+            " * (Tensor input, Number other, *, Tensor out = None)\n"
+        )
+    raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
+def _method_function(name: str):
+    # Arguments other than tensors are looked at only once the call has failed, so calls on
+    # tensors cost no more than the method call.
     def function(input, *args, out=None, **kwargs):
-        if out is None:
+        if out is not None:
+            return _out.call(name, function, (input, *args), kwargs, out)
+        try:
             return getattr(input, name)(*args, **kwargs)
-        return _out.call(name, method, (input, *args), kwargs, out)
+        except AttributeError:
+            if hasattr(input, name):
+                raise
+            return _number_first(name, input, args, kwargs)
 
     function.__name__ = function.__qualname__ = name
     function.takes_out = True
@@ -654,6 +686,7 @@ from ._dtype_info import (  # noqa: E402,F401
 from .serialization import _deepcopy_tensor, _reduce_tensor, load, save  # noqa: E402
 
 Tensor.__reduce_ex__ = _reduce_tensor
+Tensor.__format__ = _aliases.format_tensor
 Tensor.__deepcopy__ = _deepcopy_tensor
 
 inverse = linalg.inv

@@ -64,6 +64,18 @@ def _contains(self: Tensor, element) -> builtins.bool:
     return builtins.bool(self.eq(element).any().item())
 
 
+def format_tensor(self: Tensor, format_spec: str) -> str:
+    """``format(self, spec)`` and f-strings: a 0-d plain tensor formats as its value (so
+    ``f"{loss:.3f}"`` works), anything else (subclasses such as ``Parameter`` included) as
+    ``str(self)``, as in PyTorch."""
+    if type(self) is Tensor and self.dim() == 0:
+        return self.detach().item().__format__(format_spec)
+    if format_spec:
+        # object.__format__'s error, naming the class as PyTorch's does (without the module).
+        raise TypeError(f"unsupported format string passed to {type(self).__name__}.__format__")
+    return str(self)
+
+
 # --------------------------------------------------------------------------- shapes
 
 

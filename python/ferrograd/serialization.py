@@ -15,13 +15,13 @@ import copy
 import io
 import os
 import pickle
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 import numpy as np
 
 import ferrograd
 
-__all__ = ["load", "save"]
+__all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load", "safe_globals", "save"]
 
 DEFAULT_PROTOCOL = 4
 
@@ -45,8 +45,98 @@ _SAFE_GLOBALS = {
     ("ferrograd.serialization", "_rebuild_tensor"),
     ("ferrograd.serialization", "_rebuild_parameter"),
     ("ferrograd.serialization", "_rebuild_dtype"),
+    ("ferrograd._dtype_info", "device"),
+    ("ferrograd._size", "Size"),
 }
 _NUMPY_DTYPE_CLASSES = "numpy.dtypes"
+
+# Globals the user allows on top of those (``add_safe_globals``): objects, or
+# ``(object, "module.qualname")`` pairs naming them as the checkpoint does.
+_marked_safe_globals: set[Callable | tuple[Callable, str]] = set()
+
+
+def add_safe_globals(safe_globals: list[Callable | tuple[Callable, str]]) -> None:
+    """Lets ``load(..., weights_only=True)`` use the given functions and classes. Each item is
+    the object, found in a checkpoint as ``{__module__}.{__qualname__}``, or a pair
+    ``(object, "module.qualname")`` giving the path the checkpoint names it by."""
+    global _marked_safe_globals
+    _marked_safe_globals = _marked_safe_globals.union(safe_globals)
+
+
+def get_safe_globals() -> list[Callable | tuple[Callable, str]]:
+    """The globals added by :func:`add_safe_globals` (and open :class:`safe_globals` blocks)."""
+    return list(_marked_safe_globals)
+
+
+def clear_safe_globals() -> None:
+    """Forgets every global added by :func:`add_safe_globals`."""
+    global _marked_safe_globals
+    _marked_safe_globals = set()
+
+
+class safe_globals:  # noqa: N801 - PyTorch's name
+    """Context manager allowing the given globals (as :func:`add_safe_globals`) inside its block;
+    on exit they are removed, as in PyTorch, even those allowed before the block."""
+
+    def __init__(self, safe_globals: list[Callable | tuple[Callable, str]]) -> None:
+        self.safe_globals = safe_globals
+
+    def __enter__(self) -> None:
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, *exc_info: object) -> None:
+        global _marked_safe_globals
+        _marked_safe_globals = _marked_safe_globals - set(self.safe_globals)
+
+
+def _user_allowed_globals() -> dict[str, Any]:
+    """The globals added by the user, by the path a checkpoint names them with; malformed
+    pairs raise when a checkpoint is loaded, as in PyTorch."""
+    allowed: dict[str, Any] = {}
+    for item in _marked_safe_globals:
+        if isinstance(item, tuple):
+            if len(item) != 2:
+                raise ValueError(
+                    f"Expected tuple of length 2 (global, str of callable full path), but got tuple of length: {len(item)}"
+                )
+            if type(item[1]) is not str:
+                raise TypeError(
+                    f"Expected second item in tuple to be str of callable full path, but got: {type(item[1])}"
+                )
+            allowed[item[1]] = item[0]
+        else:
+            allowed[f"{item.__module__}.{item.__qualname__}"] = item
+    return allowed
+
+
+_UNSAFE_MESSAGE = (
+    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in `ferrograd.load` "
+    "from `False` to `True`. Re-running `ferrograd.load` with `weights_only` set to `False` will likely succeed, "
+    "but it can result in arbitrary code execution. Do it only if you got the file from a "
+    "trusted source."
+)
+_DOCS_MESSAGE = (
+    "\n\nCheck the documentation of ferrograd.load to learn more about types accepted by default with "
+    "weights_only https://pytorch.org/docs/stable/generated/torch.load.html."
+)
+
+
+def _weights_only_message(message: str) -> str:
+    """PyTorch's explanation around an error of a ``weights_only`` load: the two ways to load
+    a checkpoint refused for a global, or the way out for other errors."""
+    if "was not an allowed global by default" in message:
+        return (
+            "Weights only load failed. This file can still be loaded, to do so you have two options, "
+            "\033[1mdo those steps only if you trust the source of the checkpoint\033[0m. "
+            f"\n\t(1) {_UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with `weights_only=True` please check "
+            "the recommended steps in the following error message.\n\tWeightsUnpickler error: "
+            f"{message}{_DOCS_MESSAGE}"
+        )
+    return (
+        f"Weights only load failed. {_UNSAFE_MESSAGE}\nPlease file an issue with the following so that we can "
+        "make `weights_only=True` compatible with your use case: WeightsUnpickler error: "
+        f"\n\n{message}{_DOCS_MESSAGE}"
+    )
 
 
 def _dtype_by_name(name: str) -> ferrograd.dtype:
@@ -129,11 +219,18 @@ class _Unpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str):
         if not self.weights_only or (module, name) in _SAFE_GLOBALS or module == _NUMPY_DTYPE_CLASSES:
             return super().find_class(module, name)
+        full_path = f"{module}.{name}"
+        allowed = _user_allowed_globals()
+        if full_path in allowed:
+            # The object the user allowed, not whatever importing the path would give.
+            return allowed[full_path]
+        if module == "builtins":
+            full_path = name
         raise pickle.UnpicklingError(
-            "Weights only load failed. In ferrograd, `weights_only` defaults to True, as in PyTorch 2.6+. "
-            "Re-running `ferrograd.load` with `weights_only` set to `False` will likely succeed, but it can "
-            "result in arbitrary code execution. Do it only if you got the file from a trusted source.\n"
-            f"Unsupported global: GLOBAL {module}.{name}"
+            f"Unsupported global: GLOBAL {full_path} was not an allowed global by default. "
+            f"Please use `ferrograd.serialization.add_safe_globals([{full_path}])` or the "
+            f"`ferrograd.serialization.safe_globals([{full_path}])` context manager to allowlist this global "
+            "if you trust this class/function."
         )
 
 
@@ -168,11 +265,17 @@ def load(
 ) -> Any:
     """Read back what :func:`save` wrote. Everything is loaded on the CPU whatever
     ``map_location`` says. With ``weights_only`` (the default, as in PyTorch 2.6+) the
-    checkpoint may hold only tensors, dtypes, numbers, strings and standard containers;
-    pass ``weights_only=False`` for files from a trusted source holding other objects."""
+    checkpoint may hold only tensors, dtypes, devices, sizes, numbers, strings, standard
+    containers and the globals allowed by :func:`add_safe_globals`; pass
+    ``weights_only=False`` for files from a trusted source holding other objects."""
     if weights_only is None:
         weights_only = True
     if _is_path(f):
         with open(f, "rb") as fh:
-            return _Unpickler(io.BytesIO(fh.read()), weights_only).load()
-    return _Unpickler(f, weights_only).load()
+            f = io.BytesIO(fh.read())
+    try:
+        return _Unpickler(f, weights_only).load()
+    except pickle.UnpicklingError as e:
+        if not weights_only:
+            raise
+        raise pickle.UnpicklingError(_weights_only_message(str(e))) from None

@@ -99,29 +99,34 @@ class enable_grad(_ParenthesesOptional):
 
 
 class set_grad_enabled(_GradMode):
-    """Sets grad mode on or off; works as a function, context manager or decorator."""
+    """Sets grad mode on or off; works as a function, context manager or decorator. As in
+    PyTorch, the mode is set when the object is made and again on entering it (an object made
+    earlier sets its mode when entered), and leaving restores the mode from before it was made."""
 
     def __init__(self, mode: bool) -> None:
         if not isinstance(mode, bool):
             raise TypeError(
                 f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {type(mode).__name__}"
             )
-        self._mode = mode
-        self._prev = _C.is_grad_enabled()
-        _C._set_grad_enabled(self._mode)
+        self.mode = mode
+        self.prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(mode)
 
     def _args(self) -> tuple:
-        return (self._mode,)
+        return (self.mode,)
 
-    def __enter__(self):
-        return self
+    def __enter__(self) -> None:
+        _C._set_grad_enabled(self.mode)
 
     def __exit__(self, *exc) -> None:
-        _C._set_grad_enabled(self._prev)
+        _C._set_grad_enabled(self.prev)
 
     def __call__(self, func):
-        _C._set_grad_enabled(self._prev)
+        _C._set_grad_enabled(self.prev)
         return super().__call__(func)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__module__}.{type(self).__qualname__}(mode={self.mode})"
 
 
 class inference_mode(_GradMode):

@@ -131,7 +131,10 @@ class DataLoader:
     def _index_sampler(self):
         return self.batch_sampler if self.batch_sampler is not None else self.sampler
 
-    def __iter__(self):
+    def __iter__(self) -> _SingleProcessDataLoaderIter:
+        return _SingleProcessDataLoaderIter(self)
+
+    def _batches(self):
         if self._is_iterable:
             yield from self._iter_iterable()
             return
@@ -166,3 +169,25 @@ class DataLoader:
                 length = math.floor(length) if self.drop_last else math.ceil(length)
             return int(length)
         return len(self._index_sampler)  # type: ignore[arg-type]
+
+
+class _SingleProcessDataLoaderIter:
+    """An iteration over a ``DataLoader``'s batches (PyTorch's class of the same name): an
+    iterator with ``len``, the number of batches its sampler gives; without a sampler (an
+    ``IterableDataset``) ``len`` raises PyTorch's ``TypeError``."""
+
+    def __init__(self, loader: DataLoader) -> None:
+        self._index_sampler = loader._index_sampler
+        self._batches = loader._batches()
+
+    def __iter__(self) -> _SingleProcessDataLoaderIter:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._batches)
+
+    def __len__(self) -> int:
+        if self._index_sampler is None:
+            # PyTorch gives an IterableDataset's loader a sampler of this name, without len.
+            raise TypeError("object of type '_InfiniteConstantSampler' has no len()")
+        return len(self._index_sampler)
