@@ -3,11 +3,13 @@ importable, against torch: grad-mode decorators on generator functions,
 custom Functions with outputs that are not tensors, what save_for_backward,
 mark_dirty and mark_non_differentiable accept, and autograd.grad's errors."""
 
+import re
+
 import pytest
 
 import ferrograd as fg
 
-from helpers import has_torch
+from helpers import assert_raises_like_torch, has_torch
 from helpers import torch as ref_torch
 
 LIBS = [pytest.param(fg, id="ferrograd")]
@@ -423,3 +425,32 @@ def test_unused_input_error_names_its_index(lib):
         "The differentiated Tensor at index 1 appears to not have been used in the graph. "
         "Set allow_unused=True if this is the desired behavior."
     )
+
+
+@pytest.mark.parametrize(
+    "op, kind, message",
+    [
+        (lambda T: setattr(T.ones(2), "requires_grad", 3), RuntimeError, "requires_grad must be a bool"),
+        (
+            lambda T: setattr(T.ones(2, requires_grad=True), "grad", [1, 2]),
+            TypeError,
+            "assigned grad expected to be a Tensor or None but got grad of type list",
+        ),
+        (
+            lambda T: (T.ones(2, requires_grad=True) * 2).sum().backward(inputs=[]),
+            RuntimeError,
+            "`inputs` argument to `backward()` cannot be empty.",
+        ),
+    ],
+)
+def test_setting_autograd_attributes_to_the_wrong_kind_raises_like_torch(op, kind, message):
+    assert_raises_like_torch(lambda F, T: op(T), kind, re.escape(message))
+
+
+def test_grad_can_be_set_to_none_and_again():
+    t = fg.ones(2, requires_grad=True)
+    (t * 2).sum().backward()
+    t.grad = None
+    assert t.grad is None
+    (t * 2).sum().backward()
+    assert t.grad.tolist() == [2.0, 2.0]

@@ -115,7 +115,8 @@ def test_setitem_forms():
     a[:, 1] = [1.0, 2.0, 3.0, 4.0]
     x[x > 20] = 0.0
     a[a > 20] = 0.0
-    x[[0, 1], [2, 2]] = fg.tensor([[7.0], [8.0]])
+    # PyTorch's index_put_ takes values only in the tensor's own dtype (float64 here)
+    x[[0, 1], [2, 2]] = fg.tensor([[7.0], [8.0]], dtype=x.dtype)
     a[[0, 1], [2, 2]] = [[7.0], [8.0]]
     np.testing.assert_allclose(x.numpy(), a)
     v0 = x._version

@@ -204,3 +204,237 @@ def test_logsumexp_of_complex_values_and_its_gradient():
         grads.append(t.grad.numpy())
     if has_torch:
         np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- linear layers
+
+
+@pytest.mark.parametrize(
+    "op, message",
+    [
+        (
+            lambda F, T: T.nn.Linear(4, 3)(T.ones(2, 4, dtype=T.int64)),
+            "mat1 and mat2 must have the same dtype, but got Long and Float",
+        ),
+        (
+            lambda F, T: T.nn.Linear(4, 3)(T.ones(5, 2, 4, dtype=T.float64)),
+            "mat1 and mat2 must have the same dtype, but got Double and Float",
+        ),
+        (
+            lambda F, T: T.addmm(T.ones(2, dtype=T.float64), T.ones(2, 3), T.ones(3, 2)),
+            "self and mat2 must have the same dtype, but got Double and Float",
+        ),
+        (
+            lambda F, T: T.nn.Linear(4, 3)(T.tensor(1.0)),
+            "both arguments to linear need to be at least 1D, but they are 0D and 2D",
+        ),
+        (
+            lambda F, T: F.linear(T.ones(3), T.tensor(1.0)),
+            "both arguments to linear need to be at least 1D, but they are 1D and 0D",
+        ),
+    ],
+)
+def test_linear_layers_name_mismatched_inputs_like_torch(op, message):
+    assert_raises_like_torch(op, RuntimeError, re.escape(message))
+
+
+# ----------------------------------------------------------------------------- norms
+
+
+def test_gradient_of_a_p_norm_below_one_is_zero_at_zero():
+    grads = []
+    for T in modules():
+        x = T.tensor([0.0, 1.0, 2.0], dtype=T.float64, requires_grad=True)
+        x.norm(0.5).backward()
+        grads.append(x.grad.numpy())
+    # d/dx_i (sum |x|^p)^(1/p) = (sum |x|^p)^(1/p - 1) |x_i|^(p - 1) sign(x_i), and 0 at x_i = 0.
+    total = 1.0 + 2.0**0.5
+    expected = [0.0, total, total * 2.0**-0.5]
+    np.testing.assert_allclose(grads[0], expected)
+    if has_torch:
+        np.testing.assert_allclose(grads[0], grads[1])
+
+
+# ----------------------------------------------------------------------------- losses and norms of modules
+
+
+@pytest.mark.parametrize(
+    "loss, kernel",
+    [("mse_loss", "mse_cpu"), ("smooth_l1_loss", "smooth_l1_cpu"), ("huber_loss", "huber_cpu")],
+)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_losses_of_integer_tensors_raise_like_torch(loss, kernel, reduction):
+    def op(F, T):
+        getattr(F, loss)(T.tensor([1, 2, 3]), T.tensor([1, 5, 3]), reduction=reduction)
+
+    assert_raises_like_torch(op, NotImplementedError, re.escape(f"\"{kernel}\" not implemented for 'Long'"))
+    for T in modules():
+        out = getattr(T.nn.functional, loss)(T.tensor([1.0, 2.0, 3.0]), T.tensor([1, 5, 3]), reduction="sum")
+        assert out.item() == {"mse_loss": 9.0, "smooth_l1_loss": 2.5, "huber_loss": 2.5}[loss]
+
+
+@pytest.mark.parametrize(
+    "sizes, name",
+    [
+        ((2, 2, 3, 3), "running_mean"),
+        ((3, 2, 3, 3), "running_var"),
+        ((3, 3, 2, 3), "weight"),
+        ((3, 3, 3, 2), "bias"),
+    ],
+)
+def test_batch_norm_names_the_first_parameter_of_the_wrong_size(sizes, name):
+    def op(F, T):
+        mean, var, weight, bias = (T.ones(n) for n in sizes)
+        F.batch_norm(T.ones(4, 3), mean, var, weight, bias)
+
+    assert_raises_like_torch(op, RuntimeError, f"{name} should contain 3 elements not 2")
+
+
+@pytest.mark.parametrize("pool", ["avg_pool2d", "max_pool2d"])
+@pytest.mark.parametrize(
+    "shape, kernel, message",
+    [
+        ((1, 1, 2, 2), 3, "(1x2x2). Calculated output size: (1x0x0)"),
+        ((2, 3, 2, 5), (3, 2), "(3x2x5). Calculated output size: (3x0x2)"),
+        ((3, 2, 2), 3, "(3x2x2). Calculated output size: (3x0x0)"),
+    ],
+)
+def test_pooling_windows_larger_than_the_input_raise_like_torch(pool, shape, kernel, message):
+    expected = re.escape(f"Given input size: {message}. Output size is too small")
+    assert_raises_like_torch(lambda F, T: getattr(F, pool)(T.ones(*shape), kernel), RuntimeError, expected)
+
+
+# ----------------------------------------------------------------------------- bool, uint8 and scalar conversion
+
+BOOL_SUB = re.escape(
+    "Subtraction, the `-` operator, with a bool tensor is not supported. "
+    "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+)
+TWO_BOOL_SUB = re.escape(
+    "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead."
+)
+
+
+@pytest.mark.parametrize(
+    "op, message",
+    [
+        (lambda T: T.tensor([True, False]) - 1, BOOL_SUB),
+        (lambda T: 1 - T.tensor([True, False]), BOOL_SUB),
+        (lambda T: T.tensor([1.0, 2.0]) - T.tensor([True, False]), BOOL_SUB),
+        (lambda T: T.zeros(2).sub_(T.tensor([True, False])), BOOL_SUB),
+        (lambda T: T.tensor([True, False]) - T.tensor([True, True]), TWO_BOOL_SUB),
+        (lambda T: T.tensor([True, False]) - True, TWO_BOOL_SUB),
+        (lambda T: T.tensor([True]).sub(T.tensor([True]), alpha=1.5), TWO_BOOL_SUB),
+    ],
+)
+def test_subtraction_with_a_bool_tensor_raises_like_torch(op, message):
+    assert_raises_like_torch(lambda F, T: op(T), RuntimeError, message)
+
+
+def test_bool_power_of_bool_raises_like_torch():
+    message = re.escape("\"pow\" not implemented for 'Bool'")
+    assert_raises_like_torch(
+        lambda F, T: T.tensor([True, False]) ** T.tensor([True, True]), NotImplementedError, message
+    )
+    assert_raises_like_torch(lambda F, T: True ** T.tensor([True, False]), NotImplementedError, message)
+    for T in modules():
+        b = T.tensor([True, False])
+        assert (b**True).tolist() == [True, False] and (b**False).tolist() == [True, True]
+        assert (b**2).tolist() == [1, 0]
+
+
+@pytest.mark.parametrize(
+    "op, expected",
+    [
+        (lambda T, u: u // -2, [0, 0, 0]),
+        (lambda T, u: u % -2, [1, 200, 3]),
+        (lambda T, u: -2 // u, [254, 1, 84]),
+        (lambda T, u: -2 % u, [0, 54, 2]),
+        (lambda T, u: u.fmod(-2), [1, 200, 3]),
+        (lambda T, u: u.pow(T.tensor(-1)), [1, 0, 171]),
+    ],
+)
+def test_python_numbers_wrap_into_uint8_before_the_op(op, expected):
+    # -2 becomes 254 in uint8 first, as PyTorch converts it.
+    for T in modules():
+        out = op(T, T.tensor([1, 200, 3], dtype=T.uint8))
+        assert out.dtype == T.uint8 and out.tolist() == expected
+    message = "ZeroDivisionError"
+    assert_raises_like_torch(lambda F, T: T.tensor([1], dtype=T.uint8) // 256, RuntimeError, message)
+
+
+def test_integer_addcmul_truncates_a_float_value():
+    for T in modules():
+        out = T.tensor([4]).addcmul(T.tensor([2]), T.tensor([3]), value=1.7)
+        assert out.dtype == T.int64 and out.tolist() == [10]
+        assert T.tensor([4]).addcmul(T.tensor([2]), T.tensor([3]), value=-1.7).tolist() == [-2]
+        t = T.tensor([4], dtype=T.int32)
+        t.addcmul_(T.tensor([2], dtype=T.int32), T.tensor([3], dtype=T.int32), value=0.5)
+        assert t.dtype == T.int32 and t.tolist() == [4]
+        assert T.tensor([4]).addcmul(T.tensor([2]), T.tensor([3.0]), value=1.5).tolist() == [13.0]
+    overflow = "value cannot be converted to type {} without overflow"
+    i8 = lambda F, T: T.ones(1, dtype=T.int8)  # noqa: E731
+    assert_raises_like_torch(
+        lambda F, T: i8(F, T).addcmul(i8(F, T), i8(F, T), value=300), RuntimeError, overflow.format("int8_t")
+    )
+    assert_raises_like_torch(
+        lambda F, T: T.ones(1).addcmul(T.ones(1), T.ones(1), value=1j), RuntimeError, overflow.format("float")
+    )
+
+
+@pytest.mark.parametrize(
+    "op, message",
+    [
+        (
+            lambda T: T.tensor([5, -7, 3]).index_put_((T.tensor([0]),), T.tensor(1.5)),
+            "Index put requires the source and destination dtypes match, got Long for the destination and Float for the source.",
+        ),
+        (
+            lambda T: T.tensor([5, -7, 3]).index_put((T.tensor([0]),), T.tensor([1], dtype=T.int32)),
+            "Index put requires the source and destination dtypes match, got Long for the destination and Int for the source.",
+        ),
+        (
+            lambda T: T.zeros(2).__setitem__(0, 1 + 2j),
+            "value cannot be converted to type float without overflow",
+        ),
+        (
+            lambda T: T.zeros(2).__setitem__(T.tensor([0]), 1j),
+            "value cannot be converted to type float without overflow",
+        ),
+        (
+            lambda T: T.zeros(2, dtype=T.int64).__setitem__(0, 1e30),
+            "value cannot be converted to type int64_t without overflow",
+        ),
+        (
+            lambda T: T.zeros(2).masked_fill(T.tensor([True, False]), 1j),
+            "value cannot be converted to type float without overflow",
+        ),
+        (
+            lambda T: T.zeros(2).masked_fill_(T.tensor([True, False]), T.tensor(1j)),
+            "value cannot be converted to type float without overflow",
+        ),
+        (
+            lambda T: T.tensor([4.0]).add(T.tensor([1.0]), alpha=1j),
+            "For non-complex input tensors, argument alpha must not be a complex number.",
+        ),
+        (
+            lambda T: T.zeros(2, 3).masked_fill(T.tensor([True, False, True]), T.tensor([2.0])),
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 dimension(s).",
+        ),
+    ],
+)
+def test_values_of_another_dtype_raise_like_torch(op, message):
+    assert_raises_like_torch(lambda F, T: op(T), RuntimeError, re.escape(message))
+
+
+def test_values_converted_as_torch_converts_them():
+    # Python numbers and one value at a single bool mask take the tensor's dtype.
+    for T in modules():
+        x = T.tensor([5, -7, 3])
+        x[T.tensor([0])] = 1.5
+        x[T.tensor([False, True, False])] = T.tensor(2.5)
+        assert x.tolist() == [1, 2, 3]
+        u = T.zeros(2, dtype=T.uint8)
+        u[0] = -1
+        assert u.tolist() == [255, 0]
+        assert T.zeros(2).masked_fill(T.tensor([True, False]), 1 + 0j).tolist() == [1.0, 0.0]

@@ -287,7 +287,13 @@ def _vector_norm_reduced(a: Tensor, ord, dims, keepdim: bool) -> Tensor:
         return graph.where(_C.zeros(count.shape, dtype=_C.bool), count)
     if ord == 1:
         return _sum_or_all(a, dims, keepdim)
-    s = _sum_or_all(a * a if ord == 2 else a.pow(ord), dims, keepdim)
+    if 0 < ord < 1:
+        # |x|^p has an infinite slope at 0, where PyTorch's gradient is 0.
+        nonzero = a.ne(0)
+        powered = a.where(nonzero, 1.0).pow(ord).where(nonzero, 0.0)
+    else:
+        powered = a * a if ord == 2 else a.pow(ord)
+    s = _sum_or_all(powered, dims, keepdim)
     if ord < 0:
         return s.pow(1.0 / ord)
     zero = s.eq(0)

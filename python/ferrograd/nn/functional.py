@@ -309,8 +309,16 @@ def mse_loss(
 ) -> Tensor:
     _warn_if_shapes_differ(input, target)
     reduction = _reduction_arg(size_average, reduce, reduction)
+    _require_float_difference(input, target, "mse_cpu")
     diff = input - target
     return _reduce_weighted(diff * diff, input, weight, reduction, mean_over_weight=True)
+
+
+def _require_float_difference(input: Tensor, target: Tensor, kernel: str) -> None:
+    """PyTorch's error for a loss whose kernel takes only floating values."""
+    dt = ferrograd.result_type(input, target)
+    if not (dt.is_floating_point or dt.is_complex):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt._scalar_type_name}'")
 
 
 def _warn_if_shapes_differ(input: Tensor, target: Tensor) -> None:
@@ -356,6 +364,7 @@ def smooth_l1_loss(
     reduction = _reduction_arg(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _require_float_difference(input, target, "smooth_l1_cpu")
     d = input - target
     ad = d.abs()
     if beta == 0:
@@ -376,6 +385,7 @@ def huber_loss(
     _check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _require_float_difference(input, target, "huber_cpu")
     d = input - target
     ad = d.abs()
     loss = ferrograd.where(ad < delta, d * d * 0.5, (ad - 0.5 * delta) * delta)
@@ -1124,6 +1134,10 @@ def avg_pool2d(
     n, c, h, w = input.shape
     oh = _pool_output_size(h, kernel[0], padding[0], strides[0], 1, ceil_mode)
     ow = _pool_output_size(w, kernel[1], padding[1], strides[1], 1, ceil_mode)
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(
+            f"Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{oh}x{ow}). Output size is too small"
+        )
     # zeros after the padding so that a last, partial window (ceil_mode) is complete
     extra = [
         max(0, (o - 1) * s + k - size - 2 * p)

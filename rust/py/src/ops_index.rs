@@ -39,6 +39,11 @@ fn assigned_value(x: &Tensor, value: &Bound<'_, PyAny>) -> PyResult<Tensor> {
         let rest: Vec<i64> = t.shape()[lead..].iter().map(|&d| d as i64).collect();
         return shape::reshape(t, &rest).py();
     }
+    // A number is converted to `x`'s dtype, checked as PyTorch does.
+    if let Ok(number) = scalar(value) {
+        let number = number.checked_to(x.dtype()).py()?;
+        return Ok(Tensor::scalar(number, x.dtype()));
+    }
     crate::convert::operand(value).map_err(|_| {
         let kind = value.get_type();
         let module = kind.module().map(|m| m.to_string()).unwrap_or_default();

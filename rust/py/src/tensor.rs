@@ -491,8 +491,11 @@ impl PyTensor {
     }
 
     #[setter]
-    fn set_requires_grad(&self, flag: bool) -> PyResult<()> {
-        self.tensor().set_requires_grad(flag).py()
+    fn set_requires_grad(&self, flag: &Bound<'_, PyAny>) -> PyResult<()> {
+        let flag = flag
+            .downcast::<pyo3::types::PyBool>()
+            .map_err(|_| PyRuntimeError::new_err("requires_grad must be a bool"))?;
+        self.tensor().set_requires_grad(flag.is_true()).py()
     }
 
     #[pyo3(signature = (requires_grad=true))]
@@ -547,7 +550,19 @@ impl PyTensor {
     }
 
     #[setter]
-    fn set_grad(&self, grad: Option<Bound<'_, PyTensor>>) -> PyResult<()> {
+    fn set_grad(&self, grad: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        // `None` both for `del t.grad` and for `t.grad = None`.
+        let grad = match grad.filter(|g| !g.is_none()) {
+            None => None,
+            Some(grad) => Some(grad.downcast::<PyTensor>().map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(format!(
+                    "assigned grad expected to be a Tensor or None but got grad of type {}",
+                    grad.get_type()
+                        .name()
+                        .map_or_else(|_| "?".into(), |n| n.to_string())
+                ))
+            })?),
+        };
         self.tensor()
             .set_grad(grad.as_ref().map(|g| g.get().tensor()))
             .py()?;

@@ -39,7 +39,10 @@ pub fn backward(
     let targets = match inputs {
         Some(inputs) => {
             if inputs.is_empty() {
-                bail!(Runtime, "'inputs' argument to backward() cannot be empty.");
+                bail!(
+                    Runtime,
+                    "`inputs` argument to `backward()` cannot be empty."
+                );
             }
             Some(input_edges(inputs)?)
         }

@@ -52,6 +52,12 @@ fn check_alpha(a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<()> {
             "For integral input tensors, argument alpha must not be a floating point number."
         );
     }
+    if !dtype.is_complex() && matches!(alpha, Scalar::Complex(_)) {
+        bail!(
+            Runtime,
+            "For non-complex input tensors, argument alpha must not be a complex number."
+        );
+    }
     Ok(())
 }
 
@@ -76,6 +82,7 @@ fn scaled(b: &Tensor, alpha: Scalar) -> Result<Tensor> {
 
 /// `a - alpha * b` (PyTorch's `sub(other, alpha=...)`).
 pub fn sub_scaled(a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    check_sub(a, b)?;
     check_alpha(a, b, alpha)?;
     if alpha == Scalar::Int(1) || alpha == Scalar::Float(1.0) {
         return sub(a, b);
@@ -83,14 +90,24 @@ pub fn sub_scaled(a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<Tensor> {
     sub(a, &scaled(b, alpha)?)
 }
 
-pub fn sub(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let dtype = result_type(&[a, b]);
-    if dtype == DType::Bool {
-        bail!(
+/// PyTorch refuses a bool operand of `-`, even one a number would promote.
+pub(crate) fn check_sub(a: &Tensor, b: &Tensor) -> Result<()> {
+    match (a.dtype() == DType::Bool, b.dtype() == DType::Bool) {
+        (true, true) => bail!(
             Runtime,
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead."
-        );
+        ),
+        (true, false) | (false, true) => bail!(
+            Runtime,
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        ),
+        (false, false) => Ok(()),
     }
+}
+
+pub fn sub(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    check_sub(a, b)?;
+    let dtype = result_type(&[a, b]);
     let out = kernel!(with_dtype, a, b, dtype, |x, y| x.sub(y))?;
     record(
         "SubBackward0",
@@ -174,10 +191,13 @@ pub fn div(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 /// `a ** b`. Integer powers of integers stay integers.
 pub fn pow(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let dtype = result_type(&[a, b]);
+    if dtype == DType::Bool {
+        bail!(NotImplemented, "\"pow\" not implemented for 'Bool'");
+    }
     let out = match dtype {
-        d if d.is_integral(true) => {
+        d if d.is_integral(false) => {
             // Narrower integers wrap as int64 does, modulo their width.
-            let (a, b) = (try_cast(a, DType::Int64)?, try_cast(b, DType::Int64)?);
+            let (a, b) = (as_int64(a, d)?, as_int64(b, d)?);
             try_cast(&zip_map::<i64, i64, i64>(&a, &b, integer_power)?, dtype)?
         }
         _ => kernel!(with_float, a, b, dtype, |x, y| x.pow_el(y), unreachable!())?,
@@ -255,6 +275,12 @@ pub fn pow_scalar(a: &Tensor, exponent: Scalar) -> Result<Tensor> {
     let dtype = result_type(&[a, &e]);
     if exponent == Scalar::Int(2) || exponent == Scalar::Float(2.0) {
         let out = kernel!(with_dtype, a, a, dtype, |x, y| x.mul(y))?;
+        return finish_pow_scalar(a, out, exponent);
+    }
+    if dtype == DType::Bool {
+        // Only a bool exponent keeps a bool result: `x ** True` is `x`, `x ** False` is all true.
+        let e = exponent.as_bool();
+        let out = map::<bool, bool>(&try_cast(a, DType::Bool)?, move |x| x || !e)?;
         return finish_pow_scalar(a, out, exponent);
     }
     if dtype.is_integral(false) {
@@ -461,8 +487,10 @@ macro_rules! real_kernel {
         let dtype = result_type(&[$a, $b]);
         // Integers compute in int64; narrower ones are cast back, which
         // wraps exactly as their own arithmetic would.
-        let work = if dtype.is_integral(false) { DType::Int64 } else { dtype };
-        let (ca, cb) = (try_cast($a, work)?, try_cast($b, work)?);
+        let (ca, cb) = match dtype.is_integral(false) {
+            true => (as_int64($a, dtype)?, as_int64($b, dtype)?),
+            false => (try_cast($a, dtype)?, try_cast($b, dtype)?),
+        };
         match dtype {
             DType::Int64 => zip_map::<i64, i64, i64>(&ca, &cb, |$xi, $yi| $int)?,
             d if d.is_integral(false) => try_cast(&zip_map::<i64, i64, i64>(&ca, &cb, |$xi, $yi| $int)?, d)?,
@@ -472,14 +500,18 @@ macro_rules! real_kernel {
     }};
 }
 
+/// `t` in the integer dtype `dtype`, widened to int64: a Python number
+/// wraps into `dtype` first, as PyTorch converts it (`uint8 // -2` divides by 254).
+fn as_int64(t: &Tensor, dtype: DType) -> Result<Tensor> {
+    try_cast(&try_cast(t, dtype)?, DType::Int64)
+}
+
 fn check_int_divisor(a: &Tensor, b: &Tensor) -> Result<()> {
     // An empty result divides by nothing, whatever `b` holds.
     let empty = crate::tensor::layout::broadcast_shapes(a.shape(), b.shape())
         .is_ok_and(|shape| crate::tensor::layout::numel(&shape) == 0);
-    if !empty
-        && result_type(&[a, b]).is_integral(false)
-        && try_cast(b, DType::Int64)?.to_vec::<i64>().contains(&0)
-    {
+    let dtype = result_type(&[a, b]);
+    if !empty && dtype.is_integral(false) && as_int64(b, dtype)?.to_vec::<i64>().contains(&0) {
         bail!(Runtime, "ZeroDivisionError");
     }
     Ok(())
@@ -748,6 +780,8 @@ pub fn lerp(start: &Tensor, end: &Tensor, weight: &Tensor) -> Result<Tensor> {
 
 /// `a + value * b * c` (`AddcmulBackward0`).
 pub fn addcmul(a: &Tensor, b: &Tensor, c: &Tensor, value: Scalar) -> Result<Tensor> {
+    // `value` takes the result dtype, as PyTorch converts it: truncated for integers.
+    let value = value.checked_to(result_type(&[a, b, c]))?;
     let v = Tensor::wrapped_number(value);
     let out = add(&a.detach(), &mul(&mul(&v, &b.detach())?, &c.detach())?)?;
     record(

@@ -16,6 +16,9 @@ use crate::tensor::storage::try_filled;
 use crate::tensor::{Element, Tensor};
 use crate::{bail, grads, with_real_float, Result};
 
+/// A window's (kernel, dilation, padding, stride) along one axis.
+type Axis = (usize, usize, usize, usize);
+
 /// The geometry of a 2-d sliding window: kernel, dilation, padding and
 /// stride, each as (rows, columns).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,7 +62,7 @@ impl Window {
     /// start in the right padding.
     fn out_len(
         size: usize,
-        (kernel, dilation, padding, stride): (usize, usize, usize, usize),
+        (kernel, dilation, padding, stride): Axis,
         ceil_mode: bool,
     ) -> Option<usize> {
         let span = dilation * (kernel - 1) + 1;
@@ -74,8 +77,8 @@ impl Window {
         })
     }
 
-    /// Output (rows, columns) for an input of `(h, w)`.
-    fn out_size(&self, (h, w): (usize, usize), ceil_mode: bool) -> Option<(usize, usize)> {
+    /// (kernel, dilation, padding, stride) along the rows and the columns.
+    fn axes(&self) -> (Axis, Axis) {
         let rows = (
             self.kernel.0,
             self.dilation.0,
@@ -88,6 +91,24 @@ impl Window {
             self.padding.1,
             self.stride.1,
         );
+        (rows, cols)
+    }
+
+    /// The output length PyTorch's error reports along an axis: the floor
+    /// of a negative quotient where the window does not fit.
+    fn reported_len(
+        size: usize,
+        (kernel, dilation, padding, stride): Axis,
+        ceil_mode: bool,
+    ) -> i64 {
+        let span = (dilation * (kernel - 1) + 1) as i64;
+        let extra = if ceil_mode { stride as i64 - 1 } else { 0 };
+        (size as i64 + 2 * padding as i64 - span + extra).div_euclid(stride as i64) + 1
+    }
+
+    /// Output (rows, columns) for an input of `(h, w)`.
+    fn out_size(&self, (h, w): (usize, usize), ceil_mode: bool) -> Option<(usize, usize)> {
+        let (rows, cols) = self.axes();
         Some((
             Self::out_len(h, rows, ceil_mode)?,
             Self::out_len(w, cols, ceil_mode)?,
@@ -603,7 +624,12 @@ pub fn max_pool2d(input: &Tensor, win: Window, ceil_mode: bool) -> Result<(Tenso
     }
     let (n, c, h, w) = dims4(input);
     let Some((oh, ow)) = win.out_size((h, w), ceil_mode) else {
-        bail!(Runtime, "Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x0x0). Output size is too small");
+        let (rows, cols) = win.axes();
+        let (oh, ow) = (
+            Window::reported_len(h, rows, ceil_mode),
+            Window::reported_len(w, cols, ceil_mode),
+        );
+        bail!(Runtime, "Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{oh}x{ow}). Output size is too small");
     };
     let x = contiguous(&input.detach())?;
     let (out, positions) = with_real_float!(x.dtype(), T => {

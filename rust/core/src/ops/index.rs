@@ -1026,7 +1026,7 @@ pub fn masked_fill(t: &Tensor, mask: &Tensor, value: crate::Scalar) -> Result<Te
             mask.dtype().cpp_name()
         );
     }
-    let fill = Tensor::scalar(value, t.dtype());
+    let fill = Tensor::scalar(value.checked_to(t.dtype())?, t.dtype());
     let out = super::unary::where_(mask, &fill, &t.detach())?;
     if out.shape() != t.shape() {
         bail!(

@@ -31,6 +31,7 @@ pub fn index_put(
     values: &Tensor,
     accumulate: bool,
 ) -> Result<Tensor> {
+    check_values_dtype(t, indices, values, accumulate)?;
     let idx = normalize_indices(t, indices)?;
     let out = clone(&t.detach())?;
     put(&out, &idx, values, accumulate)?;
@@ -64,6 +65,31 @@ pub fn index_put(
         },
     );
     Ok(out)
+}
+
+/// PyTorch's requirement that `values` have `t`'s dtype; one value written
+/// at a single bool or uint8 mask is exempt, as PyTorch converts it as
+/// `masked_fill_` does.
+pub fn check_values_dtype(
+    t: &Tensor,
+    indices: &[Option<Tensor>],
+    values: &Tensor,
+    accumulate: bool,
+) -> Result<()> {
+    let mut defined = indices.iter().flatten();
+    let single_mask = match (defined.next(), defined.next()) {
+        (Some(i), None) => matches!(i.dtype(), DType::Bool | DType::UInt8),
+        _ => false,
+    };
+    if values.dtype() != t.dtype() && !(single_mask && !accumulate && values.numel() == 1) {
+        bail!(
+            Runtime,
+            "Index put requires the source and destination dtypes match, got {} for the destination and {} for the source.",
+            t.dtype().scalar_type_name(),
+            values.dtype().scalar_type_name()
+        );
+    }
+    Ok(())
 }
 
 /// PyTorch's argument checks of `index_add`; the dimension, wrapped.

@@ -318,6 +318,7 @@ pub fn add_(t: &Tensor, other: &Tensor, alpha: Scalar) -> Result<()> {
 
 /// `t.sub_(other, alpha=alpha)`.
 pub fn sub_(t: &Tensor, other: &Tensor, alpha: Scalar) -> Result<()> {
+    super::binary::check_sub(t, other)?;
     if fast_ok(t, other)? && !matches!(alpha, Scalar::Complex(_)) {
         if let Some(r) = arith_fast(t, other, Arith2::Add, -alpha.as_f64()) {
             return r;
@@ -475,6 +476,7 @@ pub fn masked_fill_(t: &Tensor, mask: &Tensor, value: Scalar) -> Result<()> {
         );
     }
     check_result(t, &broadcast_shapes(t.shape(), mask.shape())?, t.dtype())?;
+    let value = value.checked_to(t.dtype())?;
     apply(t, &[], |s| {
         let out = where_(mask, &Tensor::scalar(value, s.dtype()), &s.detach())?;
         record(
@@ -548,6 +550,7 @@ pub fn index_put_(
     values: &Tensor,
     accumulate: bool,
 ) -> Result<()> {
+    super::index_put::check_values_dtype(t, indices, values, accumulate)?;
     if !must_record(t, &[values])? {
         return super::index::put(t, indices, values, accumulate);
     }

@@ -947,6 +947,16 @@ pub fn addmm(
     if m2.ndim() != 2 {
         bail!(Runtime, "mat2 must be a matrix, got {}-D tensor", m2.ndim());
     }
+    for (what, t) in [("self", input), ("mat1", m1)] {
+        if t.dtype() != m2.dtype() {
+            bail!(
+                Runtime,
+                "{what} and mat2 must have the same dtype, but got {} and {}",
+                t.dtype().scalar_type_name(),
+                m2.dtype().scalar_type_name()
+            );
+        }
+    }
     check_mm(m1, m2)?;
     let shape = [m1.shape()[0], m2.shape()[1]];
     let (beta_t, alpha_t) = (Tensor::wrapped_number(beta), Tensor::wrapped_number(alpha));
@@ -962,7 +972,6 @@ pub fn addmm(
     // A bias along the rows (`linear`'s) is added by the product itself.
     let row_bias = unit_alpha
         && unit_beta
-        && input.dtype() == m1.dtype()
         && input.shape().last() == Some(&shape[1])
         && input.numel() == shape[1];
     let fused = match row_bias {
@@ -1006,6 +1015,14 @@ pub fn addmm(
 /// node; other contiguous inputs with a vector bias fold their leading
 /// dimensions into rows for that product and view the result back.
 pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+    if input.ndim() == 0 || weight.ndim() == 0 {
+        bail!(
+            Runtime,
+            "both arguments to linear need to be at least 1D, but they are {}D and {}D",
+            input.ndim(),
+            weight.ndim()
+        );
+    }
     let weight_t = super::shape::t(weight)?;
     let (one, ndim) = (Scalar::Int(1), input.ndim());
     match bias {

@@ -167,7 +167,7 @@ fn channel_values(t: Option<&Tensor>, channels: usize, fill: f64) -> Vec<f64> {
 fn check(input: &Tensor, params: [(&str, Option<&Tensor>); 4], training: bool) -> Result<()> {
     let dtype = input.dtype();
     check_real_float(dtype, "batch_norm")?;
-    let [_, _, (_, running_mean), (_, running_var)] = params;
+    let [(_, running_mean), (_, running_var), _, _] = params;
     if running_mean.is_some() != running_var.is_some() {
         bail!(
             Value,
@@ -219,11 +219,12 @@ pub fn batch_norm(
     running_var: Option<&Tensor>,
     mode: BatchNormMode,
 ) -> Result<Tensor> {
+    // In the order PyTorch checks their sizes.
     let params = [
-        ("weight", weight),
-        ("bias", bias),
         ("running_mean", running_mean),
         ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
     ];
     check(input, params, mode.training)?;
     let p = Planes::of(input.shape());

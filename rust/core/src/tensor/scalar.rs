@@ -69,6 +69,62 @@ impl Scalar {
             s => Complex64::new(s.as_f64(), 0.0),
         }
     }
+
+    /// The value as an element of `dtype`, with PyTorch's checked scalar
+    /// conversion: an error where it does not fit (a complex one needs a
+    /// zero imaginary part), except that integers down to -255 wrap into
+    /// uint8. Floats truncate towards zero into integer dtypes.
+    pub fn checked_to(self, dtype: DType) -> crate::Result<Scalar> {
+        if dtype.is_complex() {
+            return Ok(self);
+        }
+        let real = match self {
+            Scalar::Complex(c) if c.im != 0.0 => return Err(overflow(dtype)),
+            Scalar::Complex(c) => Scalar::Float(c.re),
+            s => s,
+        };
+        let (low, high) = match dtype {
+            DType::UInt8 => (0.0, u8::MAX as f64),
+            DType::Int8 => (i8::MIN as f64, i8::MAX as f64),
+            DType::Int16 => (i16::MIN as f64, i16::MAX as f64),
+            DType::Int32 => (i32::MIN as f64, i32::MAX as f64),
+            DType::Int64 => (i64::MIN as f64, i64::MAX as f64),
+            DType::Float32 => {
+                let f = real.as_f64();
+                return match f.is_finite() && f.abs() > f32::MAX as f64 {
+                    true => Err(overflow(dtype)),
+                    false => Ok(real),
+                };
+            }
+            _ => return Ok(real),
+        };
+        match real {
+            Scalar::Int(i) if dtype == DType::UInt8 && (-255..=255).contains(&i) => Ok(real),
+            Scalar::Int(i) if (low..=high).contains(&(i as f64)) => Ok(real),
+            Scalar::Float(f) if (low..=high).contains(&f) => Ok(Scalar::Int(f as i64)),
+            Scalar::Bool(_) => Ok(real),
+            _ => Err(overflow(dtype)),
+        }
+    }
+}
+
+/// PyTorch's error for a scalar that does not fit `dtype`, naming its C++ type.
+fn overflow(dtype: DType) -> crate::Error {
+    let name = match dtype {
+        DType::Bool => "bool",
+        DType::UInt8 => "uint8_t",
+        DType::Int8 => "int8_t",
+        DType::Int16 => "int16_t",
+        DType::Int32 => "int",
+        DType::Int64 => "int64_t",
+        DType::Float32 => "float",
+        DType::Float64 => "double",
+        DType::Complex64 => "c10::complex<float>",
+        DType::Complex128 => "c10::complex<double>",
+    };
+    crate::Error::Runtime(format!(
+        "value cannot be converted to type {name} without overflow"
+    ))
 }
 
 /// Exact round trip through [`Scalar`]; lossy only where the target is
