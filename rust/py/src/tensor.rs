@@ -551,8 +551,7 @@ impl PyTensor {
 
     #[setter]
     fn set_grad(&self, grad: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        // `None` both for `del t.grad` and for `t.grad = None`.
-        let grad = match grad.filter(|g| !g.is_none()) {
+        let grad = match grad {
             None => None,
             Some(grad) => Some(grad.downcast::<PyTensor>().map_err(|_| {
                 pyo3::exceptions::PyTypeError::new_err(format!(
