@@ -51,9 +51,10 @@ def grad(
     is_grads_batched: bool = False,
     materialize_grads: bool = False,
 ) -> tuple:
-    """The gradients of ``outputs`` with respect to ``inputs``, leaving ``.grad`` alone."""
-    if is_grads_batched:
-        raise NotImplementedError("is_grads_batched=True is not supported")
+    """The gradients of ``outputs`` with respect to ``inputs``, leaving ``.grad`` alone.
+
+    With ``is_grads_batched=True`` the first dimension of each of ``grad_outputs`` is a batch of
+    vectors, and each gradient gains that dimension: one vector-Jacobian product per entry."""
     outputs = _as_tuple(outputs)
     inputs_t = _as_tuple(inputs)
     if not inputs_t:
@@ -65,7 +66,10 @@ def grad(
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False."
         )
-    result = _C._grad(outputs, inputs_t, grads, retain_graph, create_graph, allow_unused)
+    if is_grads_batched:
+        result = _batched_grad(outputs, inputs_t, grads, retain_graph, create_graph, allow_unused)
+    else:
+        result = _C._grad(outputs, inputs_t, grads, retain_graph, create_graph, allow_unused)
     if materialize_grads:
         result = [g if g is not None else _zeros_like(i) for g, i in zip(result, inputs_t)]
     return tuple(result)
@@ -140,8 +144,55 @@ def is_view_replay_enabled() -> bool:
     return False
 
 
-def _zeros_like(t: Tensor) -> Tensor:
-    return _C.zeros(*t.shape, dtype=t.dtype)
+def _zeros_like(t: Tensor, batch: tuple = ()) -> Tensor:
+    return _C.zeros(*batch, *t.shape, dtype=t.dtype)
+
+
+def _batch_size(outputs: tuple, grads: tuple) -> int:
+    """The batch size shared by batched ``grads``, each checked against its output's shape."""
+    sizes = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if out.dim() == 0:
+                raise ValueError(
+                    "vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, but that input is a "
+                    "Tensor of dimensionality 0 so expected in_dim to satisfy 0 <= in_dim < 0."
+                )
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        if g.dim() == 0 or tuple(g.shape[1:]) != tuple(out.shape):
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
+                "dimension. The sizes of the remaining dimensions are expected to match the shape of "
+                f"corresponding output, but a mismatch was detected: grad_output[{i}] has a shape of "
+                f"ferrograd.Size({list(g.shape[1:])}) and output[{i}] has a shape of ferrograd.Size({list(out.shape)}). "
+                "If you only want some tensors in `grad_output` to be considered batched, consider using vmap."
+            )
+        sizes.append(g.shape[0])
+    if len(set(sizes)) > 1:
+        raise ValueError(
+            f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes {sizes} "
+            "for the mapped dimension"
+        )
+    return sizes[0]
+
+
+def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused) -> list:
+    """``grad`` once per entry of the batched ``grads``, each result stacked along a new first
+    dimension. The graph is kept until the last entry, which frees it unless asked not to."""
+    batch = _batch_size(outputs, grads)
+    keep = create_graph if retain_graph is None else retain_graph
+    if batch == 0:
+        # Nothing to differentiate; one pass with zero vectors still tells unused inputs apart.
+        probe = tuple(g.new_zeros(g.shape[1:]) for g in grads)
+        used = _C._grad(outputs, inputs, probe, keep, create_graph, allow_unused)
+        return [None if g is None else _zeros_like(i, (0,)) for g, i in zip(used, inputs)]
+    rows = [
+        _C._grad(
+            outputs, inputs, tuple(g[b] for g in grads), keep or b < batch - 1, create_graph, allow_unused
+        )
+        for b in range(batch)
+    ]
+    return [None if column[0] is None else _C.stack(column) for column in zip(*rows)]
 
 
 __all__ = [
