@@ -78,3 +78,19 @@ def test_node_hooks_and_prehooks():
     y.grad_fn.register_prehook(lambda grad_outputs: (grad_outputs[0] * 0,))
     y.sum().backward()
     assert len(seen) == 1 and x.grad.tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("through", ["backward", "grad"])
+def test_a_leaf_hook_runs_before_its_accumulator_pre_hooks(through):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    seen = []
+    x.register_hook(lambda g: (seen.append(("tensor", g.tolist())), g * 10)[1])
+    accumulator = y.grad_fn.next_functions[0][0]
+    accumulator.register_prehook(lambda grads: seen.append(("pre", grads[0].tolist())))
+    if through == "backward":
+        y.sum().backward()
+        assert x.grad.tolist() == [30.0, 30.0]
+    else:
+        assert torch.autograd.grad(y.sum(), x)[0].tolist() == [30.0, 30.0]
+    assert seen == [("tensor", [3.0, 3.0]), ("pre", [30.0, 30.0])]

@@ -48,23 +48,18 @@ impl AccumulateGrad {
 
     /// The leaf's `register_hook` hooks, in order, each seeing (and maybe
     /// replacing) the gradient the one before returned.
-    pub fn run_tensor_hooks(&self, g: Tensor) -> Result<Tensor> {
-        run_hooks_of(&self.leaf.latest(), g)
-    }
-}
-
-/// `leaf`'s `register_hook` hooks run on `g` (see `run_tensor_hooks`).
-fn run_hooks_of(leaf: &Tensor, mut g: Tensor) -> Result<Tensor> {
-    let hooks = match &leaf.meta().leaf_hooks {
-        Some(hooks) => hooks.on_grad.clone(),
-        None => return Ok(g),
-    };
-    for (_, hook) in hooks {
-        if let Some(new) = hook(&g)? {
-            g = new;
+    pub fn run_tensor_hooks(&self, mut g: Tensor) -> Result<Tensor> {
+        let hooks = match &self.leaf.latest().meta().leaf_hooks {
+            Some(hooks) => hooks.on_grad.clone(),
+            None => return Ok(g),
+        };
+        for (_, hook) in hooks {
+            if let Some(new) = hook(&g)? {
+                g = new;
+            }
         }
+        Ok(g)
     }
-    Ok(g)
 }
 
 impl BackwardFn for AccumulateGrad {
@@ -74,8 +69,9 @@ impl BackwardFn for AccumulateGrad {
         };
         // The leaf's successor when `x.data = y` or an in-place shape op
         // replaced it after this graph was recorded.
+        // The leaf's `register_hook` hooks have run (the engine runs them
+        // first, see `run_tensor_hooks`).
         let leaf = self.leaf.latest();
-        let g = run_hooks_of(&leaf, g)?;
         accumulate_into(&leaf, g)?;
         let post = match &leaf.meta().leaf_hooks {
             Some(hooks) => hooks.post_accumulate.clone(),

@@ -612,18 +612,17 @@ impl GraphTask {
         let mut grads = self.take_inputs(i)?;
         let _mode = GradModeGuard::new(self.create_graph);
         let _tangents = forward::Suspend::to(!self.tangents);
-        node.run_pre_hooks(&mut grads)?;
-        // A leaf `grad()` returns the gradient of: its hooks see (and may
-        // replace) it, as when the gradient is accumulated. Only nodes the
-        // call does not execute are looked at, so a `backward()` pays nothing.
-        let captured_leaf = (!self.execute[i])
-            .then(|| node.backward_fn().as_any().downcast_ref::<AccumulateGrad>())
-            .flatten();
-        if let Some(leaf) = captured_leaf {
-            if let Some(g) = grads[0].take() {
+        // A leaf's own hooks see (and may replace) its gradient before its
+        // accumulator's pre-hooks do, as in PyTorch, whether the gradient is
+        // accumulated or returned by `grad()`. Only accumulators have no
+        // edges, so other nodes skip the type check.
+        if node.next_edges().is_empty() {
+            let leaf = node.backward_fn().as_any().downcast_ref::<AccumulateGrad>();
+            if let (Some(leaf), Some(g)) = (leaf, grads[0].take()) {
                 grads[0] = Some(leaf.run_tensor_hooks(g)?);
             }
         }
+        node.run_pre_hooks(&mut grads)?;
         if let Some(caps) = (!self.captures.is_empty())
             .then(|| self.captures.get(&(i as u32)))
             .flatten()
