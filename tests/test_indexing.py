@@ -69,26 +69,29 @@ def test_double_backward_through_index():
 @pytest.mark.parametrize("dim", [0, 1, 2])
 def test_one_index_tensor_gathers_along_its_dim(dim):
     """`x[..., idx]` and `index_select` by one 1-d index: values of every dtype (signed zeros
-    kept) on strided inputs, and the gradient adding repeated picks, against numpy."""
+    kept) on strided inputs, and the gradient adding repeated picks, against numpy. Negative
+    indices count from the end in `x[..., idx]`; `index_select` takes them wrapped (it refuses
+    negative ones, as torch does)."""
     rng = np.random.default_rng(dim)
     a = rng.standard_normal((40, 50, 60))
     a[0, 0, :] = -0.0
     idx = np.array([3, -1, 0, 3, 7, 3, -2] * 5)
     key = (slice(None),) * dim + (idx,)
     want = a[key]
+    wrapped = fg.tensor(idx % a.shape[dim])
     for dtype in (fg.float32, fg.float64, fg.int64, fg.bool, fg.complex64):
         x = fg.tensor(a, dtype=dtype)
         expected = fg.tensor(want, dtype=dtype).numpy()
         got = x[(slice(None),) * dim + (fg.tensor(idx),)].numpy()
         np.testing.assert_array_equal(got, expected)
         np.testing.assert_array_equal(np.signbit(got.real), np.signbit(expected.real))
-        np.testing.assert_array_equal(x.index_select(dim, fg.tensor(idx)).numpy(), expected)
+        np.testing.assert_array_equal(x.index_select(dim, wrapped).numpy(), expected)
     # A transposed (strided) source.
     xt = fg.tensor(a.transpose(2, 1, 0).copy()).permute(2, 1, 0)
-    np.testing.assert_array_equal(xt.index_select(dim, fg.tensor(idx)).numpy(), want)
+    np.testing.assert_array_equal(xt.index_select(dim, wrapped).numpy(), want)
     x = fg.tensor(a, requires_grad=True)
     g = rng.standard_normal(want.shape)
-    x.index_select(dim, fg.tensor(idx)).backward(fg.tensor(g))
+    x.index_select(dim, wrapped).backward(fg.tensor(g))
     expected_grad = np.zeros_like(a)
     np.add.at(expected_grad, key, g)
     np.testing.assert_allclose(x.grad.numpy(), expected_grad, rtol=1e-12, atol=1e-12)

@@ -1,6 +1,7 @@
 """Tensor ops found to differ from PyTorch under ``import ferrograd as torch``: broadcasting
 and expanding errors, ``sum`` with an integer ``dtype``, fills whose value is a 0-d tensor
-that requires grad, ``flatten`` of a 0-d tensor. Each test states the expected behaviour and,
+that requires grad, ``flatten`` of a 0-d tensor, complex ``var``/``std``, ``all``/``any`` over
+no dims, index and dim messages. Each test states the expected behaviour and,
 when torch is installed, checks torch agrees."""
 
 import re
@@ -438,3 +439,108 @@ def test_values_converted_as_torch_converts_them():
         u[0] = -1
         assert u.tolist() == [255, 0]
         assert T.zeros(2).masked_fill(T.tensor([True, False]), 1 + 0j).tolist() == [1.0, 0.0]
+
+
+# ----------------------------------------------------------------------------- complex var and std
+
+
+@pytest.mark.parametrize("is_std", [False, True])
+@pytest.mark.parametrize("dim, correction", [(None, 1), (1, 0), (0, 1)])
+def test_var_and_std_of_complex_values_are_real_with_their_gradient(is_std, dim, correction):
+    z = np.array([[1 + 2j, 3 - 1j, 0.25j], [-2 + 0.5j, 2, 1 - 1j]])
+
+    def spread(z):
+        dev = z - z.mean(axis=dim, keepdims=True)
+        n = z.size if dim is None else z.shape[dim]
+        v = (np.abs(dev) ** 2).sum(axis=dim) / (n - correction)
+        return np.sqrt(v) if is_std else v
+
+    # PyTorch's convention for a real loss of complex inputs: dL/dRe + i dL/dIm.
+    weights = np.arange(1.0, np.asarray(spread(z)).size + 1).reshape(np.shape(spread(z)))
+    h, expected = 1e-6, np.zeros_like(z)
+    for idx in np.ndindex(z.shape):
+        for step in (1, 1j):
+            e = np.zeros_like(z)
+            e[idx] = h * step
+            expected[idx] += step * ((spread(z + e) - spread(z - e)) * weights).sum() / (2 * h)
+    grads = []
+    for T in modules():
+        t = T.tensor(z, requires_grad=True)
+        kwargs = {} if dim is None else {"dim": dim}
+        y = (t.std if is_std else t.var)(correction=correction, **kwargs)
+        assert y.dtype == T.float64
+        np.testing.assert_allclose(y.detach().numpy(), spread(z), rtol=1e-12)
+        (y * T.tensor(weights)).sum().backward()
+        np.testing.assert_allclose(t.grad.numpy(), expected, rtol=1e-6, atol=1e-8)
+        grads.append(t.grad.numpy())
+    if has_torch:
+        np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
+
+
+def test_var_mean_of_complex_values():
+    for T in modules():
+        v, m = T.var_mean(T.tensor([1 + 1j, 3 - 1j]), correction=0)
+        assert v.item() == 2.0 and m.item() == 2 + 0j
+
+
+# ----------------------------------------------------------------------------- all and any over no dims
+
+
+@pytest.mark.parametrize("op", ["all", "any"])
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "float32"])
+def test_all_and_any_over_an_empty_list_of_dims_reduce_none(op, dtype):
+    values = [[1, 0, 2], [0, 0, 3]]
+    for T in modules():
+        t = T.tensor(values, dtype=getattr(T, dtype))
+        out = getattr(t, op)(dim=())
+        assert out.dtype == (T.uint8 if dtype == "uint8" else T.bool)
+        assert out.tolist() == [[bool(v) for v in row] for row in values]
+        assert getattr(T, op)(t, dim=()).shape == t.shape
+        # No dims given still reduces them all.
+        assert getattr(t, op)().shape == ()
+
+
+# ----------------------------------------------------------------------------- index and dim messages
+
+
+@pytest.mark.parametrize(
+    "fn, kind, message",
+    [
+        (lambda F, T: T.zeros(3, 4).index_select(0, T.tensor([3])), IndexError, "index out of range in self"),
+        (
+            lambda F, T: T.zeros(3, 4).index_select(0, T.tensor([-1])),
+            IndexError,
+            "index out of range in self",
+        ),
+        (
+            lambda F, T: T.zeros(3, 4).select(0, 5),
+            IndexError,
+            re.escape("select(): index 5 out of range for tensor of size [3, 4] at dimension 0"),
+        ),
+        (
+            lambda F, T: T.zeros(3, 4).select(1, -5),
+            IndexError,
+            re.escape("select(): index -5 out of range for tensor of size [3, 4] at dimension 1"),
+        ),
+        (lambda F, T: T.zeros(3, 4)[5], IndexError, "index 5 is out of bounds for dimension 0 with size 3"),
+        (
+            lambda F, T: T.zeros(3, 4).movedim((0, 0), (1, 0)),
+            RuntimeError,
+            re.escape("movedim: repeated dim in `source` ([0, 0])"),
+        ),
+        (
+            lambda F, T: T.zeros(3, 4).movedim((0, 1), (1, -1)),
+            RuntimeError,
+            re.escape("movedim: repeated dim in `destination` ([1, -1])"),
+        ),
+    ],
+)
+def test_index_and_dim_errors_read_as_torch_words_them(fn, kind, message):
+    assert_raises_like_torch(fn, kind, message)
+
+
+def test_index_select_still_selects_in_range():
+    for T in modules():
+        t = T.arange(12.0).reshape(3, 4)
+        assert t.index_select(1, T.tensor([3, 0])).tolist() == [[3.0, 0.0], [7.0, 4.0], [11.0, 8.0]]
+        assert t.select(1, -1).tolist() == [3.0, 7.0, 11.0]

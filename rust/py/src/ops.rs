@@ -645,7 +645,9 @@ impl PyTensor {
             .into())
     }
     fn select(&self, dim: i64, index: i64) -> PyResult<PyTensor> {
-        Ok(shape::select(&self.tensor(), dim, index).py()?.into())
+        Ok(shape::select_by_name(&self.tensor(), dim, index)
+            .py()?
+            .into())
     }
 }
 

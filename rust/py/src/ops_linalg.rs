@@ -128,6 +128,22 @@ fn reduce_over(
         .into())
 }
 
+/// `op` over the dims of `args`: every dim when none is given, none for an
+/// empty list.
+fn reduce_over_listed(
+    py: Python<'_>,
+    t: &Tensor,
+    args: DimArgs<'_>,
+    op: fn(&Tensor, Option<&[i64]>, bool) -> Result<Tensor>,
+) -> PyResult<PyTensor> {
+    let d = args.dims()?;
+    Ok(
+        maybe_detach(py, t.numel(), || op(t, d.as_deref(), args.keepdim))
+            .py()?
+            .into(),
+    )
+}
+
 /// `op` along the one dim of `args` (over all elements when none is given).
 fn reduce_along(
     py: Python<'_>,
@@ -175,8 +191,8 @@ macro_rules! dim_reductions {
 dim_reductions! {
     amax => reduce_over(reduce::amax);
     amin => reduce_over(reduce::amin);
-    all => reduce_over(reduce::all);
-    any => reduce_over(reduce::any);
+    all => reduce_over_listed(reduce::all);
+    any => reduce_over_listed(reduce::any);
     argmax => reduce_along(reduce::argmax);
     argmin => reduce_along(reduce::argmin);
 }

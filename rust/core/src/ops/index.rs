@@ -998,6 +998,11 @@ pub fn index_select(t: &Tensor, dim: i64, idx: &Tensor) -> Result<Tensor> {
     }
     let mut indices: Vec<Option<Tensor>> = vec![None; t.ndim()];
     let flat = super::shape::reshape(&idx.detach(), &[-1])?;
+    // Unlike `t[idx]`, negative indices are out of range too.
+    let size = t.shape().get(d).map_or(1, |&s| s as i64);
+    if flat.to_vec::<i64>().iter().any(|&i| i < 0 || i >= size) {
+        bail!(Index, "index out of range in self");
+    }
     if t.ndim() == 0 {
         return super::shape::reshape(
             &index_select(&super::shape::reshape(t, &[1])?, 0, idx)?,
@@ -1299,9 +1304,6 @@ pub fn movedim(t: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor
             destination
         );
     }
-    // Rejects repeated dims.
-    super::reduce::reduce_dims_exact(source, n)?;
-    super::reduce::reduce_dims_exact(destination, n)?;
     let src_raw: Vec<usize> = source
         .iter()
         .map(|&d| wrap_dim(d, n))
@@ -1310,6 +1312,14 @@ pub fn movedim(t: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor
         .iter()
         .map(|&d| wrap_dim(d, n))
         .collect::<Result<_>>()?;
+    for (dims, given, name) in [
+        (&src_raw, source, "source"),
+        (&dst_raw, destination, "destination"),
+    ] {
+        if (1..dims.len()).any(|i| dims[..i].contains(&dims[i])) {
+            bail!(Runtime, "movedim: repeated dim in `{}` ({:?})", name, given);
+        }
+    }
     // A 0-d tensor takes dim 0 (or -1) and has nothing to move.
     if n == 0 {
         return super::shape::permute(t, &[]);

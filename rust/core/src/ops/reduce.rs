@@ -730,30 +730,31 @@ fn arg(t: &Tensor, dim: Option<i64>, keepdim: bool, is_max: bool, op: &str) -> R
     }
 }
 
-/// `all`/`any` over `dims` (empty: every dim) as a bool tensor.
-pub fn all(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-    let dims = reduce_dims(dims, t.ndim())?;
-    let out = reduce::<bool, bool>(
-        &to_bool(t)?,
-        &dims,
-        keepdim,
-        true,
-        |a, x| a & x,
-        |a, b| a & b,
-    )?;
-    keep_uint8(t, out)
+/// `all` over `dims` (`None`: every dim) as a bool tensor.
+pub fn all(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+    logical_reduce(t, dims, keepdim, true, |a, b| a & b)
 }
 
-pub fn any(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-    let dims = reduce_dims(dims, t.ndim())?;
-    let out = reduce::<bool, bool>(
-        &to_bool(t)?,
-        &dims,
-        keepdim,
-        false,
-        |a, x| a | x,
-        |a, b| a | b,
-    )?;
+pub fn any(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+    logical_reduce(t, dims, keepdim, false, |a, b| a | b)
+}
+
+/// `all`/`any`: an empty list of dims reduces none, as in PyTorch (where
+/// `sum` over an empty list reduces every dim).
+fn logical_reduce(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    init: bool,
+    combine: fn(bool, bool) -> bool,
+) -> Result<Tensor> {
+    let out = match dims {
+        Some([]) => to_bool(t)?,
+        _ => {
+            let dims = reduce_dims(dims.unwrap_or_default(), t.ndim())?;
+            reduce::<bool, bool>(&to_bool(t)?, &dims, keepdim, init, combine, combine)?
+        }
+    };
     keep_uint8(t, out)
 }
 
@@ -1059,21 +1060,29 @@ fn var_std(
     keepdim: bool,
     is_std: bool,
 ) -> Result<Tensor> {
-    if !t.dtype().is_floating_point() {
+    if !t.dtype().is_differentiable() {
         bail!(
             Runtime,
             "std and var only support floating point and complex dtypes"
         );
     }
-    use super::binary::{div, mul, sub};
+    use super::binary::{add, div, mul, sub};
     let dims = reduce_dims(dims, t.ndim())?;
     let n = dims.iter().map(|&d| t.shape()[d]).product::<usize>() as f64;
     let x = t.detach();
     let count = Tensor::wrapped_number(Scalar::Int(n as i64));
     let mu = div(&sum_raw(&x, &dims, true)?, &count)?;
     let dev = sub(&x, &mu)?;
+    // A complex deviation's squared magnitude, real as the result is.
+    let squared = match dev.dtype().is_complex() {
+        true => {
+            let (re, im) = (super::complex::real(&dev)?, super::complex::imag(&dev)?);
+            add(&mul(&re, &re)?, &mul(&im, &im)?)?
+        }
+        false => mul(&dev, &dev)?,
+    };
     let denom = Tensor::wrapped_number(Scalar::Float((n - correction).max(0.0)));
-    let v = div(&sum_raw(&mul(&dev, &dev)?, &dims, keepdim)?, &denom)?;
+    let v = div(&sum_raw(&squared, &dims, keepdim)?, &denom)?;
     let out = if is_std { super::unary::sqrt(&v)? } else { v };
     let in_shape: Shape = t.shape().into();
     let name = if is_std {

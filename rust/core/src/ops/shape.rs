@@ -605,21 +605,39 @@ pub fn slice(t: &Tensor, dim: usize, start: usize, count: usize, step: usize) ->
     Ok(out)
 }
 
+/// `t.select(dim, index)` as called by name, with that op's message for an
+/// index out of range (`t[i]`, through [`select`], reports the bounds).
+pub fn select_by_name(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
+    select_reporting(t, dim, index, |d, _| {
+        format!(
+            "select(): index {index} out of range for tensor of size {:?} at dimension {d}",
+            t.shape()
+        )
+    })
+}
+
 /// `select(dim, index)`: drops `dim`, keeping one position.
 pub fn select(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
+    select_reporting(t, dim, index, |d, size| {
+        format!("index {index} is out of bounds for dimension {d} with size {size}")
+    })
+}
+
+/// [`select`], with `out_of_range(dim, size)` the message of an `IndexError`
+/// for an index outside `dim`.
+fn select_reporting(
+    t: &Tensor,
+    dim: i64,
+    index: i64,
+    out_of_range: impl Fn(usize, i64) -> String,
+) -> Result<Tensor> {
     if t.ndim() == 0 {
         bail!(Index, "select() cannot be applied to a 0-dim tensor.");
     }
     let d = wrap_dim(dim, t.ndim())?;
     let size = t.shape()[d] as i64;
     if index < -size || index >= size {
-        bail!(
-            Index,
-            "index {} is out of bounds for dimension {} with size {}",
-            index,
-            d,
-            size
-        );
+        return Err(crate::Error::Index(out_of_range(d, size)));
     }
     let i = if index < 0 { index + size } else { index } as usize;
     let mut l = t.layout().clone();
