@@ -2,7 +2,9 @@
 //! matrices `[..., m, n]`: `inv`, `det`, `slogdet`, `logdet`, `solve`,
 //! `cholesky`, `solve_triangular`, `eigh`, `eig`. Kernels run faer per matrix (in
 //! parallel over the batch); each backward rule is written with
-//! differentiable ops, so second derivatives follow.
+//! differentiable ops, so second derivatives follow. The LU-based ops
+//! (`inv`, `det`, `slogdet`, `solve`) take complex matrices too; their rules
+//! use conjugate transposes, which are plain transposes for real ones.
 
 use super::binary::{add, eq, mul, sub};
 use super::complex::{complex, imag, real};
@@ -27,6 +29,30 @@ use rayon::prelude::*;
 trait LinalgFloat: RealFloat + faer::traits::RealField {}
 impl LinalgFloat for f32 {}
 impl LinalgFloat for f64 {}
+
+/// The element types the LU-based kernels run on: real and complex.
+trait LinalgField: Float<Real: Element> + Element + PartialEq + faer::traits::ComplexField {}
+impl LinalgField for f32 {}
+impl LinalgField for f64 {}
+impl LinalgField for num_complex::Complex32 {}
+impl LinalgField for num_complex::Complex64 {}
+
+/// As [`with_linalg_float`], with complex64 and complex128 too.
+macro_rules! with_linalg_field {
+    ($dtype:expr, $kernel:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            DType::Complex64 => {
+                type $T = num_complex::Complex32;
+                $body
+            }
+            DType::Complex128 => {
+                type $T = num_complex::Complex64;
+                $body
+            }
+            other => with_linalg_float!(other, $kernel, $T => $body),
+        }
+    };
+}
 
 /// Runs `$body` with `$T` bound to float32 or float64; other float dtypes
 /// get PyTorch's "not implemented" error for the op's kernel.
@@ -113,6 +139,11 @@ fn mt(t: &Tensor) -> Result<Tensor> {
     transpose(t, -2, -1)
 }
 
+/// The conjugate transpose (the transpose of a real matrix).
+fn mh(t: &Tensor) -> Result<Tensor> {
+    conj(&mt(t)?)
+}
+
 /// The matrices of a `[..., rows, cols]` tensor, copied out row-major.
 struct Matrices<T> {
     data: Vec<T>,
@@ -177,7 +208,7 @@ fn stack_matrices<T: Element>(mats: &[Mat<T>], shape: &[usize]) -> Result<Tensor
 
 /// The first exactly zero pivot of an LU factor `u`, 1-based (LAPACK's
 /// convention, which PyTorch's messages use).
-fn zero_pivot<T: LinalgFloat>(u: MatRef<'_, T>) -> Option<usize> {
+fn zero_pivot<T: LinalgField>(u: MatRef<'_, T>) -> Option<usize> {
     (0..u.nrows())
         .find(|&k| u[(k, k)] == <T as Arith>::zero())
         .map(|k| k + 1)
@@ -200,29 +231,34 @@ fn is_odd(perm: &[usize]) -> bool {
     transpositions % 2 == 1
 }
 
-/// `(sign, log|det|)` of one matrix from its LU factorization.
-fn sign_logabsdet<T: LinalgFloat>(m: MatRef<'_, T>) -> (T, T) {
+/// `(sign, log|det|)` of one matrix from its LU factorization: the sign is
+/// the product of the pivots' directions (±1 for a real matrix, on the unit
+/// circle for a complex one).
+fn sign_logabsdet<T: LinalgField>(m: MatRef<'_, T>) -> (T, <T as Float>::Real) {
     let lu = m.partial_piv_lu();
     let u = lu.U();
-    let mut negative = is_odd(lu.P().arrays().0);
-    let mut log = <T as Arith>::zero();
-    for k in 0..u.nrows() {
-        let d = u[(k, k)];
-        if d == <T as Arith>::zero() {
-            return (<T as Arith>::zero(), -<T as Float>::from_f64(f64::INFINITY));
-        }
-        negative ^= d < <T as Arith>::zero();
-        log = Arith::add(log, <T as Float>::ln(d.abs_val()));
-    }
-    let sign = match negative {
+    let mut sign = match is_odd(lu.P().arrays().0) {
         true => -<T as Arith>::one(),
         false => <T as Arith>::one(),
     };
+    let mut log = <<T as Float>::Real as Arith>::zero();
+    for k in 0..u.nrows() {
+        let d = u[(k, k)];
+        let magnitude = d.abs_val();
+        if magnitude == <<T as Float>::Real as Arith>::zero() {
+            return (
+                <T as Arith>::zero(),
+                <<T as Float>::Real as Float>::from_f64(f64::NEG_INFINITY),
+            );
+        }
+        sign = Arith::mul(sign, Arith::div(d, T::from_real(magnitude)));
+        log = Arith::add(log, <<T as Float>::Real as Float>::ln(magnitude));
+    }
     (sign, log)
 }
 
 /// `A^{-1}` of each matrix; errors on a zero pivot as LAPACK's `getrf`.
-fn inverse_kernel<T: LinalgFloat>(a: &Tensor) -> Result<Tensor> {
+fn inverse_kernel<T: LinalgField>(a: &Tensor) -> Result<Tensor> {
     let m = Matrices::<T>::of(a);
     let inverses = per_matrix(m.count, a.ndim() > 2, "linalg.inv", |b| {
         let lu = m.get(b).partial_piv_lu();
@@ -234,20 +270,20 @@ fn inverse_kernel<T: LinalgFloat>(a: &Tensor) -> Result<Tensor> {
     stack_matrices(&inverses, a.shape())
 }
 
-/// `linalg.inv(A)` (`LinalgInvExBackward0`): gA = -A^{-T} G A^{-T}.
+/// `linalg.inv(A)` (`LinalgInvExBackward0`): gA = -A^{-H} G A^{-H}.
 pub fn inv(a: &Tensor) -> Result<Tensor> {
     check_square(a, "linalg.inv")?;
-    let out = with_linalg_float!(a.dtype(), "linalg_inv", T => inverse_kernel::<T>(a)?);
+    let out = with_linalg_field!(a.dtype(), "linalg_inv", T => inverse_kernel::<T>(a)?);
     record(
         "LinalgInvExBackward0",
         &[a],
         &out,
         || SavedTensor::output(&out, 0),
         |ctx, inverse, g| {
-            let inverse_t = mt(&inverse.unpack(ctx)?)?;
+            let inverse_h = mh(&inverse.unpack(ctx)?)?;
             Ok(grads![Some(neg(&matmul(
-                &matmul(&inverse_t, g)?,
-                &inverse_t
+                &matmul(&inverse_h, g)?,
+                &inverse_h
             )?)?)])
         },
     );
@@ -257,17 +293,17 @@ pub fn inv(a: &Tensor) -> Result<Tensor> {
 /// `(sign, logabsdet, det)` of each matrix, without history.
 fn determinants(a: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
     let batch = batch_shape(a).to_vec();
-    with_linalg_float!(a.dtype(), "linalg_det", T => {
+    with_linalg_field!(a.dtype(), "linalg_det", T => {
         let m = Matrices::<T>::of(a);
-        let parts: Vec<(T, T)> = (0..m.count)
+        let parts: Vec<(T, <T as Float>::Real)> = (0..m.count)
             .into_par_iter()
             .map(|b| sign_logabsdet(m.get(b)))
             .collect();
         let sign: Vec<T> = parts.iter().map(|p| p.0).collect();
-        let log: Vec<T> = parts.iter().map(|p| p.1).collect();
+        let log: Vec<_> = parts.iter().map(|p| p.1).collect();
         let det: Vec<T> = parts
             .iter()
-            .map(|&(s, l)| Arith::mul(s, <T as Float>::exp(l)))
+            .map(|&(s, l)| Arith::mul(s, T::from_real(Float::exp(l))))
             .collect();
         Ok((
             Tensor::from_vec(sign, &batch)?,
@@ -277,15 +313,15 @@ fn determinants(a: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
     })
 }
 
-/// `x[..., None, None] * A^{-T}`: the gradient of a function of `A`'s
-/// determinant whose derivative is `x A^{-T}` (det: `x = g det`; log|det|:
-/// `x = g`).
-fn scaled_inverse_t(x: &Tensor, a: &Tensor) -> Result<Tensor> {
+/// `x[..., None, None] * A^{-H}`: the gradient of a function of `A`'s
+/// determinant whose derivative is `x A^{-H}` (det: `x = g conj(det)`;
+/// log|det|: `x = g`).
+fn scaled_inverse_h(x: &Tensor, a: &Tensor) -> Result<Tensor> {
     let x = unsqueeze(&unsqueeze(x, -1)?, -1)?;
-    mul(&x, &mt(&inv(a)?)?)
+    mul(&x, &mh(&inv(a)?)?)
 }
 
-/// `linalg.det(A)` (`LinalgDetBackward0`): gA = g det A^{-T}.
+/// `linalg.det(A)` (`LinalgDetBackward0`): gA = g conj(det) A^{-H}.
 pub fn det(a: &Tensor) -> Result<Tensor> {
     check_square(a, "linalg.det")?;
     let (_, _, out) = determinants(a)?;
@@ -296,15 +332,16 @@ pub fn det(a: &Tensor) -> Result<Tensor> {
         || (SavedTensor::input(a), SavedTensor::output(&out, 0)),
         |ctx, (a, det), g| {
             let (a, det) = (a.unpack(ctx)?, det.unpack(ctx)?);
-            Ok(grads![Some(scaled_inverse_t(&mul(g, &det)?, &a)?)])
+            Ok(grads![Some(scaled_inverse_h(&mul(g, &conj(&det)?)?, &a)?)])
         },
     );
     Ok(out)
 }
 
 /// `linalg.slogdet(A)` as `(sign, logabsdet)` (`LinalgSlogdetBackward0`):
-/// the sign of a real matrix is locally constant, so only `logabsdet`
-/// carries a gradient, `g A^{-T}`.
+/// with `dz = tr(A^{-1} dA)`, d logabsdet = Re(dz) and, for a complex
+/// matrix, d sign = i sign Im(dz) (a real matrix's sign is locally
+/// constant), so gA = (g_logabsdet - i Im(conj(g_sign) sign)) A^{-H}.
 pub fn slogdet(a: &Tensor) -> Result<(Tensor, Tensor)> {
     slogdet_named(a, "linalg.slogdet")
 }
@@ -316,12 +353,23 @@ fn slogdet_named(a: &Tensor, op: &str) -> Result<(Tensor, Tensor)> {
         "LinalgSlogdetBackward0",
         &[a],
         &[&sign, &log],
-        || SavedTensor::input(a),
-        |ctx, a, grads| {
-            let g = match &grads[1] {
-                Some(g) => Some(scaled_inverse_t(g, &a.unpack(ctx)?)?),
-                None => None,
+        || (SavedTensor::input(a), SavedTensor::output(&sign, 0)),
+        |ctx, (a, sign), grads| {
+            let a = a.unpack(ctx)?;
+            let from_sign = match (&grads[0], a.dtype().is_complex()) {
+                (Some(g_sign), true) => {
+                    let turn = imag(&mul(&conj(g_sign)?, &sign.unpack(ctx)?)?)?;
+                    let zero = zeros_like(&turn)?;
+                    Some(complex(&zero, &neg(&turn)?)?)
+                }
+                _ => None,
             };
+            let x = match (&grads[1], from_sign) {
+                (Some(g), Some(s)) => Some(add(g, &s)?),
+                (Some(g), None) => Some(g.clone()),
+                (None, s) => s,
+            };
+            let g = x.map(|x| scaled_inverse_h(&x, &a)).transpose()?;
             Ok(grads![g])
         },
     );
@@ -329,9 +377,13 @@ fn slogdet_named(a: &Tensor, op: &str) -> Result<(Tensor, Tensor)> {
 }
 
 /// `logdet(A)`: log|det A| where the determinant is positive, NaN where it
-/// is negative (as PyTorch does, through `slogdet`).
+/// is negative (as PyTorch does, through `slogdet`); for a complex matrix,
+/// the principal logarithm of its determinant.
 pub fn logdet(a: &Tensor) -> Result<Tensor> {
     let (sign, log) = slogdet_named(a, "logdet")?;
+    if a.dtype().is_complex() {
+        return add(&super::unary::log(&sign)?, &log);
+    }
     let negative = eq(&sign, &Tensor::scalar(Scalar::Int(-1), sign.dtype()))?;
     let nan = Tensor::scalar(Scalar::Float(f64::NAN), log.dtype());
     where_(&negative, &nan, &log)
@@ -373,7 +425,7 @@ fn check_rhs(op: &str, n: usize, b: &Tensor, left: bool) -> Result<()> {
 
 /// `X` of `AX = B` (left) or `XA = B` (right) for each pair of matrices,
 /// through an LU factorization of `A`.
-fn solve_kernel<T: LinalgFloat>(a: &Tensor, b: &Tensor, left: bool) -> Result<Vec<Mat<T>>> {
+fn solve_kernel<T: LinalgField>(a: &Tensor, b: &Tensor, left: bool) -> Result<Vec<Mat<T>>> {
     let (am, bm) = (Matrices::<T>::of(a), Matrices::<T>::of(b));
     per_matrix(am.count, a.ndim() > 2, "torch.linalg.solve", |k| {
         let lu = am.get(k).partial_piv_lu();
@@ -392,17 +444,17 @@ fn solve_kernel<T: LinalgFloat>(a: &Tensor, b: &Tensor, left: bool) -> Result<Ve
 }
 
 /// The gradient of `A` in `AX = B` (left) or `XA = B`, given `B`'s:
-/// `-gB X^T` or `-X^T gB`.
+/// `-gB X^H` or `-X^H gB`.
 fn solved_matrix_grad(gb: &Tensor, x: &Tensor, left: bool) -> Result<Tensor> {
     neg(&match left {
-        true => matmul(gb, &mt(x)?)?,
-        false => matmul(&mt(x)?, gb)?,
+        true => matmul(gb, &mh(x)?)?,
+        false => matmul(&mh(x)?, gb)?,
     })
 }
 
 /// `linalg.solve(A, B, left=...)` (`LinalgSolveExBackward0`): `X` with
-/// `AX = B` (or `XA = B`), broadcasting batches. gB = solve(A^T, G) and
-/// gA = -gB X^T (left), gA = -X^T gB (right).
+/// `AX = B` (or `XA = B`), broadcasting batches. gB = solve(A^H, G) and
+/// gA = -gB X^H (left), gA = -X^H gB (right).
 pub fn solve(a: &Tensor, b: &Tensor, left: bool) -> Result<Tensor> {
     const OP: &str = "linalg.solve";
     let n = check_square(a, OP)?;
@@ -425,7 +477,7 @@ pub fn solve(a: &Tensor, b: &Tensor, left: bool) -> Result<Tensor> {
     if vector {
         out_shape.remove((out_shape.len() as i64 + vector_dim) as usize);
     }
-    let out = with_linalg_float!(a.dtype(), "linalg_solve", T => {
+    let out = with_linalg_field!(a.dtype(), "linalg_solve", T => {
         stack_matrices(&solve_kernel::<T>(&a_full, &b_full, left)?, &out_shape)?
     });
     let (a_shape, b_shape) = (a.shape().to_vec(), b.shape().to_vec());
@@ -441,7 +493,7 @@ pub fn solve(a: &Tensor, b: &Tensor, left: bool) -> Result<Tensor> {
                 false => Ok(t.clone()),
             };
             let (g, x) = (as_matrix(g)?, as_matrix(&x)?);
-            let gb = solve(&mt(&a)?, &g, left)?;
+            let gb = solve(&mh(&a)?, &g, left)?;
             let ga = ctx
                 .needs_grad(0)
                 .then(|| sum_to(&solved_matrix_grad(&gb, &x, left)?, &a_shape))
