@@ -544,3 +544,25 @@ def test_index_select_still_selects_in_range():
         t = T.arange(12.0).reshape(3, 4)
         assert t.index_select(1, T.tensor([3, 0])).tolist() == [[3.0, 0.0], [7.0, 4.0], [11.0, 8.0]]
         assert t.select(1, -1).tolist() == [3.0, 7.0, 11.0]
+
+
+# ----------------------------------------------------------------------------- node names
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda t: t.squeeze(), "SqueezeBackward0"),
+        (lambda t: t.squeeze(0), "SqueezeBackward1"),
+        (lambda t: t.squeeze(-1), "SqueezeBackward1"),
+        (lambda t: t.squeeze((0, 2)), "SqueezeBackward2"),
+        (lambda t: t.squeeze(dim=(0,)), "SqueezeBackward2"),
+    ],
+)
+def test_squeeze_nodes_are_named_by_the_form_called(call, name):
+    for T in modules():
+        t = T.zeros(1, 3, 1, requires_grad=True)
+        out = call(t * 1)
+        assert out.grad_fn.name() == name
+        out.sum().backward()
+        assert t.grad.shape == t.shape

@@ -250,6 +250,23 @@ impl DimArgs<'_> {
         dims(self.dim.as_ref())
     }
 
+    /// `f` of the dims for `squeeze`, in the form they were given.
+    pub fn with_squeeze_dims<R>(
+        &self,
+        f: impl FnOnce(ferrograd_core::ops::shape::SqueezeDims<'_>) -> R,
+    ) -> PyResult<R> {
+        use ferrograd_core::ops::shape::SqueezeDims;
+        let one = self
+            .dim
+            .as_ref()
+            .is_some_and(|d| d.extract::<i64>().is_ok());
+        Ok(match (self.dims()?, one) {
+            (None, _) => f(SqueezeDims::All),
+            (Some(d), true) => f(SqueezeDims::One(d[0])),
+            (Some(d), false) => f(SqueezeDims::Listed(&d)),
+        })
+    }
+
     /// A single dim, `None` when not given.
     pub fn single(&self) -> PyResult<Option<i64>> {
         self.dim.as_ref().map(|d| d.extract()).transpose()

@@ -602,8 +602,9 @@ impl PyTensor {
         dim: Option<&Bound<'_, PyAny>>,
         numpy: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTensor> {
-        let d = dim_arg("squeeze", dim, numpy)?.dims()?;
-        Ok(shape::squeeze(&self.tensor(), d.as_deref()).py()?.into())
+        let t = self.tensor();
+        let out = dim_arg("squeeze", dim, numpy)?.with_squeeze_dims(|d| shape::squeeze(&t, d))?;
+        Ok(out.py()?.into())
     }
     #[pyo3(signature = (start_dim=0, end_dim=-1))]
     fn flatten(&self, start_dim: i64, end_dim: i64) -> PyResult<PyTensor> {

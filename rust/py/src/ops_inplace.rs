@@ -214,8 +214,8 @@ impl PyTensor {
     }
     #[pyo3(signature = (dim=None))]
     fn squeeze_<'py>(slf: &Slf<'py>, dim: Option<&Bound<'py, PyAny>>) -> PyResult<Slf<'py>> {
-        let dims = dim_arg("squeeze_", dim, None)?.dims()?;
-        restride(slf, |t| shape::squeeze(t, dims.as_deref()))
+        let args = dim_arg("squeeze_", dim, None)?;
+        args.with_squeeze_dims(|d| restride(slf, |t| shape::squeeze(t, d)))?
     }
     #[pyo3(signature = (size, stride, storage_offset=None))]
     fn as_strided_<'py>(

@@ -519,6 +519,10 @@ pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
 
 /// Removes the given size-1 dimensions (others are left alone).
 pub fn squeeze_dims(t: &Tensor, dims: &[usize]) -> Result<Tensor> {
+    squeeze_dims_named(t, dims, "SqueezeBackward0")
+}
+
+fn squeeze_dims_named(t: &Tensor, dims: &[usize], name: &'static str) -> Result<Tensor> {
     let l = t.layout();
     let keep: Vec<usize> = (0..l.ndim())
         .filter(|d| !(dims.contains(d) && l.shape[*d] == 1))
@@ -531,7 +535,7 @@ pub fn squeeze_dims(t: &Tensor, dims: &[usize]) -> Result<Tensor> {
     let in_shape: Vec<i64> = l.shape.iter().map(|&d| d as i64).collect();
     let out = make_view(t, layout);
     record(
-        "SqueezeBackward0",
+        name,
         &[t],
         &out,
         || (),
@@ -540,16 +544,27 @@ pub fn squeeze_dims(t: &Tensor, dims: &[usize]) -> Result<Tensor> {
     Ok(out)
 }
 
-/// `squeeze(dim)` for an int, tuple of ints, or all dims when `None`.
-pub fn squeeze(t: &Tensor, dims: Option<&[i64]>) -> Result<Tensor> {
-    let dims: Vec<usize> = match dims {
-        None => (0..t.ndim()).collect(),
-        Some(ds) => ds
-            .iter()
-            .map(|&d| wrap_dim(d, t.ndim()))
-            .collect::<Result<_>>()?,
+/// The dims `squeeze` is asked for, in the form it was called with:
+/// PyTorch names the node by the form.
+pub enum SqueezeDims<'a> {
+    All,
+    One(i64),
+    Listed(&'a [i64]),
+}
+
+/// `squeeze()`, `squeeze(dim)` or `squeeze(dims)` (`SqueezeBackward0`,
+/// `1` and `2`).
+pub fn squeeze(t: &Tensor, dims: SqueezeDims<'_>) -> Result<Tensor> {
+    let wrap = |d: &i64| wrap_dim(*d, t.ndim());
+    let (dims, name): (Vec<usize>, _) = match dims {
+        SqueezeDims::All => ((0..t.ndim()).collect(), "SqueezeBackward0"),
+        SqueezeDims::One(d) => (vec![wrap(&d)?], "SqueezeBackward1"),
+        SqueezeDims::Listed(ds) => (
+            ds.iter().map(wrap).collect::<Result<_>>()?,
+            "SqueezeBackward2",
+        ),
     };
-    squeeze_dims(t, &dims)
+    squeeze_dims_named(t, &dims, name)
 }
 
 /// `narrow(dim, start, length)`: a slice of one dimension.
