@@ -557,9 +557,17 @@ def test_index_select_still_selects_in_range():
         (lambda t: t.squeeze(-1), "SqueezeBackward1"),
         (lambda t: t.squeeze((0, 2)), "SqueezeBackward2"),
         (lambda t: t.squeeze(dim=(0,)), "SqueezeBackward2"),
+        (lambda t: t.squeeze_(), "SqueezeBackward3"),
+        (lambda t: t.squeeze_(0), "SqueezeBackward4"),
+        (lambda t: t.squeeze_((0, 2)), "SqueezeBackward5"),
+        (lambda t: t.unsqueeze_(0), "UnsqueezeBackward1"),
+        (lambda t: t.transpose_(0, 1), "TransposeBackward1"),
+        (lambda t: t.swapdims_(0, 1), "TransposeBackward1"),
+        (lambda t: t.squeeze_(2).t_(), "TBackward1"),
     ],
 )
-def test_squeeze_nodes_are_named_by_the_form_called(call, name):
+def test_shape_nodes_are_named_by_the_form_called(call, name):
+    """Out of place and in place, as PyTorch names them (the gradient reaches the input either way)."""
     for T in modules():
         t = T.zeros(1, 3, 1, requires_grad=True)
         out = call(t * 1)

@@ -23,12 +23,8 @@ fn run<'py>(slf: &Slf<'py>, f: impl FnOnce(&Tensor) -> Result<()> + Send) -> PyR
 
 /// Runs an op that changes the tensor's shape in place (see
 /// `shape::restride_`): `slf` stands for the result from now on.
-fn restride<'py>(
-    slf: &Slf<'py>,
-    view: impl FnOnce(&Tensor) -> Result<Tensor>,
-) -> PyResult<Slf<'py>> {
-    slf.get()
-        .replace_with(slf.py(), |t| shape::restride_(t, view))?;
+fn restride<'py>(slf: &Slf<'py>, op: impl FnOnce(&Tensor) -> Result<Tensor>) -> PyResult<Slf<'py>> {
+    slf.get().replace_with(slf.py(), op)?;
     Ok(slf.clone())
 }
 
@@ -198,10 +194,10 @@ impl PyTensor {
     }
 
     fn t_<'py>(slf: &Slf<'py>) -> PyResult<Slf<'py>> {
-        restride(slf, shape::t)
+        restride(slf, shape::t_)
     }
     fn transpose_<'py>(slf: &Slf<'py>, dim0: i64, dim1: i64) -> PyResult<Slf<'py>> {
-        restride(slf, |t| shape::transpose(t, dim0, dim1))
+        restride(slf, |t| shape::transpose_(t, dim0, dim1))
     }
     fn swapaxes_<'py>(slf: &Slf<'py>, axis0: i64, axis1: i64) -> PyResult<Slf<'py>> {
         Self::transpose_(slf, axis0, axis1)
@@ -210,12 +206,12 @@ impl PyTensor {
         Self::transpose_(slf, dim0, dim1)
     }
     fn unsqueeze_<'py>(slf: &Slf<'py>, dim: i64) -> PyResult<Slf<'py>> {
-        restride(slf, |t| shape::unsqueeze(t, dim))
+        restride(slf, |t| shape::unsqueeze_(t, dim))
     }
     #[pyo3(signature = (dim=None))]
     fn squeeze_<'py>(slf: &Slf<'py>, dim: Option<&Bound<'py, PyAny>>) -> PyResult<Slf<'py>> {
         let args = dim_arg("squeeze_", dim, None)?;
-        args.with_squeeze_dims(|d| restride(slf, |t| shape::squeeze(t, d)))?
+        args.with_squeeze_dims(|d| restride(slf, |t| shape::squeeze_(t, d)))?
     }
     #[pyo3(signature = (size, stride, storage_offset=None))]
     fn as_strided_<'py>(
@@ -225,7 +221,7 @@ impl PyTensor {
         storage_offset: Option<i64>,
     ) -> PyResult<Slf<'py>> {
         restride(slf, |t| {
-            shape::as_strided(t, &size, &stride, storage_offset)
+            shape::as_strided_(t, &size, &stride, storage_offset)
         })
     }
     /// `set_()`, `set_(source)` and `set_(source, storage_offset, size,

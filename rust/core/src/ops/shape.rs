@@ -453,18 +453,23 @@ pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
 }
 
 pub fn transpose(t: &Tensor, d0: i64, d1: i64) -> Result<Tensor> {
+    transpose_named(t, d0, d1, "TransposeBackward0")
+}
+
+/// `t.transpose_(d0, d1)` (`TransposeBackward1`), see [`restride_`].
+pub fn transpose_(t: &Tensor, d0: i64, d1: i64) -> Result<Tensor> {
+    restride_(t, |t| transpose_named(t, d0, d1, "TransposeBackward1"))
+}
+
+fn transpose_named(t: &Tensor, d0: i64, d1: i64, name: &'static str) -> Result<Tensor> {
     let n = t.ndim();
     let (a, b) = (wrap_dim(d0, n)?, wrap_dim(d1, n)?);
     if n == 0 {
-        return Ok(make_view_recorded(
-            t,
-            t.layout().clone(),
-            "TransposeBackward0",
-        ));
+        return Ok(make_view_recorded(t, t.layout().clone(), name));
     }
     let out = make_view(t, t.layout().transposed(a, b));
     record(
-        "TransposeBackward0",
+        name,
         &[t],
         &out,
         || (),
@@ -475,6 +480,15 @@ pub fn transpose(t: &Tensor, d0: i64, d1: i64) -> Result<Tensor> {
 
 /// `t()`: transpose of a matrix; vectors and scalars are returned as views.
 pub fn t(x: &Tensor) -> Result<Tensor> {
+    t_named(x, "TBackward0")
+}
+
+/// `x.t_()` (`TBackward1`), see [`restride_`].
+pub fn t_(x: &Tensor) -> Result<Tensor> {
+    restride_(x, |x| t_named(x, "TBackward1"))
+}
+
+fn t_named(x: &Tensor, name: &'static str) -> Result<Tensor> {
     if x.ndim() > 2 {
         bail!(
             Runtime,
@@ -483,20 +497,23 @@ pub fn t(x: &Tensor) -> Result<Tensor> {
         );
     }
     if x.ndim() < 2 {
-        return Ok(make_view_recorded(x, x.layout().clone(), "TBackward0"));
+        return Ok(make_view_recorded(x, x.layout().clone(), name));
     }
     let out = make_view(x, x.layout().transposed(0, 1));
-    record(
-        "TBackward0",
-        &[x],
-        &out,
-        || (),
-        |_, _, g| Ok(grads![Some(t(g)?)]),
-    );
+    record(name, &[x], &out, || (), |_, _, g| Ok(grads![Some(t(g)?)]));
     Ok(out)
 }
 
 pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
+    unsqueeze_named(t, dim, "UnsqueezeBackward0")
+}
+
+/// `t.unsqueeze_(dim)` (`UnsqueezeBackward1`), see [`restride_`].
+pub fn unsqueeze_(t: &Tensor, dim: i64) -> Result<Tensor> {
+    restride_(t, |t| unsqueeze_named(t, dim, "UnsqueezeBackward1"))
+}
+
+fn unsqueeze_named(t: &Tensor, dim: i64, name: &'static str) -> Result<Tensor> {
     let d = wrap_dim(dim, t.ndim() + 1)?;
     let mut l = t.layout().clone();
     let stride = if d < l.ndim() {
@@ -508,7 +525,7 @@ pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
     l.strides.insert(d, stride);
     let out = make_view(t, l);
     record(
-        "UnsqueezeBackward0",
+        name,
         &[t],
         &out,
         || (),
@@ -555,14 +572,31 @@ pub enum SqueezeDims<'a> {
 /// `squeeze()`, `squeeze(dim)` or `squeeze(dims)` (`SqueezeBackward0`,
 /// `1` and `2`).
 pub fn squeeze(t: &Tensor, dims: SqueezeDims<'_>) -> Result<Tensor> {
+    squeeze_named(
+        t,
+        dims,
+        ["SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2"],
+    )
+}
+
+/// `t.squeeze_(...)` (`SqueezeBackward3`, `4` and `5`), see [`restride_`].
+pub fn squeeze_(t: &Tensor, dims: SqueezeDims<'_>) -> Result<Tensor> {
+    restride_(t, |t| {
+        squeeze_named(
+            t,
+            dims,
+            ["SqueezeBackward3", "SqueezeBackward4", "SqueezeBackward5"],
+        )
+    })
+}
+
+/// `names`: the node's name for each form of [`SqueezeDims`], in order.
+fn squeeze_named(t: &Tensor, dims: SqueezeDims<'_>, names: [&'static str; 3]) -> Result<Tensor> {
     let wrap = |d: &i64| wrap_dim(*d, t.ndim());
     let (dims, name): (Vec<usize>, _) = match dims {
-        SqueezeDims::All => ((0..t.ndim()).collect(), "SqueezeBackward0"),
-        SqueezeDims::One(d) => (vec![wrap(&d)?], "SqueezeBackward1"),
-        SqueezeDims::Listed(ds) => (
-            ds.iter().map(wrap).collect::<Result<_>>()?,
-            "SqueezeBackward2",
-        ),
+        SqueezeDims::All => ((0..t.ndim()).collect(), names[0]),
+        SqueezeDims::One(d) => (vec![wrap(&d)?], names[1]),
+        SqueezeDims::Listed(ds) => (ds.iter().map(wrap).collect::<Result<_>>()?, names[2]),
     };
     squeeze_dims_named(t, &dims, name)
 }
@@ -788,6 +822,16 @@ fn diagonal_backward(
 /// `t`'s storage read with `size` and `stride` from `storage_offset` (`t`'s
 /// own offset when `None`): a view, which may overlap itself (a sliding
 /// window), whose gradient adds up at every position it reads.
+/// `t.as_strided_(size, stride, storage_offset)`, see [`restride_`].
+pub fn as_strided_(
+    t: &Tensor,
+    size: &[i64],
+    stride: &[i64],
+    storage_offset: Option<i64>,
+) -> Result<Tensor> {
+    restride_(t, |t| as_strided(t, size, stride, storage_offset))
+}
+
 pub fn as_strided(
     t: &Tensor,
     size: &[i64],
