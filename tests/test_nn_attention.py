@@ -545,6 +545,26 @@ def test_a_small_transformer_learns_to_copy():
             "only bool and floating types of key_padding_mask are supported",
         ),
         (
+            lambda T: T.nn.MultiheadAttention(4, 2, batch_first=True)(
+                T.zeros(2, 3, 4),
+                T.zeros(2, 3, 4),
+                T.zeros(2, 3, 4),
+                key_padding_mask=T.zeros(2, 4, dtype=T.bool),
+            ),
+            AssertionError,
+            r"Expected key_padded_mask.shape\[1\] to be 3, but got 4",
+        ),
+        (
+            lambda T: T.nn.MultiheadAttention(4, 2, batch_first=True)(
+                T.zeros(2, 3, 4),
+                T.zeros(2, 3, 4),
+                T.zeros(2, 3, 4),
+                key_padding_mask=T.zeros(3, 3, dtype=T.bool),
+            ),
+            AssertionError,
+            r"Expected key_padded_mask.shape\[0\] to be 2, but got 3",
+        ),
+        (
             lambda T: T.nn.MultiheadAttention(4, 2)(T.zeros(1, 3, 2, 4), T.zeros(5, 2, 4), T.zeros(5, 2, 4)),
             AssertionError,
             "query should be unbatched 2D or batched 3D tensor but received 4-D query tensor",

@@ -394,7 +394,7 @@ def huber_loss(
 
 def _check_same_size(input: Tensor, target: Tensor, message: str) -> None:
     if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(message.format(target=tuple(target.shape), input=tuple(input.shape)))
+        raise ValueError(message.format(target=target.shape, input=input.shape))
 
 
 def _check_no_grad_needed(tensor: Tensor | None, argument: str, function: str) -> None:
@@ -2618,13 +2618,13 @@ def multi_head_attention_forward(
         if attn_mask.dim() == 2:
             if tuple(attn_mask.shape) != (tgt_len, src_len):
                 raise RuntimeError(
-                    f"The shape of the 2D attn_mask is {tuple(attn_mask.shape)}, but should be {(tgt_len, src_len)}."
+                    f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be {(tgt_len, src_len)}."
                 )
             attn_mask = attn_mask.unsqueeze(0)
         elif attn_mask.dim() == 3:
             if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
                 raise RuntimeError(
-                    f"The shape of the 3D attn_mask is {tuple(attn_mask.shape)}, but should be "
+                    f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
                     f"{(bsz * num_heads, tgt_len, src_len)}."
                 )
         else:
@@ -2656,10 +2656,11 @@ def multi_head_attention_forward(
 
     src_len = k.shape[1]
     if key_padding_mask is not None:
-        if tuple(key_padding_mask.shape) != (bsz, src_len):
-            raise AssertionError(
-                f"expecting key_padding_mask shape of {(bsz, src_len)}, but got {tuple(key_padding_mask.shape)}"
-            )
+        for dim, expected in enumerate((bsz, src_len)):
+            if key_padding_mask.shape[dim] != expected:
+                raise AssertionError(
+                    f"Expected key_padded_mask.shape[{dim}] to be {expected}, but got {key_padding_mask.shape[dim]}"
+                )
         key_padding_mask = (
             key_padding_mask.reshape((bsz, 1, 1, src_len))
             .expand(bsz, num_heads, 1, src_len)
