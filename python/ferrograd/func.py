@@ -270,7 +270,7 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
                     "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with "
                     f"{output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
                 )
-            grads = _grads((output,), fresh, (_C.ones(dtype=output.dtype),), True, False, "computing grad")
+            grads = _grads((output,), fresh, (_C.ones(dtype=output.dtype),), True)
         gradient, value = level.unwrap((_unflatten(list(grads), spec), output))
         return (gradient, (value, level.unwrap_aux(aux))) if has_aux else (gradient, value)
 
@@ -315,7 +315,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
                 f"the function. cotangents: {ct_spec}, primal output: {out_spec}"
             )
         with enable_grad():
-            grads = _grads(flat_out, fresh, flat_ct, True, False, "computing vjp")
+            grads = _grads(flat_out, fresh, flat_ct, True)
         return level.unwrap(_unflatten(list(grads), spec), keep=create_graph)
 
     out = level.unwrap(output)
@@ -343,7 +343,7 @@ class _Linearization:
         self.dual = forward_ad._current_level < 0 and _has_user_function(self.flat_out, fresh)
         if not self.dual:
             self.us = [level.leaf(_zeros_like(o)) for o in self.flat_out]
-            self.vjps = _grads(self.flat_out, fresh, self.us, True, False, "computing jvp")
+            self.vjps = _grads(self.flat_out, fresh, self.us, True)
 
     def push(self, directions: list) -> list:
         """``J v`` for ``v`` given by ``directions`` (one per fresh input, None for zeros),

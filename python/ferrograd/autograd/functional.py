@@ -25,27 +25,105 @@ def _grad_inputs(inputs: tuple, create_graph: bool) -> tuple:
     return tuple(i if create_graph and i.requires_grad else i.detach().requires_grad_() for i in inputs)
 
 
-def _grads(outputs, inputs, cotangents, create_graph: bool, strict: bool, what: str) -> tuple:
+def _outputs(value, fn_name: str) -> tuple[tuple, bool]:
+    """What the user's function returned, as a tuple of tensors, and whether it was a tuple (a
+    list is refused, as torch refuses it)."""
+    is_tuple = isinstance(value, tuple)
+    items = value if is_tuple else (value,)
+    for k, item in enumerate(items):
+        if not isinstance(item, _C.Tensor):
+            where = f"value at index {k}" if is_tuple else "given outputs of the user-provided function"
+            raise TypeError(
+                f"The outputs of the user-provided function given to {fn_name} must be either a Tensor or a "
+                f"tuple of Tensors but the {where} has type {type(item)}."
+            )
+    return items, is_tuple
+
+
+def _single_output(value, fn_name: str, strict: bool) -> _C.Tensor:
+    """The one-element tensor that ``hessian``/``vhp``/``hvp`` differentiate twice."""
+    outputs, is_tuple = _outputs(value, fn_name)
+    _check_requires_grad(outputs, "outputs", strict)
+    if is_tuple:
+        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+    if outputs[0].numel() != 1:
+        raise RuntimeError(
+            f"The Tensor returned by the function given to {fn_name} should contain a single element"
+        )
+    return outputs[0]
+
+
+_NOT_DIFFERENTIABLE = {
+    "outputs": "Output {i} of the user-provided function does not require gradients. The outputs must be "
+    "computed in a differentiable manner from the input when running in strict mode.",
+    "grad_inputs": "The gradient with respect to input {i} is independent of the inputs of the user-provided "
+    "function. This is not allowed in strict mode.",
+    "jacobian": "While computing the hessian, found that the jacobian of the user-provided function with respect "
+    "to input {i} is independent of the input. This is not allowed in strict mode. You should ensure that your "
+    "function is twice differentiable and that the jacobian depends on the inputs (this would be violated by a "
+    "linear function for example).",
+}
+
+
+def _check_requires_grad(tensors, kind: str, strict: bool) -> None:
+    """Strict mode's refusal of results that no longer depend on the inputs."""
+    if not strict:
+        return
+    for i, t in enumerate(tensors):
+        if t is None:
+            raise RuntimeError(
+                f"The output of the user-provided function is independent of input {i}. This is not allowed in "
+                "strict mode."
+            )
+        if not t.requires_grad:
+            raise RuntimeError(_NOT_DIFFERENTIABLE[kind].format(i=i))
+
+
+_INDEPENDENT = {
+    "back": "The output of the user-provided function is independent of input {i}. This is not allowed in "
+    "strict mode.",
+    "back_trick": "The gradient with respect to the input is independent of entry {i} in the grad_outputs when "
+    "using the double backward trick to compute forward mode gradients. This is not allowed in strict mode.",
+    "double_back": "The jacobian of the user-provided function is independent of input {i}. This is not allowed "
+    "in strict mode.",
+}
+
+
+def _filled(grads, refs, strict: bool, create_graph: bool, stage: str) -> tuple:
+    """``grads`` with zeros like ``refs`` for the missing ones; strict mode refuses those, and
+    with ``create_graph`` any that no longer depends on the inputs."""
+    out = []
+    for i, (g, ref) in enumerate(zip(grads, refs)):
+        if g is None:
+            if strict:
+                raise RuntimeError(_INDEPENDENT[stage].format(i=i))
+            g = _C.zeros(*ref.shape, dtype=ref.dtype)
+        elif strict and create_graph and not g.requires_grad:
+            what = "jacobian" if stage == "back" else "hessian"
+            raise RuntimeError(
+                f"The {what} of the user-provided function is independent of input {i}. This is not allowed in "
+                "strict mode when create_graph=True."
+            )
+        out.append(g if create_graph else g.detach())
+    return tuple(out)
+
+
+def _raw_grads(outputs, inputs, cotangents, create_graph: bool) -> tuple:
+    """Gradients of the outputs that require grad (None for an input none of them reaches)."""
     from . import grad
 
     diff = [(o, v) for o, v in zip(outputs, cotangents) if o.requires_grad]
     if not diff:
-        if strict:
-            raise RuntimeError(
-                f"The output of the user-provided function is independent of input 0. This is not allowed in strict mode when {what}."
-            )
-        return tuple(_C.zeros(*i.shape, dtype=i.dtype) for i in inputs)
-    res = grad([o for o, _ in diff], inputs, [v for _, v in diff], create_graph=True, allow_unused=True)
-    out = []
-    for k, (g, i) in enumerate(zip(res, inputs)):
-        if g is None:
-            if strict:
-                raise RuntimeError(
-                    f"The output of the user-provided function is independent of input {k}. This is not allowed in strict mode."
-                )
-            g = _C.zeros(*i.shape, dtype=i.dtype)
-        out.append(g if create_graph else g.detach())
-    return tuple(out)
+        return (None,) * len(inputs)
+    return grad(
+        [o for o, _ in diff], inputs, [v for _, v in diff], create_graph=create_graph, allow_unused=True
+    )
+
+
+def _grads(outputs, inputs, cotangents, create_graph: bool) -> tuple:
+    """The vector-Jacobian product, zeros for inputs the outputs do not reach; the graph is kept
+    so that the result can be differentiated again."""
+    return _filled(_raw_grads(outputs, inputs, cotangents, True), inputs, False, create_graph, "back")
 
 
 def _ones_like_outputs(outputs: tuple, v) -> tuple:
@@ -74,9 +152,10 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     """``(func(inputs), v^T J)``."""
     inputs_t, is_tuple = _tuple(inputs)
     xs = _grad_inputs(inputs_t, create_graph)
-    outputs, out_tuple = _tuple(func(*xs))
+    outputs, out_tuple = _outputs(func(*xs), "vjp")
+    _check_requires_grad(outputs, "outputs", strict)
     vs = _ones_like_outputs(outputs, None) if v is None else _validated(v, outputs, out_tuple)
-    grads = _grads(outputs, xs, vs, create_graph, strict, "computing vjp")
+    grads = _filled(_raw_grads(outputs, xs, vs, create_graph), xs, strict, create_graph, "back")
     outs = tuple(o if create_graph else o.detach() for o in outputs)
     return (outs if out_tuple else outs[0]), (grads if is_tuple else grads[0])
 
@@ -87,7 +166,8 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 
     inputs_t, is_tuple = _tuple(inputs)
     xs = _grad_inputs(inputs_t, True)
-    outputs, out_tuple = _tuple(func(*xs))
+    outputs, out_tuple = _outputs(func(*xs), "jvp")
+    _check_requires_grad(outputs, "outputs", strict)
     if v is None:
         if any(i.numel() != 1 for i in inputs_t):
             raise RuntimeError(
@@ -97,7 +177,9 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     vs = _validated(v, inputs_t, is_tuple)
     # u is a dummy cotangent; d(u^T J)/du . v = J v.
     us = tuple(_C.zeros(*o.shape, dtype=o.dtype).requires_grad_() for o in outputs)
-    vjps = _grads(outputs, xs, us, True, strict, "computing jvp")
+    vjps = _raw_grads(outputs, xs, us, True)
+    _check_requires_grad(vjps, "grad_inputs", strict)
+    vjps = _filled(vjps, xs, False, True, "back")
     linear = [(j, v) for j, v in zip(vjps, vs) if j.requires_grad]
     if linear:
         jv = grad(
@@ -105,8 +187,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         )
     else:  # no output depends on the inputs: J = 0
         jv = (None,) * len(outputs)
-    jv = tuple(j if j is not None else _C.zeros(*o.shape, dtype=o.dtype) for j, o in zip(jv, outputs))
-    jv = tuple(j if create_graph else j.detach() for j in jv)
+    jv = _filled(jv, outputs, strict, create_graph, "back_trick")
     outs = tuple(o if create_graph else o.detach() for o in outputs)
     return (outs if out_tuple else outs[0]), (jv if out_tuple else jv[0])
 
@@ -140,9 +221,15 @@ def jacobian(
         return _jacobian_forward(func, inputs, strict, vectorize)
     inputs_t, is_tuple = _tuple(inputs)
     xs = _grad_inputs(inputs_t, create_graph)
-    outputs, out_tuple = _tuple(func(*xs))
+    outputs, out_tuple = _outputs(func(*xs), "jacobian")
+    _check_requires_grad(outputs, "outputs", strict)
+    if vectorize and strict:
+        raise RuntimeError(
+            "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported together. "
+            "Please either set `strict=False` or `vectorize=False`."
+        )
     rows = []
-    for out in outputs:
+    for o, out in enumerate(outputs):
         flat = out.reshape(-1)
         per_input = [[] for _ in xs]
         for k in range(flat.numel()):
@@ -154,9 +241,15 @@ def jacobian(
                 if g is None:
                     if strict:
                         raise RuntimeError(
-                            f"Output {k} of the user-provided function is independent of input {j}. This is not allowed in strict mode."
+                            f"Output {o} of the user-provided function is independent of input {j}. This is not "
+                            "allowed in strict mode."
                         )
                     g = _C.zeros(*x.shape, dtype=x.dtype)
+                elif strict and create_graph and not g.requires_grad:
+                    raise RuntimeError(
+                        f"The jacobian of the user-provided function is independent of input {o}. This is not "
+                        "allowed in strict mode when create_graph=True."
+                    )
                 per_input[j].append(g if create_graph else g.detach())
         rows.append(
             tuple(
@@ -239,19 +332,10 @@ def hessian(
         if forward:
             # The dual inputs are the variables the gradient is taken with respect to.
             xs = tuple(x.requires_grad_(True) for x in xs)
-        outputs, _ = _tuple(func(*xs))
-        if len(outputs) != 1 or outputs[0].numel() != 1:
-            raise RuntimeError(
-                "The function given to hessian should return a single Tensor with a single element"
-            )
-        g = _grads(
-            outputs,
-            xs,
-            (_C.ones(*outputs[0].shape, dtype=outputs[0].dtype),),
-            True,
-            strict,
-            "computing hessian",
-        )
+        out = _single_output(func(*xs), "hessian", strict)
+        g = _raw_grads((out,), xs, (_C.ones(*out.shape, dtype=out.dtype),), True)
+        g = _filled(g, xs, False, True, "back")
+        _check_requires_grad(g, "jacobian", strict)
         return g if is_tuple else g[0]
 
     return jacobian(
@@ -266,23 +350,24 @@ def hessian(
 
 def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), v^T H)``."""
-    inputs_t, is_tuple = _tuple(inputs)
-    xs = _grad_inputs(inputs_t, True)
-    outputs, _ = _tuple(func(*xs))
-    if len(outputs) != 1 or outputs[0].numel() != 1:
-        raise RuntimeError("The function given to vhp should return a single Tensor with a single element")
-    g = _grads(
-        outputs, xs, (_C.ones(*outputs[0].shape, dtype=outputs[0].dtype),), True, strict, "computing vhp"
-    )
-    vs = _ones_like_outputs(inputs_t, v) if v is None else _validated(v, inputs_t, is_tuple)
-    res = _grads(g, xs, vs, create_graph, strict, "computing vhp")
-    out = outputs[0] if create_graph else outputs[0].detach()
-    return out, (res if is_tuple else res[0])
+    return _hessian_product(func, inputs, v, create_graph, strict, "vhp")
 
 
 def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), H v)``; the Hessian is symmetric, so this is ``vhp``."""
-    return vhp(func, inputs, v, create_graph=create_graph, strict=strict)
+    return _hessian_product(func, inputs, v, create_graph, strict, "hvp")
+
+
+def _hessian_product(func: Callable, inputs, v, create_graph: bool, strict: bool, fn_name: str):
+    inputs_t, is_tuple = _tuple(inputs)
+    xs = _grad_inputs(inputs_t, True)
+    out = _single_output(func(*xs), fn_name, strict)
+    jac = _raw_grads((out,), xs, (_C.ones(*out.shape, dtype=out.dtype),), True)
+    _check_requires_grad(jac, "jacobian", strict)
+    jac = _filled(jac, xs, False, True, "back")
+    vs = _ones_like_outputs(inputs_t, v) if v is None else _validated(v, inputs_t, is_tuple)
+    res = _filled(_raw_grads(jac, xs, vs, create_graph), xs, strict, create_graph, "double_back")
+    return (out if create_graph else out.detach()), (res if is_tuple else res[0])
 
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]

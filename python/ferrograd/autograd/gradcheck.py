@@ -162,7 +162,7 @@ def gradcheck(
                     )
                     raise GradcheckError(
                         f"{prefix}Jacobian mismatch for output {j} with respect to input {i},\n"
-                        f"numerical:{n}\nanalytical:{a}\n"
+                        f"numerical:{_C.from_numpy(np.asarray(n))}\nanalytical:{_C.from_numpy(np.asarray(a))}\n"
                     )
     return True
 
