@@ -504,6 +504,14 @@ def test_a_small_transformer_learns_to_copy():
 # ---- errors ----------------------------------------------------------------------------------
 
 
+def _attend_batch_of_two_with_padding_mask(T, mask_shape):
+    """Self-attention over a batch of two 3-step sequences, with a key padding mask of ``mask_shape``."""
+    q = T.zeros(2, 3, 4)
+    return T.nn.MultiheadAttention(4, 2, batch_first=True)(
+        q, q, q, key_padding_mask=T.zeros(*mask_shape, dtype=T.bool)
+    )
+
+
 @pytest.mark.parametrize(
     ("fn", "kind", "match"),
     [
@@ -545,22 +553,12 @@ def test_a_small_transformer_learns_to_copy():
             "only bool and floating types of key_padding_mask are supported",
         ),
         (
-            lambda T: T.nn.MultiheadAttention(4, 2, batch_first=True)(
-                T.zeros(2, 3, 4),
-                T.zeros(2, 3, 4),
-                T.zeros(2, 3, 4),
-                key_padding_mask=T.zeros(2, 4, dtype=T.bool),
-            ),
+            lambda T: _attend_batch_of_two_with_padding_mask(T, (2, 4)),
             AssertionError,
             r"Expected key_padded_mask.shape\[1\] to be 3, but got 4",
         ),
         (
-            lambda T: T.nn.MultiheadAttention(4, 2, batch_first=True)(
-                T.zeros(2, 3, 4),
-                T.zeros(2, 3, 4),
-                T.zeros(2, 3, 4),
-                key_padding_mask=T.zeros(3, 3, dtype=T.bool),
-            ),
+            lambda T: _attend_batch_of_two_with_padding_mask(T, (3, 3)),
             AssertionError,
             r"Expected key_padded_mask.shape\[0\] to be 2, but got 3",
         ),

@@ -71,10 +71,7 @@ def _check_requires_grad(tensors, kind: str, strict: bool) -> None:
         return
     for i, t in enumerate(tensors):
         if t is None:
-            raise RuntimeError(
-                f"The output of the user-provided function is independent of input {i}. This is not allowed in "
-                "strict mode."
-            )
+            raise RuntimeError(_INDEPENDENT["back"].format(i=i))
         if not t.requires_grad:
             raise RuntimeError(_NOT_DIFFERENTIABLE[kind].format(i=i))
 
